@@ -1,0 +1,194 @@
+"""Entries: the immutable nodes of a session's tree, one kind for each thing a session keeps (SPEC A2)."""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Literal
+
+import msgspec
+
+from anyy.domain.errors import InvalidInput
+
+
+class EntryKind(enum.IntEnum):
+    """Stored as a small integer; spoken as its lower-case name."""
+
+    USER = 1
+    ASSISTANT = 2
+    TOOL_CALL = 3
+    TOOL_RESULT = 4
+    QUESTION = 5
+    ANSWER = 6
+    COMPACTION = 7
+    BRANCH_SUMMARY = 8
+    LABEL = 9
+    MODEL_CHANGE = 10
+    NOTICE = 11
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, name: str) -> EntryKind:
+        try:
+            return cls[name.upper()]
+        except KeyError:
+            names = ", ".join(k.label for k in cls)
+            raise InvalidInput(f"unknown entry kind {name!r}; the kinds are: {names}") from None
+
+
+# Kinds whose text is indexed for full-text search: what people and the agent said.
+SEARCHABLE_KINDS: frozenset[EntryKind] = frozenset(
+    {EntryKind.USER, EntryKind.ASSISTANT, EntryKind.QUESTION, EntryKind.ANSWER}
+)
+
+
+class Usage(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """Tokens a provider reported for one response."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+
+    @property
+    def context_tokens(self) -> int:
+        """What the model re-read for this response: its whole prompt."""
+        return self.input + self.cache_read + self.cache_write
+
+
+class Attachment(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A file sent with a message, stored once in the profile's objects/ by its hash."""
+
+    object: str
+    name: str
+    media_type: str = "application/octet-stream"
+    size: int = 0
+
+
+class UserData(msgspec.Struct, kw_only=True, omit_defaults=True):
+    attachments: list[Attachment] = []
+
+
+class AssistantData(msgspec.Struct, kw_only=True, omit_defaults=True):
+    provider: str = ""
+    model: str = ""
+    usage: Usage | None = None
+    stop_reason: str = ""
+    interrupted: bool = False
+    thinking: str = ""
+
+
+class ToolCallData(msgspec.Struct, kw_only=True, omit_defaults=True):
+    call_id: str
+    name: str
+    arguments: dict[str, Any] = {}
+
+
+class ToolResultData(msgspec.Struct, kw_only=True, omit_defaults=True):
+    call_id: str
+    name: str = ""
+    is_error: bool = False
+    synthetic: bool = False
+
+
+class QuestionData(msgspec.Struct, kw_only=True, omit_defaults=True):
+    call_id: str = ""
+
+
+class AnswerData(msgspec.Struct, kw_only=True, omit_defaults=True):
+    question: int
+
+
+class CompactionData(msgspec.Struct, kw_only=True, omit_defaults=True):
+    first_kept: int
+    tokens_before: int = 0
+
+
+class BranchSummaryData(msgspec.Struct, kw_only=True, omit_defaults=True):
+    from_entry: int
+
+
+class LabelData(msgspec.Struct, kw_only=True, omit_defaults=True):
+    target: int
+
+
+class ModelChangeData(msgspec.Struct, kw_only=True, omit_defaults=True):
+    provider: str = ""
+    model: str = ""
+    effort: str = ""
+
+
+class NoticeData(msgspec.Struct, kw_only=True, omit_defaults=True):
+    level: Literal["info", "warning", "error"] = "info"
+
+
+DATA_TYPES: dict[EntryKind, type[msgspec.Struct]] = {
+    EntryKind.USER: UserData,
+    EntryKind.ASSISTANT: AssistantData,
+    EntryKind.TOOL_CALL: ToolCallData,
+    EntryKind.TOOL_RESULT: ToolResultData,
+    EntryKind.QUESTION: QuestionData,
+    EntryKind.ANSWER: AnswerData,
+    EntryKind.COMPACTION: CompactionData,
+    EntryKind.BRANCH_SUMMARY: BranchSummaryData,
+    EntryKind.LABEL: LabelData,
+    EntryKind.MODEL_CHANGE: ModelChangeData,
+    EntryKind.NOTICE: NoticeData,
+}
+
+
+class NewEntry(msgspec.Struct, kw_only=True):
+    """What a caller appends. ``data`` is checked against the kind's schema by :func:`encode_data`."""
+
+    kind: EntryKind
+    text: str = ""
+    data: msgspec.Struct | dict[str, Any] | None = None
+
+
+class Entry(msgspec.Struct, kw_only=True):
+    """A stored entry. ``data`` is the kind's payload as plain JSON values."""
+
+    id: int
+    parent: int | None
+    kind: EntryKind
+    text: str
+    data: dict[str, Any]
+    created_at: float
+    object: str | None = None
+
+    def payload(self) -> Any:
+        """The kind's typed payload (``ToolCallData`` for a tool call, …)."""
+        return msgspec.convert(self.data, DATA_TYPES[self.kind])
+
+
+_encoder = msgspec.json.Encoder()
+
+
+def encode_data(kind: EntryKind, data: msgspec.Struct | dict[str, Any] | None) -> bytes | None:
+    """Validate a payload against its kind and encode it; ``None`` when there is nothing to keep."""
+    schema = DATA_TYPES[kind]
+    if data is None:
+        try:
+            typed = schema()
+        except TypeError:
+            raise InvalidInput(f"a {kind.label} entry needs data ({schema.__name__})") from None
+    elif isinstance(data, dict):
+        try:
+            typed = msgspec.convert(data, schema)
+        except msgspec.ValidationError as exc:
+            raise InvalidInput(f"invalid data for a {kind.label} entry: {exc}") from None
+    elif isinstance(data, schema):
+        typed = data
+    else:
+        raise InvalidInput(f"a {kind.label} entry takes {schema.__name__}, not {type(data).__name__}")
+    raw = _encoder.encode(typed)
+    return None if raw == b"{}" else raw
+
+
+_decoder = msgspec.json.Decoder(dict[str, Any])
+
+
+def decode_data(raw: str | bytes | None) -> dict[str, Any]:
+    return {} if raw is None else _decoder.decode(raw)

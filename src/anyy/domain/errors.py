@@ -1,0 +1,30 @@
+"""The errors every layer speaks, mapped later to stable JSON-RPC codes.
+
+    AnyyError
+    ├── NotFound      an id that does not exist in this profile (or was deleted)
+    ├── Conflict      the state changed under the caller: a taken queue item, a stale version,
+    │                 unfinished work, a busy session
+    └── InvalidInput  a request that can never succeed as written
+
+Messages are meant for people: they say what was wrong and, where there is one, what to do.
+"""
+
+from __future__ import annotations
+
+
+class AnyyError(Exception):
+    """Base of every error anyy reports to a caller."""
+
+    code = "error"
+
+
+class NotFound(AnyyError):
+    code = "not_found"
+
+
+class Conflict(AnyyError):
+    code = "conflict"
+
+
+class InvalidInput(AnyyError):
+    code = "invalid_input"

@@ -1,0 +1,44 @@
+"""Full-text search: turning what a person typed into a safe FTS query, and the hits it returns."""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+
+from anyy.domain.errors import InvalidInput
+
+_PHRASE = re.compile(r'"([^"]*)"|(\S+)')
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class SearchHit(msgspec.Struct, kw_only=True):
+    session_id: str
+    session_title: str
+    session_kind: str
+    entry_id: int
+    kind: str
+    snippet: str
+    created_at: float
+
+
+def fts_query(text: str) -> str:
+    """Every word must match (AND); ``"quoted words"`` match as a phrase; ``word*`` as a prefix.
+
+    Operators and punctuation of the FTS syntax are never passed through, so no input is a syntax error.
+    """
+    parts: list[str] = []
+    for phrase, word in _PHRASE.findall(text):
+        if phrase:
+            words = _WORD.findall(phrase)
+            if words:
+                parts.append('"' + " ".join(words) + '"')
+            continue
+        prefix = word.endswith("*")
+        for token in _WORD.findall(word):
+            parts.append(f'"{token}"')
+        if prefix and parts and _WORD.findall(word):
+            parts[-1] += "*"
+    if not parts:
+        raise InvalidInput("the search needs at least one word")
+    return " ".join(parts)

@@ -1,0 +1,86 @@
+"""Sessions and their settings: what a conversation owns besides its tree of entries."""
+
+from __future__ import annotations
+
+from typing import Any, Generic, Literal, TypeVar
+
+import msgspec
+
+SessionKind = Literal["chat", "background"]
+QueueMode = Literal["all", "one-at-a-time"]
+GoalState = Literal["active", "paused"]
+SESSION_KINDS: tuple[SessionKind, ...] = ("chat", "background")
+QUEUE_MODES: tuple[QueueMode, ...] = ("all", "one-at-a-time")
+
+
+class Goal(msgspec.Struct, kw_only=True):
+    text: str
+    state: GoalState = "active"
+
+
+class Session(msgspec.Struct, kw_only=True):
+    id: str
+    kind: SessionKind
+    title: str
+    role: str
+    provider: str
+    model: str
+    effort: str
+    tools: dict[str, Any]
+    steering_mode: QueueMode
+    follow_up_mode: QueueMode
+    goal: Goal | None
+    head: int | None
+    forked_from: str | None
+    created_at: float
+    updated_at: float
+
+
+class NewSession(msgspec.Struct, kw_only=True):
+    kind: SessionKind = "chat"
+    title: str = ""
+    role: str = "default"
+    provider: str = ""
+    model: str = ""
+    effort: str = ""
+    tools: dict[str, Any] = {}
+    steering_mode: QueueMode = "one-at-a-time"
+    follow_up_mode: QueueMode = "one-at-a-time"
+
+
+class Unset(msgspec.Struct, frozen=True):
+    """Marks a field a patch leaves alone (``None`` may be a real value, as for ``goal``)."""
+
+
+UNSET = Unset()
+
+
+class SessionPatch(msgspec.Struct, kw_only=True):
+    """Settings to change; fields left ``UNSET`` keep their value."""
+
+    title: str | Unset = UNSET
+    role: str | Unset = UNSET
+    provider: str | Unset = UNSET
+    model: str | Unset = UNSET
+    effort: str | Unset = UNSET
+    tools: dict[str, Any] | Unset = UNSET
+    steering_mode: QueueMode | Unset = UNSET
+    follow_up_mode: QueueMode | Unset = UNSET
+    goal: Goal | None | Unset = UNSET
+
+    def changes(self) -> dict[str, Any]:
+        return {
+            name: value
+            for name in self.__struct_fields__
+            if not isinstance(value := getattr(self, name), Unset)
+        }
+
+
+T = TypeVar("T")
+
+
+class Page(msgspec.Struct, Generic[T], kw_only=True):
+    """One page of a listing; pass ``next_cursor`` back to get the next one (``None``: the end)."""
+
+    items: list[T]
+    next_cursor: str | None

@@ -1,0 +1,1 @@
+"""Storage: the ``SessionStore`` protocol and its backends (SQLite now, PostgreSQL to come)."""

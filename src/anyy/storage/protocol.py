@@ -1,0 +1,148 @@
+"""The one storage interface. Every backend passes the same conformance suite (tests/conformance).
+
+A store is used from one thread (the thread that owns it); callers on an event loop go through
+:class:`anyy.storage.owner.StoreOwner`. Every method is one unit of work: it commits before it returns,
+so whatever it acknowledged survives a killed process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import msgspec
+
+from anyy.domain.context import ModelContext
+from anyy.domain.entries import Entry, NewEntry
+from anyy.domain.queue import Execution, ExecutionState, NewSubmission, Submission, SubmissionKind
+from anyy.domain.search import SearchHit
+from anyy.domain.sessions import NewSession, Page, Session, SessionKind, SessionPatch
+from anyy.domain.tree import TreeView
+
+
+class ObjectRef(msgspec.Struct, kw_only=True):
+    hash: str
+    size: int
+    media_type: str
+
+
+class Maintenance(msgspec.Struct, kw_only=True):
+    """What one :meth:`SessionStore.maintain` step did, and whether work is left."""
+
+    indexed: int
+    collected: int
+    more: bool
+
+
+class SessionStore(Protocol):
+    # -- sessions --------------------------------------------------------------------------------
+    def create_session(self, new: NewSession) -> Session: ...
+    def get_session(self, session_id: str) -> Session: ...
+    def list_sessions(
+        self, *, kind: SessionKind | None = None, limit: int = 50, cursor: str | None = None
+    ) -> Page[Session]: ...
+    def update_session(self, session_id: str, patch: SessionPatch) -> Session: ...
+    def set_head(self, session_id: str, entry_id: int | None) -> Session:
+        """Move the head (durably) to an entry of the session's tree; ``None``: before the first entry."""
+        ...
+
+    def fork_session(self, session_id: str, at: int | None = None, *, title: str | None = None) -> Session:
+        """A new session whose head is ``at`` (default: the head). O(1): nothing is copied."""
+        ...
+
+    def delete_session(self, session_id: str) -> None:
+        """Remove a session; entries another session still reaches stay. Conflict if work is unfinished.
+
+        Returns at once; the space is reclaimed by :meth:`maintain`."""
+        ...
+
+    # -- entries ---------------------------------------------------------------------------------
+    def append_entries(
+        self, session_id: str, entries: Sequence[NewEntry], *, expected_head: int | None = None
+    ) -> list[Entry]:
+        """Append children of the head in one transaction and move the head to the last one.
+
+        With ``expected_head``, a head that moved meanwhile is a conflict."""
+        ...
+
+    def get_entry(self, session_id: str, entry_id: int) -> Entry: ...
+    def path(self, session_id: str, *, to: int | None = None) -> list[Entry]:
+        """Entries from the root to ``to`` (default: the head)."""
+        ...
+
+    def history(self, session_id: str, *, limit: int = 50, cursor: str | None = None) -> Page[Entry]:
+        """The current path, newest first, by pages."""
+        ...
+
+    def tree(self, session_id: str) -> TreeView: ...
+    def context(self, session_id: str) -> ModelContext: ...
+    def search(
+        self,
+        query: str,
+        *,
+        kind: SessionKind | None = None,
+        session_id: str | None = None,
+        limit: int = 20,
+    ) -> list[SearchHit]: ...
+
+    # -- objects ---------------------------------------------------------------------------------
+    def put_object(self, data: bytes, *, media_type: str = "application/octet-stream") -> ObjectRef: ...
+    def read_object(self, object_hash: str) -> bytes: ...
+
+    # -- submissions (the two queues) ------------------------------------------------------------
+    def add_submission(self, session_id: str, new: NewSubmission) -> Submission: ...
+    def get_submission(self, submission_id: str) -> Submission: ...
+    def list_submissions(
+        self, session_id: str, *, states: Sequence[str] = ("pending",)
+    ) -> list[Submission]:
+        """Steering first, then follow-ups and prompts, each in queue order."""
+        ...
+
+    def update_submission(
+        self,
+        submission_id: str,
+        *,
+        version: int | None = None,
+        text: str | None = None,
+        attachments: Sequence[object] | None = None,
+        kind: SubmissionKind | None = None,
+    ) -> Submission:
+        """Edit a pending item; a taken item or a stale version is a conflict (Q3)."""
+        ...
+
+    def cancel_submission(self, submission_id: str, *, version: int | None = None) -> Submission: ...
+    def clear_queue(self, session_id: str, *, kind: SubmissionKind | None = None) -> list[Submission]: ...
+
+    # -- executions ------------------------------------------------------------------------------
+    def start_execution(self, session_id: str, submission_ids: Sequence[str]) -> Execution:
+        """Take the pending submissions and open an execution answering them (one transaction)."""
+        ...
+
+    def take_submissions(self, execution_id: str, submission_ids: Sequence[str]) -> list[Submission]:
+        """At a checkpoint: move pending items into the running execution (conflict if not pending)."""
+        ...
+
+    def record_pass(
+        self, execution_id: str, entries: Sequence[NewEntry], *, link_submissions: Sequence[str] = ()
+    ) -> list[Entry]:
+        """Append one pass's entries and count the pass, in one transaction."""
+        ...
+
+    def set_execution_state(
+        self, execution_id: str, state: ExecutionState, *, error: str | None = None, note: str | None = None
+    ) -> Execution:
+        """Move an execution on; a final state gives each of its submissions that outcome (C5)."""
+        ...
+
+    def get_execution(self, execution_id: str) -> Execution: ...
+    def list_executions(self, session_id: str, *, active_only: bool = False) -> list[Execution]: ...
+    def recover_interrupted(self, note: str) -> list[Execution]:
+        """After a crash: mark every execution that was active as interrupted, with a visible note."""
+        ...
+
+    # -- upkeep ----------------------------------------------------------------------------------
+    def maintain(self, budget: int = 2000) -> Maintenance:
+        """Index new messages for search and reclaim deleted sessions, a bounded step at a time."""
+        ...
+
+    def close(self) -> None: ...

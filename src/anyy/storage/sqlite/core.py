@@ -1,0 +1,158 @@
+"""What every part of the SQLite store shares: the owned connection, transactions, ids and lookups."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from anyy.domain import entry_ids
+from anyy.domain.errors import NotFound
+from anyy.storage.objects import ObjectFiles
+from anyy.storage.sqlite import migrate
+
+PRAGMAS = (
+    "PRAGMA journal_mode = WAL",
+    "PRAGMA synchronous = NORMAL",
+    "PRAGMA foreign_keys = ON",
+    "PRAGMA busy_timeout = 10000",
+    "PRAGMA cache_size = -32000",
+    "PRAGMA mmap_size = 1073741824",
+)
+
+# Bodies longer than this (in characters) are stored in objects/, not in the row.
+BODY_THRESHOLD = 64 * 1024
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection with the project's pragmas, in autocommit mode (transactions are explicit)."""
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=True)
+    for pragma in PRAGMAS:
+        conn.execute(pragma)
+    return conn
+
+
+class StoreCore:
+    """State and helpers of :class:`SqliteStore`, shared by its parts (sessions, queue, upkeep)."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        objects_dir: Path | None = None,
+        profile: str = "default",
+        clock: Callable[[], float] = time.time,
+        body_threshold: int = BODY_THRESHOLD,
+    ) -> None:
+        self.db_path = Path(path)
+        self.profile = profile
+        self.clock = clock
+        self.body_threshold = body_threshold
+        self.objects = ObjectFiles(objects_dir if objects_dir is not None else self.db_path.parent / "objects")
+        self.owner_thread = threading.get_ident()
+        self.conn = connect(self.db_path)
+        self.applied_migrations = migrate.apply(self.conn)
+        self._nums: dict[str, int] = {}
+        self._unindexed: set[int] = {
+            row[0] for row in self.conn.execute(
+                "SELECT num FROM sessions WHERE status = 'active' AND indexed_seq < next_seq - 1"
+            )
+        }
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextlib.contextmanager
+    def tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, taken at once (IMMEDIATE) so it never fails half-way on a lock."""
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+        row: tuple[Any, ...] | None = self.conn.execute(sql, params).fetchone()
+        return row
+
+    # -- lookups that raise the errors people read ------------------------------------------------
+    def missing_session(self, session_id: str) -> NotFound:
+        return NotFound(
+            f"no session {session_id!r} in profile {self.profile!r}. List the sessions of this profile "
+            f"with `anyy sessions list --profile {self.profile}` (Chats) or add `--kind background` "
+            "(Background); a session of another profile needs that --profile."
+        )
+
+    def session_num(self, session_id: str) -> int:
+        """The number of an active session, or NotFound naming the profile (X1)."""
+        num = self._nums.get(session_id)
+        row = self.one(
+            "SELECT num FROM sessions WHERE num = ? AND status = 'active'"
+            if num is not None
+            else "SELECT num FROM sessions WHERE id = ? AND status = 'active'",
+            (num if num is not None else session_id,),
+        )
+        if row is None:
+            self._nums.pop(session_id, None)
+            raise self.missing_session(session_id)
+        self._nums[session_id] = row[0]
+        return int(row[0])
+
+    def entry_exists(self, entry_id: int) -> bool:
+        return self.one("SELECT 1 FROM entries WHERE id = ?", (entry_id,)) is not None
+
+    def missing_entry(self, session_id: str, entry_id: int) -> NotFound:
+        return NotFound(
+            f"entry {entry_id} is not in the tree of session {session_id!r} (profile {self.profile!r}); "
+            f"see `anyy sessions tree {session_id}`"
+        )
+
+    # -- the path: runs from the root to an entry ------------------------------------------------
+    def path_runs(self, leaf: int | None) -> list[tuple[int, int]]:
+        """The path root → ``leaf`` as contiguous id intervals, one query per run (not per entry)."""
+        runs: list[tuple[int, int]] = []
+        current = leaf
+        conn = self.conn
+        while current is not None:
+            row = conn.execute(
+                "SELECT e.run, s.parent FROM entries e JOIN entries s ON s.id = e.run WHERE e.id = ?",
+                (current,),
+            ).fetchone()
+            if row is None:
+                raise NotFound(f"entry {current} does not exist in profile {self.profile!r}")
+            run_start, parent = row
+            runs.append((run_start, current))
+            current = parent
+        runs.reverse()
+        return runs
+
+    def tree_roots(self, num: int, head: int | None) -> list[int]:
+        """Entries outside the session's own range that its tree hangs from (fork points, its head)."""
+        lo, hi = entry_ids.session_range(num)
+        roots = [
+            row[0]
+            for row in self.conn.execute(
+                "SELECT parent FROM cross_links WHERE child BETWEEN ? AND ?", (lo, hi)
+            )
+        ]
+        if head is not None and not lo <= head <= hi:
+            roots.append(head)
+        return roots
+
+    def in_tree(self, num: int, head: int | None, entry_id: int) -> bool:
+        """Whether an entry belongs to this session's tree (its own entries, or their ancestors)."""
+        lo, hi = entry_ids.session_range(num)
+        if lo <= entry_id <= hi:
+            return self.entry_exists(entry_id)
+        for root in self.tree_roots(num, head):
+            for run_lo, run_hi in self.path_runs(root):
+                if run_lo <= entry_id <= run_hi:
+                    return True
+        return False

@@ -1,0 +1,266 @@
+"""Appending entries and reading them back: paths, history pages, the tree, the model context."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import msgspec
+
+from anyy.domain import entry_ids
+from anyy.domain.context import (
+    CONTEXT_KINDS,
+    ContextRow,
+    ModelContext,
+    assemble,
+    compaction_cut,
+    newest_on_path,
+    runs_from,
+)
+from anyy.domain.entries import AssistantData, Entry, EntryKind, NewEntry, encode_data
+from anyy.domain.errors import Conflict, InvalidInput
+from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
+from anyy.domain.sessions import Page
+from anyy.domain.tree import TreeRow, TreeView, build_tree
+from anyy.storage.sqlite.core import StoreCore
+from anyy.storage.sqlite.rows import ENTRY_COLUMNS, entry_from_row
+
+_CONTEXT_KIND_LIST = ",".join(str(int(k)) for k in CONTEXT_KINDS)
+_NO_HEAD_CHECK: Any = object()
+
+
+class Prepared(NamedTuple):
+    """An entry checked and encoded before its transaction; a large body already in objects/."""
+
+    kind: EntryKind
+    text: str  # the whole body
+    stored_text: str | None  # what the row keeps: None when the body went to objects/
+    data: str | None
+    obj: str | None
+    refs: list[str]
+
+
+class EntriesPart(StoreCore):
+    # -- writing ---------------------------------------------------------------------------------
+    def append_entries(
+        self, session_id: str, entries: Sequence[NewEntry], *, expected_head: Any = _NO_HEAD_CHECK
+    ) -> list[Entry]:
+        if not entries:
+            raise InvalidInput("nothing to append: pass at least one entry")
+        prepared = self.prepare_entries(entries)
+        with self.tx():
+            return self.append_prepared(session_id, prepared, expected_head=expected_head)
+
+    def prepare_entries(self, entries: Sequence[NewEntry]) -> list[Prepared]:
+        """Validate and encode before the transaction; large bodies go to objects/ first (durably)."""
+        prepared = []
+        for new in entries:
+            kind = EntryKind(new.kind)
+            data = encode_data(kind, new.data)
+            refs: list[str] = []
+            stored: str | None = new.text
+            obj = None
+            if len(new.text) > self.body_threshold:
+                obj = self.objects.put(new.text.encode("utf-8"))
+                stored = None
+                refs.append(obj)
+            if kind == EntryKind.USER and data is not None:
+                refs.extend(att["object"] for att in msgspec.json.decode(data).get("attachments", []))
+            prepared.append(
+                Prepared(kind, new.text, stored, data.decode() if data is not None else None, obj, refs)
+            )
+        return prepared
+
+    def append_prepared(
+        self,
+        session_id: str,
+        prepared: Sequence[Prepared],
+        *,
+        expected_head: Any = _NO_HEAD_CHECK,
+    ) -> list[Entry]:
+        """Inside a transaction: append children of the head and move the head to the last one."""
+        conn = self.conn
+        num = self.session_num(session_id)
+        head, next_seq, last_run = conn.execute(
+            "SELECT head, next_seq, last_run FROM sessions WHERE num = ?", (num,)
+        ).fetchone()
+        if expected_head is not _NO_HEAD_CHECK and expected_head != head:
+            raise Conflict(
+                f"the head of session {session_id} moved (expected {expected_head}, now {head}); "
+                "reload the session and try again"
+            )
+        now = self.clock()
+        parent = head
+        seq = next_seq
+        run = last_run
+        rows = []
+        out = []
+        for item in prepared:
+            if seq > entry_ids.MAX_SEQ:
+                raise InvalidInput(f"session {session_id} is full ({entry_ids.MAX_SEQ} entries); fork it")
+            entry_id = entry_ids.make_entry_id(num, seq)
+            if parent is None or parent != entry_id - 1 or seq == 1:
+                run = entry_id
+                if parent is not None and entry_ids.owner_number(parent) != num:
+                    conn.execute("INSERT INTO cross_links (child, parent) VALUES (?, ?)", (entry_id, parent))
+            for ref in item.refs:
+                self.add_object_ref(entry_id, ref, created=item.obj == ref)
+            rows.append((entry_id, parent, run, int(item.kind), item.stored_text, item.data, item.obj, now))
+            out.append(
+                entry_from_row((entry_id, parent, item.kind, None, item.data, item.obj, now), text=item.text)
+            )
+            parent = entry_id
+            seq += 1
+        conn.executemany(
+            "INSERT INTO entries (id, parent, run, kind, text, data, obj, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        conn.execute(
+            "UPDATE sessions SET head = ?, next_seq = ?, last_run = ?, updated_at = ? WHERE num = ?",
+            (parent, seq, run, now, num),
+        )
+        self._unindexed.add(num)
+        return out
+
+    def _text_of_object(self, obj: str | None) -> str:
+        return "" if obj is None else self.objects.get(obj).decode("utf-8")
+
+    def add_object_ref(self, holder: int, obj: str, *, created: bool) -> None:
+        conn = self.conn
+        if created:
+            conn.execute(
+                "INSERT OR IGNORE INTO objects (hash, size, media_type, created_at) VALUES (?, ?, ?, ?)",
+                (obj, self.objects.path(obj).stat().st_size, "text/plain; charset=utf-8", self.clock()),
+            )
+        elif conn.execute("SELECT 1 FROM objects WHERE hash = ?", (obj,)).fetchone() is None:
+            raise InvalidInput(f"attachment object {obj} is unknown: upload it with put_object first")
+        conn.execute("INSERT OR IGNORE INTO object_refs (holder, obj) VALUES (?, ?)", (holder, obj))
+
+    # -- reading ---------------------------------------------------------------------------------
+    def _load_entries(self, runs: Sequence[tuple[int, int]], *, descending: bool = False) -> list[Entry]:
+        order = "DESC" if descending else "ASC"
+        entries = []
+        for lo, hi in reversed(runs) if descending else runs:
+            for row in self.conn.execute(
+                f"SELECT {ENTRY_COLUMNS} FROM entries WHERE id BETWEEN ? AND ? ORDER BY id {order}", (lo, hi)
+            ):
+                entries.append(entry_from_row(row, text=self._text_of_object(row[5]) if row[5] else None))
+        return entries
+
+    def _head_of(self, session_id: str) -> tuple[int, int | None]:
+        num = self.session_num(session_id)
+        row = self.one("SELECT head FROM sessions WHERE num = ?", (num,))
+        assert row is not None
+        return num, row[0]
+
+    def get_entry(self, session_id: str, entry_id: int) -> Entry:
+        num, head = self._head_of(session_id)
+        if not isinstance(entry_id, int) or not self.in_tree(num, head, entry_id):
+            raise self.missing_entry(session_id, entry_id)
+        return self._load_entries([(entry_id, entry_id)])[0]
+
+    def path(self, session_id: str, *, to: int | None = None) -> list[Entry]:
+        num, head = self._head_of(session_id)
+        leaf = head if to is None else to
+        if to is not None and not self.in_tree(num, head, to):
+            raise self.missing_entry(session_id, to)
+        return self._load_entries(self.path_runs(leaf))
+
+    def history(self, session_id: str, *, limit: int = 50, cursor: str | None = None) -> Page[Entry]:
+        check_limit(limit)
+        _num, head = self._head_of(session_id)
+        runs = self.path_runs(head)
+        if cursor is not None:
+            (before,) = decode_cursor(cursor, 1)
+            for index, (lo, hi) in enumerate(runs):
+                if isinstance(before, int) and lo <= before <= hi:
+                    runs = runs[:index] + ([(lo, before - 1)] if before > lo else [])
+                    break
+            else:
+                raise InvalidInput(
+                    "this page cursor is no longer on the session's current path (the head moved): "
+                    "load the history again from the newest page"
+                )
+        items: list[Entry] = []
+        for lo, hi in reversed(runs):
+            need = limit + 1 - len(items)
+            for row in self.conn.execute(
+                f"SELECT {ENTRY_COLUMNS} FROM entries WHERE id BETWEEN ? AND ? ORDER BY id DESC LIMIT ?",
+                (lo, hi, need),
+            ):
+                items.append(entry_from_row(row, text=self._text_of_object(row[5]) if row[5] else None))
+            if len(items) > limit:
+                break
+        more = len(items) > limit
+        items = items[:limit]
+        return Page(items=items, next_cursor=encode_cursor(items[-1].id) if more else None)
+
+    def tree(self, session_id: str) -> TreeView:
+        num, head = self._head_of(session_id)
+        lo, hi = entry_ids.session_range(num)
+        columns = f"id, parent, kind, substr(text, 1, 200), CASE kind WHEN {int(EntryKind.LABEL)} THEN data END"
+        rows: dict[int, TreeRow] = {}
+        for root in self.tree_roots(num, head):
+            for run_lo, run_hi in self.path_runs(root):
+                if run_lo in rows and run_hi in rows:
+                    continue
+                for row in self.conn.execute(
+                    f"SELECT {columns} FROM entries WHERE id BETWEEN ? AND ?", (run_lo, run_hi)
+                ):
+                    rows[row[0]] = row
+        for row in self.conn.execute(f"SELECT {columns} FROM entries WHERE id BETWEEN ? AND ?", (lo, hi)):
+            rows[row[0]] = row
+        path: set[int] = set()
+        for run_lo, run_hi in self.path_runs(head):
+            path.update(range(run_lo, run_hi + 1))
+        return build_tree(sorted(rows.values()), head, path)
+
+    def context(self, session_id: str) -> ModelContext:
+        _num, head = self._head_of(session_id)
+        conn = self.conn
+        runs = self.path_runs(head)
+        compactions: dict[int, tuple[str | None, str, str | None]] = {}
+        for lo, hi in runs:
+            for cid, text, data, obj in conn.execute(
+                "SELECT id, text, data, obj FROM entries WHERE kind = 7 AND id BETWEEN ? AND ?", (lo, hi)
+            ):
+                compactions[cid] = (text, data, obj)
+        applied = newest_on_path(runs, compactions)
+        summary = None
+        if applied is not None:
+            text, data, obj = compactions[applied]
+            summary = text if obj is None else self._text_of_object(obj)
+            runs = runs_from(runs, compaction_cut(data))
+        rows: list[ContextRow] = []
+        for lo, hi in runs:
+            rows.extend(
+                conn.execute(
+                    "SELECT id, kind, text, CASE WHEN kind IN (3, 4) THEN data END, obj FROM entries "
+                    f"WHERE id BETWEEN ? AND ? AND kind IN ({_CONTEXT_KIND_LIST})",
+                    (lo, hi),
+                ).fetchall()
+            )
+        if any(row[4] is not None for row in rows):
+            rows = [
+                row if row[4] is None else (row[0], row[1], self._text_of_object(row[4]), row[3], row[4])
+                for row in rows
+            ]
+        last_usage = None
+        last_usage_entry = None
+        for row in reversed(rows):
+            if row[1] == EntryKind.ASSISTANT:
+                found = self.one("SELECT data FROM entries WHERE id = ?", (row[0],))
+                if found and found[0]:
+                    usage = msgspec.json.decode(found[0], type=AssistantData).usage
+                    if usage is not None:
+                        last_usage, last_usage_entry = usage, row[0]
+                break
+        return assemble(
+            rows,
+            compaction=applied,
+            summary=summary,
+            head=head,
+            last_usage=last_usage,
+            last_usage_entry=last_usage_entry,
+        )

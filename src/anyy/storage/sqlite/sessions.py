@@ -1,0 +1,144 @@
+"""Sessions: create, read, list by pages, change settings, move the head, fork."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from anyy.domain import entry_ids
+from anyy.domain.errors import InvalidInput
+from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
+from anyy.domain.sessions import QUEUE_MODES, SESSION_KINDS, NewSession, Page, Session, SessionKind, SessionPatch
+from anyy.storage.sqlite.core import StoreCore
+from anyy.storage.sqlite.rows import SESSION_COLUMNS, session_from_row
+from commons.ids import new_id
+
+_json = msgspec.json.Encoder()
+
+
+def _check_modes(steering: str, follow_up: str) -> None:
+    for name, mode in (("steering", steering), ("follow_up", follow_up)):
+        if mode not in QUEUE_MODES:
+            raise InvalidInput(f"{name} mode must be one of {', '.join(QUEUE_MODES)}, not {mode!r}")
+
+
+def check_kind(kind: str | None) -> None:
+    if kind is not None and kind not in SESSION_KINDS:
+        raise InvalidInput(f"session kind must be 'chat' or 'background', not {kind!r}")
+
+
+class SessionsPart(StoreCore):
+    def create_session(self, new: NewSession) -> Session:
+        check_kind(new.kind)
+        _check_modes(new.steering_mode, new.follow_up_mode)
+        now = self.clock()
+        session_id = new_id("ses")
+        with self.tx() as conn:
+            cur = conn.execute(
+                "INSERT INTO sessions (id, kind, title, role, provider, model, effort, tools, steering_mode, "
+                "follow_up_mode, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (session_id, new.kind, new.title, new.role, new.provider, new.model, new.effort,
+                 _json.encode(new.tools).decode(), new.steering_mode, new.follow_up_mode, now, now),
+            )
+            num = cur.lastrowid
+            assert num is not None
+            if num > entry_ids.MAX_SESSION_NUMBER:
+                raise InvalidInput("this profile has used every session number; start a new profile")
+        self._nums[session_id] = num
+        return self.get_session(session_id)
+
+    def get_session(self, session_id: str) -> Session:
+        num = self.session_num(session_id)
+        row = self.one(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE num = ?", (num,))
+        assert row is not None
+        return session_from_row(row)
+
+    def list_sessions(
+        self, *, kind: SessionKind | None = None, limit: int = 50, cursor: str | None = None
+    ) -> Page[Session]:
+        check_kind(kind)
+        check_limit(limit)
+        where = ["status = 'active'"]
+        params: list[Any] = []
+        if kind is not None:
+            where.append("kind = ?")
+            params.append(kind)
+        if cursor is not None:
+            updated, num = decode_cursor(cursor, 2)
+            where.append("(updated_at, num) < (?, ?)")
+            params += [updated, num]
+        rows = self.conn.execute(
+            f"SELECT {SESSION_COLUMNS}, num FROM sessions WHERE {' AND '.join(where)} "
+            "ORDER BY updated_at DESC, num DESC LIMIT ?",
+            (*params, limit + 1),
+        ).fetchall()
+        more = len(rows) > limit
+        rows = rows[:limit]
+        items = [session_from_row(row[:-1]) for row in rows]
+        next_cursor = encode_cursor(rows[-1][-2], rows[-1][-1]) if more else None
+        return Page(items=items, next_cursor=next_cursor)
+
+    def update_session(self, session_id: str, patch: SessionPatch) -> Session:
+        changes = patch.changes()
+        if not changes:
+            return self.get_session(session_id)
+        columns: dict[str, Any] = {}
+        for name, value in changes.items():
+            if name == "tools":
+                columns[name] = _json.encode(value).decode()
+            elif name == "goal":
+                columns[name] = None if value is None else _json.encode(value).decode()
+                if value is not None and value.state not in ("active", "paused"):
+                    raise InvalidInput("a goal's state is 'active' or 'paused'")
+            else:
+                columns[name] = value
+        current = self.get_session(session_id)
+        _check_modes(
+            columns.get("steering_mode", current.steering_mode),
+            columns.get("follow_up_mode", current.follow_up_mode),
+        )
+        num = self.session_num(session_id)
+        assignments = ", ".join(f"{name} = ?" for name in columns)
+        with self.tx() as conn:
+            conn.execute(
+                f"UPDATE sessions SET {assignments}, updated_at = ? WHERE num = ?",
+                (*columns.values(), self.clock(), num),
+            )
+        return self.get_session(session_id)
+
+    def set_head(self, session_id: str, entry_id: int | None) -> Session:
+        with self.tx() as conn:
+            num = self.session_num(session_id)
+            (head,) = conn.execute("SELECT head FROM sessions WHERE num = ?", (num,)).fetchone()
+            if entry_id is not None and not self.in_tree(num, head, entry_id):
+                raise self.missing_entry(session_id, entry_id)
+            conn.execute(
+                "UPDATE sessions SET head = ?, updated_at = ? WHERE num = ?", (entry_id, self.clock(), num)
+            )
+        return self.get_session(session_id)
+
+    def fork_session(self, session_id: str, at: int | None = None, *, title: str | None = None) -> Session:
+        now = self.clock()
+        new_session_id = new_id("ses")
+        with self.tx() as conn:
+            num = self.session_num(session_id)
+            row = conn.execute(
+                "SELECT head, kind, title, role, provider, model, effort, tools, steering_mode, follow_up_mode "
+                "FROM sessions WHERE num = ?",
+                (num,),
+            ).fetchone()
+            head = row[0]
+            point = head if at is None else at
+            if at is not None and not self.in_tree(num, head, at):
+                raise self.missing_entry(session_id, at)
+            fork_title = title if title is not None else (f"{row[2]} (fork)" if row[2] else "")
+            cur = conn.execute(
+                "INSERT INTO sessions (id, kind, title, role, provider, model, effort, tools, steering_mode, "
+                "follow_up_mode, head, forked_from, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (new_session_id, row[1], fork_title, *row[3:], point, session_id, now, now),
+            )
+            assert cur.lastrowid is not None
+            self._nums[new_session_id] = cur.lastrowid
+        return self.get_session(new_session_id)

@@ -1,0 +1,20 @@
+"""The SQLite ``SessionStore``: its parts assembled. See ``core`` for the connection and its owner."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from anyy.storage.sqlite.queue import QueuePart
+from anyy.storage.sqlite.sessions import SessionsPart
+from anyy.storage.sqlite.upkeep import UpkeepPart
+
+
+class SqliteStore(SessionsPart, QueuePart, UpkeepPart):
+    """Sessions, entries, submissions and executions in one ``state.db``; large bodies in ``objects/``.
+
+    Use it from the thread that created it; from an event loop, through ``anyy.storage.owner``.
+    """
+
+    @classmethod
+    def open_profile(cls, profile_dir: Path, *, profile: str) -> SqliteStore:
+        return cls(profile_dir / "state.db", objects_dir=profile_dir / "objects", profile=profile)

@@ -1,0 +1,201 @@
+"""Delete (F3) and the upkeep that follows it: reclaiming what no live session reaches any more.
+
+``delete_session`` only checks that no work is unfinished, hides the session and queues its entry range:
+it returns in constant time whatever the session's size. :meth:`UpkeepPart.maintain` then reclaims the
+range a bounded step at a time. What stays is every entry on the path of an *entry point*: the parent of
+an entry appended by another session (a fork's first entry, through ``cross_links``) or another session's
+head (a fork with no entry of its own yet). When kept entries of a deleted session lose their last entry
+point, their range is queued again, so forks of forks deleted in any order end fully reclaimed.
+"""
+
+from __future__ import annotations
+
+from anyy.domain import entry_ids
+from anyy.domain.entries import SEARCHABLE_KINDS
+from anyy.domain.errors import Conflict
+from anyy.storage.protocol import Maintenance, ObjectRef
+from anyy.storage.sqlite.search import SearchPart
+
+_SEARCHABLE = {int(kind) for kind in SEARCHABLE_KINDS}
+
+
+def _subtract(lo: int, hi: int, keep: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of [lo, hi] outside the (sorted, merged) intervals of ``keep``."""
+    out = []
+    cursor = lo
+    for k_lo, k_hi in keep:
+        if k_hi < cursor:
+            continue
+        if k_lo > hi:
+            break
+        if k_lo > cursor:
+            out.append((cursor, k_lo - 1))
+        cursor = max(cursor, k_hi + 1)
+    if cursor <= hi:
+        out.append((cursor, hi))
+    return out
+
+
+def _merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(intervals):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
+class UpkeepPart(SearchPart):
+    def delete_session(self, session_id: str) -> None:
+        with self.tx() as conn:
+            num = self.session_num(session_id)
+            (running,) = conn.execute(
+                "SELECT count(*) FROM executions WHERE session_num = ? "
+                "AND state IN ('running', 'retry_wait', 'suspended')",
+                (num,),
+            ).fetchone()
+            (pending,) = conn.execute(
+                "SELECT count(*) FROM submissions WHERE session_num = ? AND state = 'pending'", (num,)
+            ).fetchone()
+            if running or pending:
+                raise Conflict(
+                    f"session {session_id} has unfinished work ({running} execution(s) running or waiting for "
+                    f"an answer, {pending} pending queue item(s)); nothing was stopped or deleted. Stop the "
+                    "work and clear the queue first."
+                )
+            conn.execute(
+                "UPDATE sessions SET status = 'deleted', head = NULL, updated_at = ? WHERE num = ?",
+                (self.clock(), num),
+            )
+            sub_nums = [r[0] for r in conn.execute("SELECT num FROM submissions WHERE session_num = ?", (num,))]
+            for sub_num in sub_nums:
+                conn.execute("DELETE FROM object_refs WHERE holder = ?", (-sub_num,))
+            conn.execute("DELETE FROM submissions WHERE session_num = ?", (num,))
+            conn.execute("DELETE FROM executions WHERE session_num = ?", (num,))
+            conn.execute("INSERT OR IGNORE INTO gc_queue (session_num) VALUES (?)", (num,))
+        self._nums.pop(session_id, None)
+        self._unindexed.discard(num)
+
+    def _kept_intervals(self, num: int) -> list[tuple[int, int]]:
+        lo, hi = entry_ids.session_range(num)
+        conn = self.conn
+        points = [
+            row[0]
+            for row in conn.execute(
+                "SELECT parent FROM cross_links WHERE parent BETWEEN ? AND ? AND child NOT BETWEEN ? AND ?",
+                (lo, hi, lo, hi),
+            )
+        ]
+        points += [
+            row[0]
+            for row in conn.execute(
+                "SELECT head FROM sessions WHERE head BETWEEN ? AND ? AND num != ?", (lo, hi, num)
+            )
+        ]
+        kept: list[tuple[int, int]] = []
+        seen: set[int] = set()
+        for point in points:
+            current: int | None = point
+            while current is not None and lo <= current <= hi and current not in seen:
+                seen.add(current)
+                row = conn.execute(
+                    "SELECT e.run, s.parent FROM entries e JOIN entries s ON s.id = e.run WHERE e.id = ?",
+                    (current,),
+                ).fetchone()
+                if row is None:
+                    break
+                kept.append((row[0], current))
+                current = row[1]
+        return _merge(kept)
+
+    def _collect_range(self, num: int, budget: int) -> tuple[int, list[str], bool]:
+        """One bounded step over one deleted session's range: (entries removed, files to remove, done)."""
+        conn = self.conn
+        lo, hi = entry_ids.session_range(num)
+        indexed = self.one("SELECT indexed_seq FROM sessions WHERE num = ?", (num,))
+        indexed_upto = entry_ids.make_entry_id(num, indexed[0]) if indexed else lo
+        removed = 0
+        orphan_candidates: set[str] = set()
+        requeue: set[int] = set()
+        for d_lo, d_hi in _subtract(lo, hi, self._kept_intervals(num)):
+            if removed >= budget:
+                break
+            rows = conn.execute(
+                "SELECT id, kind, text FROM entries WHERE id BETWEEN ? AND ? ORDER BY id LIMIT ?",
+                (d_lo, d_hi, budget - removed),
+            ).fetchall()
+            if not rows:
+                continue
+            top = rows[-1][0]
+            conn.executemany(
+                "INSERT INTO entries_fts (entries_fts, rowid, text) VALUES ('delete', ?, ?)",
+                [
+                    (eid, text)
+                    for eid, kind, text in rows
+                    if kind in _SEARCHABLE and text is not None and eid <= indexed_upto
+                ],
+            )
+            orphan_candidates.update(
+                r[0] for r in conn.execute(
+                    "SELECT obj FROM object_refs WHERE holder BETWEEN ? AND ?", (d_lo, top)
+                )
+            )
+            conn.execute("DELETE FROM object_refs WHERE holder BETWEEN ? AND ?", (d_lo, top))
+            requeue.update(
+                entry_ids.owner_number(r[0])
+                for r in conn.execute("SELECT parent FROM cross_links WHERE child BETWEEN ? AND ?", (d_lo, top))
+            )
+            conn.execute("DELETE FROM cross_links WHERE child BETWEEN ? AND ?", (d_lo, top))
+            conn.execute("DELETE FROM entries WHERE id BETWEEN ? AND ?", (d_lo, top))
+            removed += len(rows)
+        files = []
+        for obj in orphan_candidates:
+            if conn.execute("SELECT 1 FROM object_refs WHERE obj = ? LIMIT 1", (obj,)).fetchone() is None:
+                conn.execute("DELETE FROM objects WHERE hash = ?", (obj,))
+                files.append(obj)
+        for other in requeue - {num}:
+            conn.execute(
+                "INSERT OR IGNORE INTO gc_queue (session_num) SELECT num FROM sessions "
+                "WHERE num = ? AND status = 'deleted'",
+                (other,),
+            )
+        done = removed < budget
+        if done:
+            conn.execute("DELETE FROM gc_queue WHERE session_num = ?", (num,))
+            left = conn.execute("SELECT 1 FROM entries WHERE id BETWEEN ? AND ? LIMIT 1", (lo, hi)).fetchone()
+            if left is None:
+                conn.execute("DELETE FROM sessions WHERE num = ?", (num,))
+        return removed, files, done
+
+    def collect_garbage(self, budget: int) -> tuple[int, bool]:
+        """Reclaim up to ``budget`` entries of deleted sessions; (entries removed, more left)."""
+        removed = 0
+        while removed < budget:
+            row = self.one("SELECT session_num FROM gc_queue ORDER BY session_num LIMIT 1")
+            if row is None:
+                return removed, False
+            with self.tx():
+                count, files, _done = self._collect_range(row[0], budget - removed)
+            for obj in files:
+                self.objects.remove(obj)
+            removed += count
+        return removed, self.one("SELECT 1 FROM gc_queue LIMIT 1") is not None
+
+    def maintain(self, budget: int = 2000) -> Maintenance:
+        indexed, more_index = self.index_pending(budget)
+        collected, more_gc = self.collect_garbage(max(budget - indexed, 1))
+        return Maintenance(indexed=indexed, collected=collected, more=more_index or more_gc)
+
+    # -- objects ---------------------------------------------------------------------------------
+    def put_object(self, data: bytes, *, media_type: str = "application/octet-stream") -> ObjectRef:
+        object_hash = self.objects.put(data)
+        with self.tx() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO objects (hash, size, media_type, created_at) VALUES (?, ?, ?, ?)",
+                (object_hash, len(data), media_type, self.clock()),
+            )
+        return ObjectRef(hash=object_hash, size=len(data), media_type=media_type)
+
+    def read_object(self, object_hash: str) -> bytes:
+        return self.objects.get(object_hash)

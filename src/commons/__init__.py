@@ -1,0 +1,1 @@
+"""Low-level helpers shared by anyy and ameesh. Imports neither application."""
