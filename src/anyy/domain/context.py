@@ -90,7 +90,7 @@ def assemble(
     chars_after_usage = 0
     counting = last_usage_entry is None
     for entry_id, kind, text, data, _object in rows:
-        if kind == tool_call or kind == tool_result:
+        if kind in (tool_call, tool_result):
             append((entry_id, kind, text or "", decode(data) if data else {}))
         elif kind != EntryKind.COMPACTION:
             append((entry_id, kind, text or "", None))

@@ -66,14 +66,10 @@ class SessionPatch(msgspec.Struct, kw_only=True):
     tools: dict[str, Any] | Unset = UNSET
     steering_mode: QueueMode | Unset = UNSET
     follow_up_mode: QueueMode | Unset = UNSET
-    goal: Goal | None | Unset = UNSET
+    goal: Goal | Unset | None = UNSET
 
     def changes(self) -> dict[str, Any]:
-        return {
-            name: value
-            for name in self.__struct_fields__
-            if not isinstance(value := getattr(self, name), Unset)
-        }
+        return {name: value for name in self.__struct_fields__ if not isinstance(value := getattr(self, name), Unset)}
 
 
 T = TypeVar("T")

@@ -92,9 +92,7 @@ class SessionStore(Protocol):
     # -- submissions (the two queues) ------------------------------------------------------------
     def add_submission(self, session_id: str, new: NewSubmission) -> Submission: ...
     def get_submission(self, submission_id: str) -> Submission: ...
-    def list_submissions(
-        self, session_id: str, *, states: Sequence[str] = ("pending",)
-    ) -> list[Submission]:
+    def list_submissions(self, session_id: str, *, states: Sequence[str] = ("pending",)) -> list[Submission]:
         """Steering first, then follow-ups and prompts, each in queue order."""
         ...
 

@@ -58,7 +58,8 @@ class StoreCore:
         self.applied_migrations = migrate.apply(self.conn)
         self._nums: dict[str, int] = {}
         self._unindexed: set[int] = {
-            row[0] for row in self.conn.execute(
+            row[0]
+            for row in self.conn.execute(
                 "SELECT num FROM sessions WHERE status = 'active' AND indexed_seq < next_seq - 1"
             )
         }
@@ -137,10 +138,7 @@ class StoreCore:
         """Entries outside the session's own range that its tree hangs from (fork points, its head)."""
         lo, hi = entry_ids.session_range(num)
         roots = [
-            row[0]
-            for row in self.conn.execute(
-                "SELECT parent FROM cross_links WHERE child BETWEEN ? AND ?", (lo, hi)
-            )
+            row[0] for row in self.conn.execute("SELECT parent FROM cross_links WHERE child BETWEEN ? AND ?", (lo, hi))
         ]
         if head is not None and not lo <= head <= hi:
             roots.append(head)

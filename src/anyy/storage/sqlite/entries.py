@@ -66,9 +66,7 @@ class EntriesPart(StoreCore):
                 refs.append(obj)
             if kind == EntryKind.USER and data is not None:
                 refs.extend(att["object"] for att in msgspec.json.decode(data).get("attachments", []))
-            prepared.append(
-                Prepared(kind, new.text, stored, data.decode() if data is not None else None, obj, refs)
-            )
+            prepared.append(Prepared(kind, new.text, stored, data.decode() if data is not None else None, obj, refs))
         return prepared
 
     def append_prepared(
@@ -106,14 +104,11 @@ class EntriesPart(StoreCore):
             for ref in item.refs:
                 self.add_object_ref(entry_id, ref, created=item.obj == ref)
             rows.append((entry_id, parent, run, int(item.kind), item.stored_text, item.data, item.obj, now))
-            out.append(
-                entry_from_row((entry_id, parent, item.kind, None, item.data, item.obj, now), text=item.text)
-            )
+            out.append(entry_from_row((entry_id, parent, item.kind, None, item.data, item.obj, now), text=item.text))
             parent = entry_id
             seq += 1
         conn.executemany(
-            "INSERT INTO entries (id, parent, run, kind, text, data, obj, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO entries (id, parent, run, kind, text, data, obj, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             rows,
         )
         conn.execute(

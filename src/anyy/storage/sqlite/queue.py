@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+
 import msgspec
 
 from anyy.domain.entries import Attachment, Entry, EntryKind, NewEntry, NoticeData
@@ -23,7 +24,12 @@ from anyy.domain.queue import (
 )
 from anyy.storage.sqlite.core import StoreCore
 from anyy.storage.sqlite.entries import EntriesPart
-from anyy.storage.sqlite.rows import EXECUTION_COLUMNS, SUBMISSION_COLUMNS, execution_from_row, submission_from_row
+from anyy.storage.sqlite.rows import (
+    EXECUTION_COLUMNS,
+    SUBMISSION_COLUMNS,
+    execution_from_row,
+    submission_from_row,
+)
 from commons.ids import new_id
 
 _json = msgspec.json.Encoder()
@@ -63,8 +69,16 @@ class QueuePart(EntriesPart, StoreCore):
             cur = conn.execute(
                 "INSERT INTO submissions (id, session_num, kind, text, attachments, state, position, "
                 "created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
-                (submission_id, num, new.kind, new.text, _json.encode(new.attachments).decode(), position,
-                 now, now),
+                (
+                    submission_id,
+                    num,
+                    new.kind,
+                    new.text,
+                    _json.encode(new.attachments).decode(),
+                    position,
+                    now,
+                    now,
+                ),
             )
             assert cur.lastrowid is not None
             self._refs_for(cur.lastrowid, new.attachments)
@@ -127,9 +141,7 @@ class QueuePart(EntriesPart, StoreCore):
     def clear_queue(self, session_id: str, *, kind: SubmissionKind | None = None) -> list[Submission]:
         with self.tx() as conn:
             num = self.session_num(session_id)
-            cleared = [
-                sub for sub in self.list_submissions(session_id) if kind is None or sub.kind == kind
-            ]
+            cleared = [sub for sub in self.list_submissions(session_id) if kind is None or sub.kind == kind]
             conn.executemany(
                 "UPDATE submissions SET state = 'cleared', version = version + 1, updated_at = ? "
                 "WHERE id = ? AND session_num = ?",
@@ -145,9 +157,12 @@ class QueuePart(EntriesPart, StoreCore):
         )
         if row is None:
             raise NotFound(f"no execution {execution_id!r} in profile {self.profile!r}")
-        ids = [r[0] for r in self.conn.execute(
-            "SELECT id FROM submissions WHERE execution_id = ? ORDER BY num", (execution_id,)
-        )]
+        ids = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT id FROM submissions WHERE execution_id = ? ORDER BY num", (execution_id,)
+            )
+        ]
         return row[0], row[1], execution_from_row(row[1:], ids)
 
     def _take(self, num: int, execution_id: str, submission_ids: Sequence[str]) -> None:
@@ -234,9 +249,12 @@ class QueuePart(EntriesPart, StoreCore):
     def list_executions(self, session_id: str, *, active_only: bool = False) -> list[Execution]:
         num = self.session_num(session_id)
         where = " AND e.state IN ('running', 'retry_wait', 'suspended')" if active_only else ""
-        ids = [r[0] for r in self.conn.execute(
-            f"SELECT e.id FROM executions e WHERE e.session_num = ?{where} ORDER BY e.num", (num,)
-        )]
+        ids = [
+            r[0]
+            for r in self.conn.execute(
+                f"SELECT e.id FROM executions e WHERE e.session_num = ?{where} ORDER BY e.num", (num,)
+            )
+        ]
         return [self.get_execution(eid) for eid in ids]
 
     def recover_interrupted(self, note: str) -> list[Execution]:

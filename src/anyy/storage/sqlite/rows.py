@@ -27,8 +27,23 @@ _attachments = msgspec.json.Decoder(list[Attachment])
 
 
 def session_from_row(row: tuple[Any, ...]) -> Session:
-    (sid, kind, title, role, provider, model, effort, tools, steering, follow_up, goal, head, forked,
-     created, updated) = row
+    (
+        sid,
+        kind,
+        title,
+        role,
+        provider,
+        model,
+        effort,
+        tools,
+        steering,
+        follow_up,
+        goal,
+        head,
+        forked,
+        created,
+        updated,
+    ) = row
     return Session(
         id=sid,
         kind=kind,
@@ -63,8 +78,21 @@ def entry_from_row(row: tuple[Any, ...], text: str | None = None) -> Entry:
 
 
 def submission_from_row(row: tuple[Any, ...]) -> Submission:
-    (sid, session_id, kind, text, attachments, state, position, version, execution_id, entry_id, error,
-     created, updated) = row
+    (
+        sid,
+        session_id,
+        kind,
+        text,
+        attachments,
+        state,
+        position,
+        version,
+        execution_id,
+        entry_id,
+        error,
+        created,
+        updated,
+    ) = row
     return Submission(
         id=sid,
         session_id=session_id,

@@ -9,7 +9,15 @@ import msgspec
 from anyy.domain import entry_ids
 from anyy.domain.errors import InvalidInput
 from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
-from anyy.domain.sessions import QUEUE_MODES, SESSION_KINDS, NewSession, Page, Session, SessionKind, SessionPatch
+from anyy.domain.sessions import (
+    QUEUE_MODES,
+    SESSION_KINDS,
+    NewSession,
+    Page,
+    Session,
+    SessionKind,
+    SessionPatch,
+)
 from anyy.storage.sqlite.core import StoreCore
 from anyy.storage.sqlite.rows import SESSION_COLUMNS, session_from_row
 from commons.ids import new_id
@@ -38,8 +46,20 @@ class SessionsPart(StoreCore):
             cur = conn.execute(
                 "INSERT INTO sessions (id, kind, title, role, provider, model, effort, tools, steering_mode, "
                 "follow_up_mode, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id, new.kind, new.title, new.role, new.provider, new.model, new.effort,
-                 _json.encode(new.tools).decode(), new.steering_mode, new.follow_up_mode, now, now),
+                (
+                    session_id,
+                    new.kind,
+                    new.title,
+                    new.role,
+                    new.provider,
+                    new.model,
+                    new.effort,
+                    _json.encode(new.tools).decode(),
+                    new.steering_mode,
+                    new.follow_up_mode,
+                    now,
+                    now,
+                ),
             )
             num = cur.lastrowid
             assert num is not None
@@ -113,9 +133,7 @@ class SessionsPart(StoreCore):
             (head,) = conn.execute("SELECT head FROM sessions WHERE num = ?", (num,)).fetchone()
             if entry_id is not None and not self.in_tree(num, head, entry_id):
                 raise self.missing_entry(session_id, entry_id)
-            conn.execute(
-                "UPDATE sessions SET head = ?, updated_at = ? WHERE num = ?", (entry_id, self.clock(), num)
-            )
+            conn.execute("UPDATE sessions SET head = ?, updated_at = ? WHERE num = ?", (entry_id, self.clock(), num))
         return self.get_session(session_id)
 
     def fork_session(self, session_id: str, at: int | None = None, *, title: str | None = None) -> Session:

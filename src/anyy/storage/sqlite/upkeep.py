@@ -89,9 +89,7 @@ class UpkeepPart(SearchPart):
         ]
         points += [
             row[0]
-            for row in conn.execute(
-                "SELECT head FROM sessions WHERE head BETWEEN ? AND ? AND num != ?", (lo, hi, num)
-            )
+            for row in conn.execute("SELECT head FROM sessions WHERE head BETWEEN ? AND ? AND num != ?", (lo, hi, num))
         ]
         kept: list[tuple[int, int]] = []
         seen: set[int] = set()
@@ -137,9 +135,7 @@ class UpkeepPart(SearchPart):
                 ],
             )
             orphan_candidates.update(
-                r[0] for r in conn.execute(
-                    "SELECT obj FROM object_refs WHERE holder BETWEEN ? AND ?", (d_lo, top)
-                )
+                r[0] for r in conn.execute("SELECT obj FROM object_refs WHERE holder BETWEEN ? AND ?", (d_lo, top))
             )
             conn.execute("DELETE FROM object_refs WHERE holder BETWEEN ? AND ?", (d_lo, top))
             requeue.update(
