@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from anyy.domain.context import assemble, newest_on_path, runs_from
+from anyy.domain.context import (
+    ContextItem,
+    estimate_tokens,
+    last_response_index,
+    newest_on_path,
+    runs_from,
+    tool_payload,
+)
 from anyy.domain.entries import EntryKind, Usage
 
 
@@ -21,27 +28,21 @@ def test_runs_from_cuts_the_path_at_the_first_kept_entry() -> None:
     assert runs_from(runs, 999) == runs  # off the path: keep everything rather than lose context
 
 
-def test_assemble_leaves_out_compactions_and_decodes_tool_payloads_only() -> None:
-    rows = [
-        (1, EntryKind.USER, "hello", None, None),
-        (2, EntryKind.COMPACTION, "old summary", None, None),
-        (3, EntryKind.TOOL_CALL, "", '{"call_id":"c1","name":"ls"}', None),
-        (4, EntryKind.TOOL_RESULT, "a b c", '{"call_id":"c1"}', None),
-    ]
-    ctx = assemble(rows, compaction=None, summary=None, head=4, last_usage=None, last_usage_entry=None)
-    assert [item[0] for item in ctx.items] == [1, 3, 4]
-    assert ctx.items[0][3] is None
-    assert ctx.items[1][3] == {"call_id": "c1", "name": "ls"}
-
-
 def test_token_estimate_is_last_usage_plus_a_quarter_of_newer_characters() -> None:
-    rows = [
-        (1, EntryKind.USER, "x" * 400, None, None),
-        (2, EntryKind.ASSISTANT, "y" * 40, None, None),
-        (3, EntryKind.USER, "z" * 80, None, None),
+    items: list[ContextItem] = [
+        (1, EntryKind.USER, "x" * 400, None),
+        (2, EntryKind.ASSISTANT, "y" * 40, None),
+        (3, EntryKind.TOOL_CALL, "", '{"call_id":"c1","name":"ls"}'),
+        (4, EntryKind.USER, "z" * 80, None),
     ]
+    index = last_response_index(items)
+    assert index == 1
     usage = Usage(input=1000, output=50, cache_read=200)
-    ctx = assemble(rows, compaction=None, summary=None, head=3, last_usage=usage, last_usage_entry=2)
-    assert ctx.tokens == 1000 + 200 + 50 + 80 // 4
-    without = assemble(rows, compaction=None, summary="s" * 40, head=3, last_usage=None, last_usage_entry=None)
-    assert without.tokens == (400 + 40 + 80 + 40) // 4
+    assert estimate_tokens(items, None, usage, index) == 1000 + 200 + 50 + 80 // 4
+    assert estimate_tokens(items, "s" * 40, None, None) == (400 + 40 + 80 + 40) // 4
+    assert last_response_index(items[:1]) is None
+
+
+def test_tool_payloads_are_decoded_on_demand() -> None:
+    assert tool_payload((3, EntryKind.TOOL_CALL, "", '{"call_id":"c1","name":"ls"}')) == {"call_id": "c1", "name": "ls"}
+    assert tool_payload((1, EntryKind.USER, "hi", None)) == {}

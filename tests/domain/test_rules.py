@@ -11,13 +11,14 @@ from anyy.domain.errors import Conflict, InvalidInput
 from anyy.domain.paging import decode_cursor, encode_cursor
 from anyy.domain.queue import NewSubmission, Submission, check_editable, check_new_submission, outcome_for
 from anyy.domain.search import fts_query
-from anyy.domain.tree import build_tree
+from anyy.domain.tree import TreeRow, build_tree
 
 
 def test_a2_payloads_are_checked_against_their_kind() -> None:
     assert encode_data(EntryKind.USER, None) is None
     raw = encode_data(EntryKind.TOOL_CALL, ToolCallData(call_id="c", name="read", arguments={"path": "x"}))
-    assert raw is not None and msgspec.json.decode(raw)["name"] == "read"
+    assert raw is not None
+    assert msgspec.json.decode(raw)["name"] == "read"
     with pytest.raises(InvalidInput, match="needs data"):
         encode_data(EntryKind.TOOL_CALL, None)
     with pytest.raises(InvalidInput, match="invalid data"):
@@ -39,8 +40,19 @@ def test_entry_ids_stay_exact_in_json_numbers() -> None:
 
 def _sub(state: str, version: int = 1) -> Submission:
     return Submission(
-        id="sub_x", session_id="ses_x", kind="follow_up", text="t", attachments=[], state=state,  # type: ignore[arg-type]
-        position=1, version=version, execution_id=None, entry_id=None, error=None, created_at=0, updated_at=0,
+        id="sub_x",
+        session_id="ses_x",
+        kind="follow_up",
+        text="t",
+        attachments=[],
+        state=state,  # type: ignore[arg-type]
+        position=1,
+        version=version,
+        execution_id=None,
+        entry_id=None,
+        error=None,
+        created_at=0,
+        updated_at=0,
     )
 
 
@@ -80,7 +92,7 @@ def test_search_queries_never_pass_syntax_through() -> None:
 
 def test_t1_tree_indents_only_at_branches_and_marks_the_path() -> None:
     label = msgspec.json.encode(LabelData(target=2)).decode()
-    rows = [
+    rows: list[TreeRow] = [
         (1, None, EntryKind.USER, "root", None),
         (2, 1, EntryKind.ASSISTANT, "answer", None),
         (3, 2, EntryKind.USER, "branch a", None),

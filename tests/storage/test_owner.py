@@ -58,7 +58,11 @@ def test_upkeep_indexes_messages_while_idle(tmp_path: Path) -> None:
         session = await owner.call(lambda s: s.create_session(NewSession()))
         for i in range(30):
             entry = NewEntry(kind=EntryKind.USER, text=f"message {i} zanzibar")
-            await owner.call(lambda s, e=entry: s.append_entries(session.id, [e]))
+
+            def append(store: SqliteStore, e: NewEntry = entry) -> object:
+                return store.append_entries(session.id, [e])
+
+            await owner.call(append)
         await owner.wait_idle()
         # Everything was indexed while idle: an explicit step has nothing left to do.
         step = await owner.call(lambda s: s.maintain())

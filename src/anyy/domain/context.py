@@ -15,11 +15,12 @@ import msgspec
 from anyy.domain.entries import CompactionData, EntryKind, Usage
 
 Run = tuple[int, int]  # inclusive id interval, low to high
-# One row of the path as the store loads it: id, kind, text, data (JSON, tool kinds only), object hash.
-ContextRow = tuple[int, int, str | None, str | None, str | None]
-# One item of the built context: id, kind, text, data (tool kinds only).
-ContextItem = tuple[int, int, str, dict[str, Any] | None]
+# One item of the context, exactly as the store loads it: id, kind, text, and the JSON payload of tool
+# calls and tool results (None for other kinds). Rows are used as they come, with no per-item work in
+# Python, because a long session's context is loaded on every turn; adapters decode tool payloads.
+ContextItem = tuple[int, int, str, str | None]
 
+# Kinds sent to the model; a compaction travels as the context's summary, labels and notices not at all.
 CONTEXT_KINDS: tuple[EntryKind, ...] = (
     EntryKind.USER,
     EntryKind.ASSISTANT,
@@ -65,44 +66,27 @@ def compaction_cut(data_raw: str | bytes) -> int:
     return msgspec.json.decode(data_raw, type=CompactionData).first_kept
 
 
+def last_response_index(items: Sequence[ContextItem]) -> int | None:
+    """Index of the newest assistant message: its reported usage anchors the token estimate."""
+    for index in range(len(items) - 1, -1, -1):
+        if items[index][1] == EntryKind.ASSISTANT:
+            return index
+    return None
+
+
+def estimate_tokens(
+    items: Sequence[ContextItem], summary: str | None, usage: Usage | None, usage_index: int | None
+) -> int:
+    """Reported usage of the last response, plus a quarter of the characters that came after it."""
+    if usage is None or usage_index is None:
+        return (len(summary or "") + sum(len(item[2]) for item in items)) // 4
+    after = sum(len(item[2]) for item in items[usage_index + 1 :])
+    return usage.context_tokens + usage.output + after // 4
+
+
+def tool_payload(item: ContextItem) -> dict[str, Any]:
+    """The decoded payload of a tool call or tool result item."""
+    return {} if item[3] is None else _any_decoder.decode(item[3])
+
+
 _any_decoder = msgspec.json.Decoder(dict[str, Any])
-
-
-def assemble(
-    rows: list[ContextRow],
-    *,
-    compaction: int | None,
-    summary: str | None,
-    head: int | None,
-    last_usage: Usage | None,
-    last_usage_entry: int | None,
-) -> ModelContext:
-    """Turn loaded rows (root to head, texts of object bodies already filled in) into a context.
-
-    The applied compaction entry itself and older compactions inside the kept part are left out; the
-    summary travels separately so that a provider can place it first.
-    """
-    items: list[ContextItem] = []
-    append = items.append
-    decode = _any_decoder.decode
-    tool_call = EntryKind.TOOL_CALL
-    tool_result = EntryKind.TOOL_RESULT
-    chars_after_usage = 0
-    counting = last_usage_entry is None
-    for entry_id, kind, text, data, _object in rows:
-        if kind in (tool_call, tool_result):
-            append((entry_id, kind, text or "", decode(data) if data else {}))
-        elif kind != EntryKind.COMPACTION:
-            append((entry_id, kind, text or "", None))
-        else:
-            continue
-        if counting:
-            chars_after_usage += len(text or "")
-        elif entry_id == last_usage_entry:
-            counting = True
-    if last_usage is None:
-        chars_after_usage += len(summary or "")
-        tokens = chars_after_usage // 4
-    else:
-        tokens = last_usage.context_tokens + last_usage.output + chars_after_usage // 4
-    return ModelContext(items=items, summary=summary, compaction=compaction, head=head, tokens=tokens)

@@ -166,8 +166,16 @@ class Entry(msgspec.Struct, kw_only=True):
 _encoder = msgspec.json.Encoder()
 
 
+# Kinds whose payload may be left out entirely (every field has a default): the common, fast case.
+_EMPTY_OK: frozenset[EntryKind] = frozenset(
+    kind for kind, schema in DATA_TYPES.items() if not any(f.required for f in msgspec.structs.fields(schema))
+)
+
+
 def encode_data(kind: EntryKind, data: msgspec.Struct | dict[str, Any] | None) -> bytes | None:
     """Validate a payload against its kind and encode it; ``None`` when there is nothing to keep."""
+    if data is None and kind in _EMPTY_OK:
+        return None
     schema = DATA_TYPES[kind]
     if data is None:
         try:

@@ -26,6 +26,19 @@ PRAGMAS = (
 
 # Bodies longer than this (in characters) are stored in objects/, not in the row.
 BODY_THRESHOLD = 64 * 1024
+# A session's updated_at (its place in "most recent first") moves on at most once a second while it
+# appends, so that a burst of appends does not rewrite the session row and its indexes each time.
+ACTIVITY_RESOLUTION = 1.0
+
+# The last entry a session appended: one step down the primary key, whatever the session's size.
+LAST_ENTRY_SQL = (
+    f"(SELECT max(id) FROM entries WHERE id BETWEEN (sessions.num << {entry_ids.SEQ_BITS}) "
+    f"AND ((sessions.num << {entry_ids.SEQ_BITS}) | {entry_ids.MAX_SEQ}))"
+)
+# The session's head as callers see it (see the `head` column in the first migration).
+HEAD_SQL = (
+    f"CASE WHEN sessions.head IS NULL THEN {LAST_ENTRY_SQL} WHEN sessions.head = 0 THEN NULL ELSE sessions.head END"
+)
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -57,12 +70,8 @@ class StoreCore:
         self.conn = connect(self.db_path)
         self.applied_migrations = migrate.apply(self.conn)
         self._nums: dict[str, int] = {}
-        self._unindexed: set[int] = {
-            row[0]
-            for row in self.conn.execute(
-                "SELECT num FROM sessions WHERE status = 'active' AND indexed_seq < next_seq - 1"
-            )
-        }
+        # Sessions that may have messages not yet in the search index; None: not looked up yet.
+        self._unindexed: set[int] | None = None
 
     def close(self) -> None:
         self.conn.close()
@@ -105,6 +114,17 @@ class StoreCore:
             raise self.missing_session(session_id)
         self._nums[session_id] = row[0]
         return int(row[0])
+
+    def head_of(self, num: int) -> int | None:
+        """The resolved head of a session (see ``HEAD_SQL``)."""
+        row = self.one(f"SELECT {HEAD_SQL} FROM sessions WHERE num = ?", (num,))
+        return None if row is None else row[0]
+
+    def last_entry(self, num: int) -> tuple[int, int] | None:
+        """``(id, run)`` of the last entry a session appended."""
+        lo, hi = entry_ids.session_range(num)
+        row = self.one("SELECT id, run FROM entries WHERE id BETWEEN ? AND ? ORDER BY id DESC LIMIT 1", (lo, hi))
+        return None if row is None else (row[0], row[1])
 
     def entry_exists(self, entry_id: int) -> bool:
         return self.one("SELECT 1 FROM entries WHERE id = ?", (entry_id,)) is not None

@@ -10,19 +10,20 @@ import msgspec
 from anyy.domain import entry_ids
 from anyy.domain.context import (
     CONTEXT_KINDS,
-    ContextRow,
+    ContextItem,
     ModelContext,
-    assemble,
     compaction_cut,
+    estimate_tokens,
+    last_response_index,
     newest_on_path,
     runs_from,
 )
-from anyy.domain.entries import AssistantData, Entry, EntryKind, NewEntry, encode_data
+from anyy.domain.entries import AssistantData, Entry, EntryKind, NewEntry, decode_data, encode_data
 from anyy.domain.errors import Conflict, InvalidInput
 from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
 from anyy.domain.sessions import Page
 from anyy.domain.tree import TreeRow, TreeView, build_tree
-from anyy.storage.sqlite.core import StoreCore
+from anyy.storage.sqlite.core import ACTIVITY_RESOLUTION, StoreCore
 from anyy.storage.sqlite.rows import ENTRY_COLUMNS, entry_from_row
 
 _CONTEXT_KIND_LIST = ",".join(str(int(k)) for k in CONTEXT_KINDS)
@@ -48,14 +49,21 @@ class EntriesPart(StoreCore):
         if not entries:
             raise InvalidInput("nothing to append: pass at least one entry")
         prepared = self.prepare_entries(entries)
-        with self.tx():
-            return self.append_prepared(session_id, prepared, expected_head=expected_head)
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")  # the hot path: what self.tx() does, without its overhead
+        try:
+            appended = self.append_prepared(session_id, prepared, expected_head=expected_head)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return appended
 
     def prepare_entries(self, entries: Sequence[NewEntry]) -> list[Prepared]:
         """Validate and encode before the transaction; large bodies go to objects/ first (durably)."""
         prepared = []
         for new in entries:
-            kind = EntryKind(new.kind)
+            kind = new.kind if type(new.kind) is EntryKind else EntryKind(new.kind)
             data = encode_data(kind, new.data)
             refs: list[str] = []
             stored: str | None = new.text
@@ -78,10 +86,19 @@ class EntriesPart(StoreCore):
     ) -> list[Entry]:
         """Inside a transaction: append children of the head and move the head to the last one."""
         conn = self.conn
-        num = self.session_num(session_id)
-        head, next_seq, last_run = conn.execute(
-            "SELECT head, next_seq, last_run FROM sessions WHERE num = ?", (num,)
+        num = self._nums.get(session_id) or self.session_num(session_id)
+        lo, hi = entry_ids.session_range(num)
+        # One statement reads the session and its last entry (one step down the primary key).
+        state = conn.execute(
+            "SELECT s.head, s.updated_at, e.id, e.run FROM sessions s LEFT JOIN entries e "
+            "ON e.id = (SELECT max(id) FROM entries WHERE id BETWEEN ? AND ?) WHERE s.num = ? AND s.status = 'active'",
+            (lo, hi, num),
         ).fetchone()
+        if state is None:
+            self._nums.pop(session_id, None)
+            raise self.missing_session(session_id)
+        stored_head, updated_at, last_id, run = state
+        head = last_id if stored_head is None else (None if stored_head == 0 else stored_head)
         if expected_head is not _NO_HEAD_CHECK and expected_head != head:
             raise Conflict(
                 f"the head of session {session_id} moved (expected {expected_head}, now {head}); "
@@ -89,8 +106,7 @@ class EntriesPart(StoreCore):
             )
         now = self.clock()
         parent = head
-        seq = next_seq
-        run = last_run
+        seq = 1 if last_id is None else entry_ids.seq_of(last_id) + 1
         rows = []
         out = []
         for item in prepared:
@@ -104,18 +120,32 @@ class EntriesPart(StoreCore):
             for ref in item.refs:
                 self.add_object_ref(entry_id, ref, created=item.obj == ref)
             rows.append((entry_id, parent, run, int(item.kind), item.stored_text, item.data, item.obj, now))
-            out.append(entry_from_row((entry_id, parent, item.kind, None, item.data, item.obj, now), text=item.text))
+            out.append(
+                Entry(
+                    id=entry_id,
+                    parent=parent,
+                    kind=item.kind,
+                    text=item.text,
+                    data=decode_data(item.data) if item.data is not None else {},
+                    created_at=now,
+                    object=item.obj,
+                )
+            )
             parent = entry_id
             seq += 1
-        conn.executemany(
-            "INSERT INTO entries (id, parent, run, kind, text, data, obj, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
+        insert = (
+            "INSERT INTO entries (id, parent, run, kind, text, data, obj, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
         )
-        conn.execute(
-            "UPDATE sessions SET head = ?, next_seq = ?, last_run = ?, updated_at = ? WHERE num = ?",
-            (parent, seq, run, now, num),
-        )
-        self._unindexed.add(num)
+        if len(rows) == 1:
+            conn.execute(insert, rows[0])
+        else:
+            conn.executemany(insert, rows)
+        # The head now is the last entry appended (NULL); the row is written only when that changes
+        # something: after navigation or a fork, or when its activity time is a second old.
+        if stored_head is not None or now - updated_at >= ACTIVITY_RESOLUTION or now < updated_at:
+            conn.execute("UPDATE sessions SET head = NULL, updated_at = ? WHERE num = ?", (now, num))
+        if self._unindexed is not None:
+            self._unindexed.add(num)
         return out
 
     def _text_of_object(self, obj: str | None) -> str:
@@ -145,9 +175,7 @@ class EntriesPart(StoreCore):
 
     def _head_of(self, session_id: str) -> tuple[int, int | None]:
         num = self.session_num(session_id)
-        row = self.one("SELECT head FROM sessions WHERE num = ?", (num,))
-        assert row is not None
-        return num, row[0]
+        return num, self.head_of(num)
 
     def get_entry(self, session_id: str, entry_id: int) -> Entry:
         num, head = self._head_of(session_id)
@@ -227,35 +255,29 @@ class EntriesPart(StoreCore):
             text, data, obj = compactions[applied]
             summary = text if obj is None else self._text_of_object(obj)
             runs = runs_from(runs, compaction_cut(data))
-        rows: list[ContextRow] = []
+        items: list[ContextItem] = []
+        large: dict[int, str] = {}
         for lo, hi in runs:
-            rows.extend(
-                conn.execute(
-                    "SELECT id, kind, text, CASE WHEN kind IN (3, 4) THEN data END, obj FROM entries "
-                    f"WHERE id BETWEEN ? AND ? AND kind IN ({_CONTEXT_KIND_LIST})",
-                    (lo, hi),
-                ).fetchall()
+            items += conn.execute(
+                "SELECT id, kind, text, CASE WHEN kind IN (3, 4) THEN data END FROM entries "
+                f"WHERE id BETWEEN ? AND ? AND kind IN ({_CONTEXT_KIND_LIST})",
+                (lo, hi),
+            ).fetchall()
+            large.update(
+                conn.execute("SELECT id, obj FROM entries WHERE obj IS NOT NULL AND id BETWEEN ? AND ?", (lo, hi))
             )
-        if any(row[4] is not None for row in rows):
-            rows = [
-                row if row[4] is None else (row[0], row[1], self._text_of_object(row[4]), row[3], row[4])
-                for row in rows
-            ]
-        last_usage = None
-        last_usage_entry = None
-        for row in reversed(rows):
-            if row[1] == EntryKind.ASSISTANT:
-                found = self.one("SELECT data FROM entries WHERE id = ?", (row[0],))
-                if found and found[0]:
-                    usage = msgspec.json.decode(found[0], type=AssistantData).usage
-                    if usage is not None:
-                        last_usage, last_usage_entry = usage, row[0]
-                break
-        return assemble(
-            rows,
-            compaction=applied,
+        if large:
+            items = [(i[0], i[1], self._text_of_object(large[i[0]]), i[3]) if i[0] in large else i for i in items]
+        usage = None
+        usage_index = last_response_index(items)
+        if usage_index is not None:
+            found = self.one("SELECT data FROM entries WHERE id = ?", (items[usage_index][0],))
+            if found and found[0]:
+                usage = msgspec.json.decode(found[0], type=AssistantData).usage
+        return ModelContext(
+            items=items,
             summary=summary,
+            compaction=applied,
             head=head,
-            last_usage=last_usage,
-            last_usage_entry=last_usage_entry,
+            tokens=estimate_tokens(items, summary, usage, usage_index),
         )

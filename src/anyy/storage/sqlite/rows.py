@@ -9,10 +9,11 @@ import msgspec
 from anyy.domain.entries import Attachment, Entry, EntryKind, decode_data
 from anyy.domain.queue import Execution, Submission
 from anyy.domain.sessions import Goal, Session
+from anyy.storage.sqlite.core import HEAD_SQL
 
 SESSION_COLUMNS = (
-    "id, kind, title, role, provider, model, effort, tools, steering_mode, follow_up_mode, goal, head, "
-    "forked_from, created_at, updated_at"
+    "id, kind, title, role, provider, model, effort, tools, steering_mode, follow_up_mode, goal, "
+    f"{HEAD_SQL}, forked_from, created_at, updated_at"
 )
 ENTRY_COLUMNS = "id, parent, kind, text, data, obj, created_at"
 SUBMISSION_COLUMNS = (

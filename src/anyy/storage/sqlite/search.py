@@ -13,7 +13,7 @@ from anyy.domain.entries import SEARCHABLE_KINDS, EntryKind
 from anyy.domain.paging import check_limit
 from anyy.domain.search import SearchHit, fts_query
 from anyy.domain.sessions import SessionKind
-from anyy.storage.sqlite.core import StoreCore
+from anyy.storage.sqlite.core import LAST_ENTRY_SQL, StoreCore
 from anyy.storage.sqlite.sessions import check_kind
 
 SEARCHABLE = ",".join(str(int(k)) for k in sorted(SEARCHABLE_KINDS))
@@ -22,19 +22,28 @@ SEARCHABLE = ",".join(str(int(k)) for k in sorted(SEARCHABLE_KINDS))
 class SearchPart(StoreCore):
     def index_pending(self, budget: int) -> tuple[int, bool]:
         """Index up to ``budget`` entries of sessions with unindexed messages; (indexed, more left)."""
+        if self._unindexed is None:
+            self._unindexed = {
+                num
+                for num, indexed, last in self.conn.execute(
+                    f"SELECT num, indexed_seq, {LAST_ENTRY_SQL} FROM sessions WHERE status = 'active'"
+                )
+                if last is not None and entry_ids.seq_of(last) > indexed
+            }
+        unindexed = self._unindexed
         done = 0
-        for num in sorted(self._unindexed):
+        for num in sorted(unindexed):
             if done >= budget:
                 return done, True
             with self.tx() as conn:
                 row = conn.execute(
-                    "SELECT indexed_seq, next_seq FROM sessions WHERE num = ? AND status = 'active'", (num,)
+                    f"SELECT indexed_seq, {LAST_ENTRY_SQL} FROM sessions WHERE num = ? AND status = 'active'", (num,)
                 ).fetchone()
-                if row is None or row[0] >= row[1] - 1:
-                    self._unindexed.discard(num)
+                if row is None or row[1] is None or entry_ids.seq_of(row[1]) <= row[0]:
+                    unindexed.discard(num)
                     continue
-                indexed, next_seq = row
-                upto = min(next_seq - 1, indexed + budget - done)
+                indexed, last = row[0], entry_ids.seq_of(row[1])
+                upto = min(last, indexed + budget - done)
                 conn.execute(
                     "INSERT INTO entries_fts (rowid, text) SELECT id, text FROM entries "
                     f"WHERE id BETWEEN ? AND ? AND kind IN ({SEARCHABLE}) AND text IS NOT NULL",
@@ -42,9 +51,9 @@ class SearchPart(StoreCore):
                 )
                 conn.execute("UPDATE sessions SET indexed_seq = ? WHERE num = ?", (upto, num))
             done += upto - indexed
-            if upto >= next_seq - 1:
-                self._unindexed.discard(num)
-        return done, bool(self._unindexed)
+            if upto >= last:
+                unindexed.discard(num)
+        return done, bool(unindexed)
 
     def search(
         self,

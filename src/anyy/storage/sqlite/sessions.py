@@ -18,7 +18,7 @@ from anyy.domain.sessions import (
     SessionKind,
     SessionPatch,
 )
-from anyy.storage.sqlite.core import StoreCore
+from anyy.storage.sqlite.core import HEAD_SQL, StoreCore
 from anyy.storage.sqlite.rows import SESSION_COLUMNS, session_from_row
 from commons.ids import new_id
 
@@ -130,10 +130,13 @@ class SessionsPart(StoreCore):
     def set_head(self, session_id: str, entry_id: int | None) -> Session:
         with self.tx() as conn:
             num = self.session_num(session_id)
-            (head,) = conn.execute("SELECT head FROM sessions WHERE num = ?", (num,)).fetchone()
+            head = self.head_of(num)
             if entry_id is not None and not self.in_tree(num, head, entry_id):
                 raise self.missing_entry(session_id, entry_id)
-            conn.execute("UPDATE sessions SET head = ?, updated_at = ? WHERE num = ?", (entry_id, self.clock(), num))
+            conn.execute(
+                "UPDATE sessions SET head = ?, updated_at = ? WHERE num = ?",
+                (0 if entry_id is None else entry_id, self.clock(), num),
+            )
         return self.get_session(session_id)
 
     def fork_session(self, session_id: str, at: int | None = None, *, title: str | None = None) -> Session:
@@ -142,8 +145,8 @@ class SessionsPart(StoreCore):
         with self.tx() as conn:
             num = self.session_num(session_id)
             row = conn.execute(
-                "SELECT head, kind, title, role, provider, model, effort, tools, steering_mode, follow_up_mode "
-                "FROM sessions WHERE num = ?",
+                f"SELECT {HEAD_SQL}, kind, title, role, provider, model, effort, tools, steering_mode, "
+                "follow_up_mode FROM sessions WHERE num = ?",
                 (num,),
             ).fetchone()
             head = row[0]
@@ -155,7 +158,7 @@ class SessionsPart(StoreCore):
                 "INSERT INTO sessions (id, kind, title, role, provider, model, effort, tools, steering_mode, "
                 "follow_up_mode, head, forked_from, created_at, updated_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (new_session_id, row[1], fork_title, *row[3:], point, session_id, now, now),
+                (new_session_id, row[1], fork_title, *row[3:], 0 if point is None else point, session_id, now, now),
             )
             assert cur.lastrowid is not None
             self._nums[new_session_id] = cur.lastrowid

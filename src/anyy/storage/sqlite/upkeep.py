@@ -75,7 +75,8 @@ class UpkeepPart(SearchPart):
             conn.execute("DELETE FROM executions WHERE session_num = ?", (num,))
             conn.execute("INSERT OR IGNORE INTO gc_queue (session_num) VALUES (?)", (num,))
         self._nums.pop(session_id, None)
-        self._unindexed.discard(num)
+        if self._unindexed is not None:
+            self._unindexed.discard(num)
 
     def _kept_intervals(self, num: int) -> list[tuple[int, int]]:
         lo, hi = entry_ids.session_range(num)

@@ -13,9 +13,10 @@ CREATE TABLE sessions (
     steering_mode  TEXT    NOT NULL DEFAULT 'one-at-a-time',
     follow_up_mode TEXT    NOT NULL DEFAULT 'one-at-a-time',
     goal           TEXT,                         -- JSON {text, state} or NULL
-    head           INTEGER,                      -- current leaf; durable, never only in memory
-    next_seq       INTEGER NOT NULL DEFAULT 1,   -- next entry sequence number of this session
-    last_run       INTEGER,                      -- first id of the run the last appended entry is in
+    -- The current leaf, durable (never only in memory): NULL means "the last entry this session
+    -- appended" (so an ordinary append writes nothing here), 0 means "before the first entry",
+    -- anything else is the entry id that navigation or a fork chose.
+    head           INTEGER,
     indexed_seq    INTEGER NOT NULL DEFAULT 0,   -- entries up to this seq are in the search index
     forked_from    TEXT,
     status         TEXT    NOT NULL DEFAULT 'active',   -- active | deleted (kept while entries remain)
@@ -24,7 +25,7 @@ CREATE TABLE sessions (
 );
 CREATE INDEX sessions_by_recency ON sessions (kind, updated_at DESC, num DESC) WHERE status = 'active';
 CREATE INDEX sessions_all_by_recency ON sessions (updated_at DESC, num DESC) WHERE status = 'active';
-CREATE INDEX sessions_head ON sessions (head);
+CREATE INDEX sessions_head ON sessions (head) WHERE head > 0;
 
 -- Entries: immutable tree nodes. `run` is the first id of the linear run the entry belongs to.
 CREATE TABLE entries (
@@ -38,6 +39,7 @@ CREATE TABLE entries (
     created_at REAL    NOT NULL
 );
 CREATE INDEX entries_compactions ON entries (id) WHERE kind = 7;
+CREATE INDEX entries_objects ON entries (id) WHERE obj IS NOT NULL;
 
 -- Links whose child and parent were appended by different sessions (forks, navigation into a
 -- forked-from path). They let a delete find what other sessions still reach without a tree walk.

@@ -1,0 +1,65 @@
+"""What every command shares: the selected profile and a store opened on it.
+
+``--profile`` is accepted both before the command (``anyy --profile work sessions list``) and after it
+(``anyy sessions list --profile work``, the form error messages suggest). The one after wins; without
+either, ``$ANYY_PROFILE``, then ``default``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from anyy.profiles import Profile, anyy_home, get_profile, selected_profile_name
+
+if TYPE_CHECKING:
+    from anyy.storage.protocol import SessionStore
+
+R = TypeVar("R")
+
+PROFILE_HELP = "Profile to use (default: $ANYY_PROFILE, else 'default')."
+
+
+@dataclass
+class CliState:
+    """Options of the ``anyy`` group itself, read by the commands under it."""
+
+    profile_option: str | None = None
+
+
+def selected_profile(option: str | None = None) -> Profile:
+    """The profile the command works on; it may not exist yet (see :meth:`Profile.require`)."""
+    if option is None:
+        state = click.get_current_context().find_object(CliState)
+        option = state.profile_option if state is not None else None
+    return get_profile(anyy_home(), selected_profile_name(option))
+
+
+def with_profile(func: Callable[..., R]) -> Callable[..., R]:
+    """Give a command its own ``--profile`` and call it with the selected ``profile``."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, profile_option: str | None, **kwargs: Any) -> R:
+        return func(*args, profile=selected_profile(profile_option), **kwargs)
+
+    decorate = click.option("--profile", "profile_option", metavar="NAME", default=None, help=PROFILE_HELP)
+    return decorate(wrapper)
+
+
+@contextlib.contextmanager
+def open_store(profile: Profile) -> Iterator[SessionStore]:
+    """The profile's store, closed on exit. A missing profile is an error, never created here."""
+    profile.require()
+    # Imported here: sqlite-backed storage is only loaded by the commands that read sessions.
+    from anyy.storage.sqlite import SqliteStore
+
+    store = SqliteStore.open_profile(profile.path, profile=profile.name)
+    try:
+        yield store
+    finally:
+        store.close()

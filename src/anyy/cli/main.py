@@ -1,0 +1,66 @@
+"""The ``anyy`` command line: a group of nouns (``profile``, ``sessions``) and their verbs.
+
+Start-up stays fast: this module and the command modules import only click, msgspec and the profiles
+package; anything backed by SQLite is imported inside the commands that use it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from anyy import __version__
+from anyy.cli.context import PROFILE_HELP, CliState
+from anyy.cli.profile_commands import profile
+from anyy.cli.sessions_commands import sessions
+from anyy.domain.errors import AnyyError
+
+# Exit status of a command that reported an error; click uses 2 for usage errors.
+EXIT_ERROR = 1
+
+
+class AnyyGroup(click.Group):
+    """Reports anyy's own errors as ``error: <message>`` on stderr, without a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except AnyyError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(EXIT_ERROR)
+        except BrokenPipeError:
+            # `anyy sessions list | head`: the reader left; nothing to report, and nothing more to flush.
+            _silence_stdout()
+            ctx.exit(EXIT_ERROR)
+        except OSError as exc:
+            # A file the user named (export -o) or the profile folder itself could not be used.
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(EXIT_ERROR)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush does not fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file descriptor (tests capture stdout)
+        pass
+
+
+@click.group(cls=AnyyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="anyy")
+@click.option("--profile", "profile_option", metavar="NAME", default=None, help=PROFILE_HELP)
+@click.pass_context
+def main(ctx: click.Context, profile_option: str | None) -> None:
+    """anyy, a personal agent runtime whose conversations last.
+
+    Everything belongs to a profile: a folder under $ANYY_HOME (default: the platform's data folder).
+    """
+    ctx.obj = CliState(profile_option=profile_option)
+
+
+main.add_command(profile)
+main.add_command(sessions)

@@ -1,0 +1,52 @@
+"""Printing for people and for programs (``--json``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import click
+import msgspec
+
+from anyy.domain.entries import Entry
+
+
+def _encode_extra(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    raise NotImplementedError(f"can't print a {type(value).__name__} as JSON")
+
+
+def echo_json(value: Any) -> None:
+    """One indented JSON document on stdout."""
+    raw = msgspec.json.encode(value, enc_hook=_encode_extra)
+    click.echo(msgspec.json.format(raw, indent=2).decode())
+
+
+def entry_record(entry: Entry) -> dict[str, Any]:
+    """An entry as plain JSON values, its kind spoken by name (as in the JSONL export)."""
+    record: dict[str, Any] = msgspec.to_builtins(entry)
+    record["kind"] = entry.kind.label
+    return record
+
+
+def when(timestamp: float) -> str:
+    """A local date and time to the minute, for listings."""
+    return dt.datetime.fromtimestamp(timestamp).astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def write_text_file(path: Path, chunks: Iterable[str]) -> None:
+    """Write a whole file through a temporary one: an interrupted export leaves no half file behind."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            for chunk in chunks:
+                out.write(chunk)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise

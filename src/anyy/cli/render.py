@@ -1,0 +1,78 @@
+"""Text for people: one line per session, entry or search hit, and the indented tree."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from anyy.cli.output import when
+from anyy.domain.entries import Entry
+from anyy.domain.search import SearchHit
+from anyy.domain.sessions import Session
+from anyy.domain.tree import TreeView, preview
+
+HEAD_MARK = "<- head"
+
+
+def model_of(session: Session) -> str:
+    return "/".join(part for part in (session.provider, session.model) if part) or "(profile default)"
+
+
+def session_line(session: Session) -> str:
+    title = session.title or "(untitled)"
+    return (
+        f"{session.id}  {session.kind:<10}  {when(session.updated_at)}  {session.role:<12}  "
+        f"{model_of(session):<24}  {title}"
+    )
+
+
+def session_details(session: Session) -> Iterator[str]:
+    yield f"session   {session.id} ({session.kind})"
+    yield f"title     {session.title or '(untitled)'}"
+    yield f"role      {session.role}"
+    effort = f", effort {session.effort}" if session.effort else ""
+    yield f"model     {model_of(session)}{effort}"
+    tools = ", ".join(f"{name}={value}" for name, value in sorted(session.tools.items()))
+    yield f"tools     {tools or '(profile default)'}"
+    yield f"queues    steering {session.steering_mode}, follow-up {session.follow_up_mode}"
+    if session.goal is not None:
+        yield f"goal      {session.goal.text} ({session.goal.state})"
+    if session.forked_from:
+        yield f"forked    from {session.forked_from}"
+    yield f"head      {session.head if session.head is not None else '(no entries)'}"
+    yield f"created   {when(session.created_at)}"
+    yield f"updated   {when(session.updated_at)}"
+
+
+def entry_line(entry: Entry) -> str:
+    return f"[{entry.id}] {entry.kind.label}: {preview(entry.text)}"
+
+
+def hit_line(hit: SearchHit) -> str:
+    title = hit.session_title or "(untitled)"
+    return f"{hit.session_id}  [{hit.entry_id}] {hit.kind:<9}  {title}: {hit.snippet}"
+
+
+def tree_lines(view: TreeView) -> Iterator[str]:
+    """The tree, depth-first. ``+`` starts a branch; ``*`` in the first column marks the current path.
+
+    The store's depth grows only where the tree branches, so a long conversation stays at one level and
+    only its alternatives are indented.
+    """
+    siblings = _children_counts(view)
+    for node in view.nodes:
+        path_mark = "*" if node.on_path else " "
+        if node.parent is not None and siblings.get(node.parent, 0) > 1 and node.depth > 0:
+            indent = "  " * (node.depth - 1) + "+ "
+        else:
+            indent = "  " * node.depth
+        label = f"  [{node.label}]" if node.label else ""
+        head = f"  {HEAD_MARK}" if node.is_head else ""
+        yield f"{path_mark} {indent}{node.id} {node.kind}: {node.preview}{label}{head}"
+
+
+def _children_counts(view: TreeView) -> dict[int, int]:
+    return {node.id: node.children for node in view.nodes}
+
+
+def joined(lines: Iterable[str]) -> str:
+    return "\n".join(lines)

@@ -1,0 +1,166 @@
+"""A profile's settings (``config.toml``): the values a new session starts from (SPEC M1, M3, R3, R4, Q7).
+
+Every table refuses unknown keys, so a typo is an error that names the key rather than a setting silently
+ignored. A missing file means every default.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import msgspec
+
+from anyy.domain.sessions import QueueMode
+from anyy.profiles.names import NAME_RULE, is_valid_name
+from anyy.profiles.tomlfile import FileError, convert, read_toml
+
+CONFIG_FILE = "config.toml"
+
+ProviderKind = Literal["openai", "anthropic", "offline"]
+
+
+class ModelSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """What a new session talks to. ``provider`` names a [providers.NAME] table or a built-in one."""
+
+    provider: str = "offline"
+    model: str = "offline"
+    effort: str = ""
+
+
+class ProviderSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """How to reach one provider. The key itself never lives here: ``api_key_env`` names the variable."""
+
+    kind: ProviderKind
+    base_url: str = ""
+    api_key_env: str = ""
+
+
+class RetrySettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Automatic retries of transient model errors (R3); transport retries are a separate layer."""
+
+    enabled: bool = True
+    max_retries: Annotated[int, msgspec.Meta(ge=0, le=20)] = 3
+
+
+class CompactionSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """When the context grows past ``budget_tokens``, older entries are summarised (R4)."""
+
+    budget_tokens: Annotated[int, msgspec.Meta(gt=0)] = 100_000
+
+
+class QueueSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """How many pending items each checkpoint takes, per queue (Q7), for new sessions."""
+
+    steering: QueueMode = "one-at-a-time"
+    follow_up: QueueMode = "one-at-a-time"
+
+
+def _default_tools() -> list[str]:
+    # web_fetch reaches the network on the model's say-so: off until the user turns it on (M6).
+    return ["read_file", "write_file", "shell", "ask_user", "memory"]
+
+
+class ToolSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Tools and Codemode belong to the profile, never to a role (M3)."""
+
+    enabled: list[str] = msgspec.field(default_factory=_default_tools)
+    codemode: bool = False
+
+
+class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    model: ModelSettings = msgspec.field(default_factory=ModelSettings)
+    providers: dict[str, ProviderSettings] = {}
+    retries: RetrySettings = msgspec.field(default_factory=RetrySettings)
+    compaction: CompactionSettings = msgspec.field(default_factory=CompactionSettings)
+    queue: QueueSettings = msgspec.field(default_factory=QueueSettings)
+    tools: ToolSettings = msgspec.field(default_factory=ToolSettings)
+
+    def provider(self, name: str) -> ProviderSettings:
+        """The settings of a provider by name: a [providers.NAME] table, else a built-in one."""
+        found = self.providers.get(name) or BUILTIN_PROVIDERS.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def provider_names(self) -> list[str]:
+        return sorted({*BUILTIN_PROVIDERS, *self.providers})
+
+
+# Usable without any [providers] table; a table of the same name replaces one of these.
+BUILTIN_PROVIDERS: dict[str, ProviderSettings] = {
+    "offline": ProviderSettings(kind="offline"),
+    "openai": ProviderSettings(kind="openai", base_url="https://api.openai.com/v1", api_key_env="OPENAI_API_KEY"),
+    "anthropic": ProviderSettings(
+        kind="anthropic", base_url="https://api.anthropic.com", api_key_env="ANTHROPIC_API_KEY"
+    ),
+}
+
+
+def load_config(path: Path) -> Config:
+    """The settings in ``path``; every default when the file does not exist."""
+    if not path.exists():
+        return Config()
+    raw = read_toml(path, CONFIG_FILE)
+    # Each provider table is checked on its own so that a message names it: msgspec would only say
+    # "providers[...]".
+    providers = raw.get("providers")
+    if isinstance(providers, dict):
+        for name, table in providers.items():
+            if not is_valid_name(name):
+                raise FileError(f"{CONFIG_FILE} ({path}): invalid provider name [providers.{name}]: use {NAME_RULE}")
+            convert(table, ProviderSettings, label=CONFIG_FILE, path=path, prefix=("providers", name), root=Config)
+    config = convert(raw, Config, label=CONFIG_FILE, path=path)
+    try:
+        config.provider(config.model.provider)
+    except KeyError:
+        raise FileError(
+            f"{CONFIG_FILE} ({path}): key 'provider' in [model] names {config.model.provider!r}, which is not "
+            f"defined: add a [providers.{config.model.provider}] table or use one of: "
+            f"{', '.join(config.provider_names())}"
+        ) from None
+    return config
+
+
+DEFAULT_CONFIG_TOML = """\
+# anyy profile settings. Every key is optional: a missing key keeps the default shown here.
+# Unknown keys are refused (a typo is reported, never silently ignored).
+# These values initialise NEW sessions; a session keeps its own settings once created (SPEC M1, X4).
+
+[model]
+# A name from [providers.NAME] below, or a built-in one: offline, openai, anthropic.
+provider = "offline"
+model = "offline"
+# Reasoning effort passed to the provider; "" leaves the provider's default.
+effort = ""
+
+# Providers are named tables. kind is "openai" (any OpenAI-compatible server: OpenAI, Ollama,
+# vLLM, llama.cpp, OpenRouter...), "anthropic" or "offline" (deterministic, for demos and tests).
+# The API key is never written here: api_key_env names the environment variable that holds it.
+#
+# [providers.local]
+# kind = "openai"
+# base_url = "http://127.0.0.1:11434/v1"
+# api_key_env = ""
+
+[retries]
+# Transient model errors (rate limit, overload, 5xx, dropped connection) are retried automatically,
+# waiting 2 s, then doubling, at most 60 s. Transport retries and HTTP timeouts stay on regardless.
+enabled = true
+max_retries = 3
+
+[compaction]
+# When the context re-read by the model grows past this many tokens, older entries are summarised.
+budget_tokens = 100000
+
+[queue]
+# Pending messages taken at each checkpoint: "all" or "one-at-a-time", per queue.
+steering = "one-at-a-time"
+follow_up = "one-at-a-time"
+
+[tools]
+# Tools enabled in new sessions (web_fetch is off unless listed). Roles never choose tools.
+enabled = ["read_file", "write_file", "shell", "ask_user", "memory"]
+# Codemode: the model writes one script calling the tools instead of one call per tool.
+codemode = false
+"""
