@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 from anyy.cli.output import when
 from anyy.domain.entries import Entry
@@ -72,7 +72,3 @@ def tree_lines(view: TreeView) -> Iterator[str]:
 
 def _children_counts(view: TreeView) -> dict[int, int]:
     return {node.id: node.children for node in view.nodes}
-
-
-def joined(lines: Iterable[str]) -> str:
-    return "\n".join(lines)

@@ -4,7 +4,9 @@
     ├── NotFound      an id that does not exist in this profile (or was deleted)
     ├── Conflict      the state changed under the caller: a taken queue item, a stale version,
     │                 unfinished work, a busy session
-    └── InvalidInput  a request that can never succeed as written
+    ├── InvalidInput  a request that can never succeed as written
+    └── StorageFull   the disk (or the database's size limit) is full: nothing of the request was
+                      written; it can succeed once space is freed
 
 Messages are meant for people: they say what was wrong and, where there is one, what to do.
 """
@@ -28,3 +30,7 @@ class Conflict(AnyyError):
 
 class InvalidInput(AnyyError):
     code = "invalid_input"
+
+
+class StorageFull(AnyyError):
+    code = "storage_full"

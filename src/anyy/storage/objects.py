@@ -33,11 +33,16 @@ class ObjectFiles:
             return object_hash
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{object_hash}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
+        try:
+            with open(tmp, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()  # a full disk must not leave a partial file behind
+            raise
         return object_hash
 
     def get(self, object_hash: str) -> bytes:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import sqlite3
 import threading
 import time
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from anyy.domain import entry_ids
-from anyy.domain.errors import NotFound
+from anyy.domain.errors import NotFound, StorageFull
 from anyy.storage.objects import ObjectFiles
 from anyy.storage.sqlite import migrate
 
@@ -83,10 +84,26 @@ class StoreCore:
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            self.rollback()
+            raise self.translate(exc) from exc
+
+    def rollback(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
+    def translate(self, exc: BaseException) -> BaseException:
+        """A full disk becomes an error a person can act on; anything else is passed on as it is."""
+        full = (isinstance(exc, sqlite3.OperationalError) and "full" in str(exc)) or (
+            isinstance(exc, OSError) and exc.errno == errno.ENOSPC
+        )
+        if not full:
+            return exc
+        return StorageFull(
+            f"no space left for profile {self.profile!r} ({self.db_path.parent}): nothing of this request was "
+            "written. Free some disk space, then try again."
+        )
 
     def one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
         row: tuple[Any, ...] | None = self.conn.execute(sql, params).fetchone()

@@ -53,29 +53,32 @@ class EntriesPart(StoreCore):
         conn.execute("BEGIN IMMEDIATE")  # the hot path: what self.tx() does, without its overhead
         try:
             appended = self.append_prepared(session_id, prepared, expected_head=expected_head)
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            self.rollback()
+            raise self.translate(exc) from exc
         return appended
 
     def prepare_entries(self, entries: Sequence[NewEntry]) -> list[Prepared]:
         """Validate and encode before the transaction; large bodies go to objects/ first (durably)."""
-        prepared = []
-        for new in entries:
-            kind = new.kind if type(new.kind) is EntryKind else EntryKind(new.kind)
-            data = encode_data(kind, new.data)
-            refs: list[str] = []
-            stored: str | None = new.text
-            obj = None
-            if len(new.text) > self.body_threshold:
-                obj = self.objects.put(new.text.encode("utf-8"))
-                stored = None
-                refs.append(obj)
-            if kind == EntryKind.USER and data is not None:
-                refs.extend(att["object"] for att in msgspec.json.decode(data).get("attachments", []))
-            prepared.append(Prepared(kind, new.text, stored, data.decode() if data is not None else None, obj, refs))
-        return prepared
+        try:
+            return [self._prepare(new) for new in entries]
+        except OSError as exc:
+            raise self.translate(exc) from exc
+
+    def _prepare(self, new: NewEntry) -> Prepared:
+        kind = new.kind if type(new.kind) is EntryKind else EntryKind(new.kind)
+        data = encode_data(kind, new.data)
+        refs: list[str] = []
+        stored: str | None = new.text
+        obj = None
+        if len(new.text) > self.body_threshold:
+            obj = self.objects.put(new.text.encode("utf-8"))
+            stored = None
+            refs.append(obj)
+        if kind == EntryKind.USER and data is not None:
+            refs.extend(att["object"] for att in msgspec.json.decode(data).get("attachments", []))
+        return Prepared(kind, new.text, stored, data.decode() if data is not None else None, obj, refs)
 
     def append_prepared(
         self,

@@ -186,7 +186,10 @@ class UpkeepPart(SearchPart):
 
     # -- objects ---------------------------------------------------------------------------------
     def put_object(self, data: bytes, *, media_type: str = "application/octet-stream") -> ObjectRef:
-        object_hash = self.objects.put(data)
+        try:
+            object_hash = self.objects.put(data)
+        except OSError as exc:
+            raise self.translate(exc) from exc
         with self.tx() as conn:
             conn.execute(
                 "INSERT OR IGNORE INTO objects (hash, size, media_type, created_at) VALUES (?, ?, ?, ?)",
