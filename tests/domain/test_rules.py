@@ -75,10 +75,10 @@ def test_c5_outcomes_follow_the_execution() -> None:
 
 
 def test_cursors_round_trip_and_reject_garbage() -> None:
-    assert decode_cursor(encode_cursor(12.5, 7), 2) == [12.5, 7]
-    for bad in ("!!!", encode_cursor(1), "eyJ"):
+    assert decode_cursor(encode_cursor(12.5, 7), float, int) == [12.5, 7]
+    for bad in ("!!!", encode_cursor(1), "eyJ", encode_cursor([1], 2), encode_cursor(1.5, True)):
         with pytest.raises(InvalidInput, match="invalid page cursor"):
-            decode_cursor(bad, 2)
+            decode_cursor(bad, float, int)
 
 
 def test_search_queries_never_pass_syntax_through() -> None:

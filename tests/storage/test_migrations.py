@@ -30,7 +30,7 @@ def test_a_database_from_a_newer_anyy_is_refused(tmp_path: Path) -> None:
     SqliteStore(db).close()
     with sqlite3.connect(db) as conn:
         conn.execute("INSERT INTO schema_migrations VALUES (999, '0999_future.sql', 0)")
-    with pytest.raises(RuntimeError, match="newer than this anyy knows.*upgrade anyy"):
+    with pytest.raises(RuntimeError, match=r"newer than this anyy knows.*upgrade anyy"):
         SqliteStore(db)
 
 

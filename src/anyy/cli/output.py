@@ -13,6 +13,7 @@ import click
 import msgspec
 
 from anyy.domain.entries import Entry
+from anyy.domain.errors import InvalidInput
 
 
 def _encode_extra(value: Any) -> Any:
@@ -41,7 +42,11 @@ def when(timestamp: float) -> str:
 
 def write_text_file(path: Path, chunks: Iterable[str]) -> None:
     """Write a whole file through a temporary one: an interrupted export leaves no half file behind."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        # The temporary file's name means nothing to the person who asked for ``path``.
+        raise InvalidInput(f"can't write {path}: {exc.strerror or exc} (in {path.parent})") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             for chunk in chunks:

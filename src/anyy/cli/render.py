@@ -18,7 +18,7 @@ def model_of(session: Session) -> str:
 
 
 def session_line(session: Session) -> str:
-    title = session.title or "(untitled)"
+    title = preview(session.title) or "(untitled)"
     return (
         f"{session.id}  {session.kind:<10}  {when(session.updated_at)}  {session.role:<12}  "
         f"{model_of(session):<24}  {title}"
@@ -48,27 +48,28 @@ def entry_line(entry: Entry) -> str:
 
 
 def hit_line(hit: SearchHit) -> str:
-    title = hit.session_title or "(untitled)"
-    return f"{hit.session_id}  [{hit.entry_id}] {hit.kind:<9}  {title}: {hit.snippet}"
+    title = preview(hit.session_title) or "(untitled)"
+    return f"{hit.session_id}  [{hit.entry_id}] {hit.kind:<9}  {title}: {preview(hit.snippet)}"
 
 
 def tree_lines(view: TreeView) -> Iterator[str]:
     """The tree, depth-first. ``+`` starts a branch; ``*`` in the first column marks the current path.
 
     The store's depth grows only where the tree branches, so a long conversation stays at one level and
-    only its alternatives are indented.
+    only its alternatives are indented. Several roots (the head was moved before the first entry and the
+    conversation restarted) are branches too.
     """
-    siblings = _children_counts(view)
+    children = {node.id: node.children for node in view.nodes}
+    roots = [node for node in view.nodes if node.parent not in children]
+    base = "  " if len(roots) > 1 else ""
     for node in view.nodes:
         path_mark = "*" if node.on_path else " "
-        if node.parent is not None and siblings.get(node.parent, 0) > 1 and node.depth > 0:
-            indent = "  " * (node.depth - 1) + "+ "
+        if node.parent not in children:
+            indent = "+ " if base else ""
+        elif children[node.parent] > 1 and node.depth > 0:
+            indent = base + "  " * (node.depth - 1) + "+ "
         else:
-            indent = "  " * node.depth
+            indent = base + "  " * node.depth
         label = f"  [{node.label}]" if node.label else ""
         head = f"  {HEAD_MARK}" if node.is_head else ""
         yield f"{path_mark} {indent}{node.id} {node.kind}: {node.preview}{label}{head}"
-
-
-def _children_counts(view: TreeView) -> dict[int, int]:
-    return {node.id: node.children for node in view.nodes}

@@ -66,9 +66,11 @@ def compaction_cut(data_raw: str | bytes) -> int:
     return msgspec.json.decode(data_raw, type=CompactionData).first_kept
 
 
-def last_response_index(items: Sequence[ContextItem]) -> int | None:
-    """Index of the newest assistant message: its reported usage anchors the token estimate."""
-    for index in range(len(items) - 1, -1, -1):
+def last_response_index(items: Sequence[ContextItem], start: int = 0) -> int | None:
+    """Index of the newest assistant message at or after ``start``: its reported usage anchors the
+    token estimate. Only responses made after the applied compaction count (``start``): earlier ones
+    re-read the context as it was before it was summarised."""
+    for index in range(len(items) - 1, start - 1, -1):
         if items[index][1] == EntryKind.ASSISTANT:
             return index
     return None

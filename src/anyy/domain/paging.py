@@ -15,14 +15,19 @@ def encode_cursor(*values: Any) -> str:
     return base64.urlsafe_b64encode(msgspec.json.encode(list(values))).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str, arity: int) -> list[Any]:
+def decode_cursor(cursor: str, *types: type | tuple[type, ...]) -> list[Any]:
+    """The values of a cursor, each checked against its type (a tampered cursor is invalid input)."""
+    invalid = InvalidInput("invalid page cursor: pass back the next_cursor of the previous page")
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         values = msgspec.json.decode(raw)
     except (binascii.Error, ValueError, msgspec.DecodeError):
-        raise InvalidInput("invalid page cursor: pass back the next_cursor of the previous page") from None
-    if not isinstance(values, list) or len(values) != arity:
-        raise InvalidInput("invalid page cursor: pass back the next_cursor of the previous page")
+        raise invalid from None
+    if not isinstance(values, list) or len(values) != len(types):
+        raise invalid
+    for value, expected in zip(values, types, strict=True):
+        if isinstance(value, bool) or not isinstance(value, expected):
+            raise invalid
     return values
 
 

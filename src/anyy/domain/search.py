@@ -42,3 +42,16 @@ def fts_query(text: str) -> str:
     if not parts:
         raise InvalidInput("the search needs at least one word")
     return " ".join(parts)
+
+
+def plain_snippet(text: str, query: str, width: int = 60) -> str:
+    """A snippet around the first word of the query found in ``text``, marked like the index's own."""
+    lowered = text.lower()
+    for word in _WORD.findall(query):
+        at = lowered.find(word.lower())
+        if at >= 0:
+            start, end = max(0, at - width), min(len(text), at + len(word) + width)
+            before = ("…" if start else "") + text[start:at]
+            after = text[at + len(word) : end] + ("…" if end < len(text) else "")
+            return " ".join(f"{before}[{text[at : at + len(word)]}]{after}".split())
+    return " ".join(text[: 2 * width].split()) + ("…" if len(text) > 2 * width else "")

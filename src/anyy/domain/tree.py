@@ -64,7 +64,7 @@ def build_tree(rows: list[TreeRow], head: int | None, path: set[int]) -> TreeVie
         kids.sort()
     label_rows = sorted(
         ((r[0], r[3], r[4]) for r in rows if r[2] == EntryKind.LABEL),
-        key=lambda r: (r[0] not in path, r[0]),
+        key=lambda r: (r[0] in path, r[0]),  # labels on the current path are applied last: they win
     )
     labels = current_labels(label_rows)
     nodes: list[TreeNode] = []

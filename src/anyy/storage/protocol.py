@@ -16,7 +16,7 @@ from anyy.domain.context import ModelContext
 from anyy.domain.entries import Entry, NewEntry
 from anyy.domain.queue import Execution, ExecutionState, NewSubmission, Submission, SubmissionKind
 from anyy.domain.search import SearchHit
-from anyy.domain.sessions import NewSession, Page, Session, SessionKind, SessionPatch
+from anyy.domain.sessions import UNSET, NewSession, Page, Session, SessionKind, SessionPatch, Unset
 from anyy.domain.tree import TreeView
 
 
@@ -58,11 +58,11 @@ class SessionStore(Protocol):
 
     # -- entries ---------------------------------------------------------------------------------
     def append_entries(
-        self, session_id: str, entries: Sequence[NewEntry], *, expected_head: int | None = None
+        self, session_id: str, entries: Sequence[NewEntry], *, expected_head: int | Unset | None = UNSET
     ) -> list[Entry]:
         """Append children of the head in one transaction and move the head to the last one.
 
-        With ``expected_head``, a head that moved meanwhile is a conflict."""
+        With ``expected_head`` (``None``: an empty path), a head that moved meanwhile is a conflict."""
         ...
 
     def get_entry(self, session_id: str, entry_id: int) -> Entry: ...
@@ -135,7 +135,8 @@ class SessionStore(Protocol):
     def get_execution(self, execution_id: str) -> Execution: ...
     def list_executions(self, session_id: str, *, active_only: bool = False) -> list[Execution]: ...
     def recover_interrupted(self, note: str) -> list[Execution]:
-        """After a crash: mark every execution that was active as interrupted, with a visible note."""
+        """After a crash: mark every execution that was running (or waiting to retry) as interrupted, with
+        a visible notice entry. One suspended on a question stays suspended: an answer still resumes it."""
         ...
 
     # -- upkeep ----------------------------------------------------------------------------------

@@ -143,6 +143,10 @@ class StoreCore:
         row = self.one("SELECT id, run FROM entries WHERE id BETWEEN ? AND ? ORDER BY id DESC LIMIT 1", (lo, hi))
         return None if row is None else (row[0], row[1])
 
+    def object_text(self, obj: str) -> str:
+        """The text of a body that was stored in objects/."""
+        return self.objects.get(obj).decode("utf-8")
+
     def entry_exists(self, entry_id: int) -> bool:
         return self.one("SELECT 1 FROM entries WHERE id = ?", (entry_id,)) is not None
 
@@ -177,9 +181,53 @@ class StoreCore:
         roots = [
             row[0] for row in self.conn.execute("SELECT parent FROM cross_links WHERE child BETWEEN ? AND ?", (lo, hi))
         ]
+        fork = self.one("SELECT fork_point FROM sessions WHERE num = ?", (num,))
+        if fork is not None and fork[0] is not None:
+            roots.append(fork[0])  # the path it was forked with stays its own, wherever its head goes
         if head is not None and not lo <= head <= hi:
             roots.append(head)
         return roots
+
+    def tree_intervals(self, num: int, head: int | None) -> list[tuple[int, int]]:
+        """Id intervals covering the session's tree: its own range and the paths it hangs from."""
+        intervals = [entry_ids.session_range(num)]
+        for root in self.tree_roots(num, head):
+            intervals += self.path_runs(root)
+        return intervals
+
+    def live_holder(self, entry_id: int) -> int | None:
+        """A live session whose tree holds the entry: its author, or, when the author was deleted,
+        a session downstream of it (a fork, a fork of a fork) that still reaches it."""
+        owner = entry_ids.owner_number(entry_id)
+        queue, seen = [owner], {owner}
+        while queue:
+            num = queue.pop()
+            status = self.one("SELECT status FROM sessions WHERE num = ?", (num,))
+            if status is None:
+                continue
+            if status[0] == "active":
+                if self.in_tree(num, self.head_of(num), entry_id):
+                    return num
+                continue
+            lo, hi = entry_ids.session_range(num)
+            downstream = [
+                row[0]
+                for row in self.conn.execute(
+                    "SELECT num FROM sessions WHERE head BETWEEN ? AND ? AND status = 'active'", (lo, hi)
+                )
+            ]
+            downstream += [
+                entry_ids.owner_number(row[0])
+                for row in self.conn.execute(
+                    "SELECT child FROM cross_links WHERE parent BETWEEN ? AND ? AND child NOT BETWEEN ? AND ?",
+                    (lo, hi, lo, hi),
+                )
+            ]
+            for other in downstream:
+                if other not in seen:
+                    seen.add(other)
+                    queue.append(other)
+        return None
 
     def in_tree(self, num: int, head: int | None, entry_id: int) -> bool:
         """Whether an entry belongs to this session's tree (its own entries, or their ancestors)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import msgspec
 
@@ -21,13 +21,12 @@ from anyy.domain.context import (
 from anyy.domain.entries import AssistantData, Entry, EntryKind, NewEntry, decode_data, encode_data
 from anyy.domain.errors import Conflict, InvalidInput
 from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
-from anyy.domain.sessions import Page
+from anyy.domain.sessions import UNSET, Page, Unset
 from anyy.domain.tree import TreeRow, TreeView, build_tree
 from anyy.storage.sqlite.core import ACTIVITY_RESOLUTION, StoreCore
 from anyy.storage.sqlite.rows import ENTRY_COLUMNS, entry_from_row
 
 _CONTEXT_KIND_LIST = ",".join(str(int(k)) for k in CONTEXT_KINDS)
-_NO_HEAD_CHECK: Any = object()
 
 
 class Prepared(NamedTuple):
@@ -41,10 +40,20 @@ class Prepared(NamedTuple):
     refs: list[str]
 
 
+def _parse_kind(kind: object) -> EntryKind:
+    if isinstance(kind, str):
+        return EntryKind.parse(kind)
+    try:
+        return EntryKind(kind)  # type: ignore[arg-type]
+    except (ValueError, TypeError):
+        names = ", ".join(k.label for k in EntryKind)
+        raise InvalidInput(f"unknown entry kind {kind!r}; the kinds are: {names}") from None
+
+
 class EntriesPart(StoreCore):
     # -- writing ---------------------------------------------------------------------------------
     def append_entries(
-        self, session_id: str, entries: Sequence[NewEntry], *, expected_head: Any = _NO_HEAD_CHECK
+        self, session_id: str, entries: Sequence[NewEntry], *, expected_head: int | Unset | None = UNSET
     ) -> list[Entry]:
         if not entries:
             raise InvalidInput("nothing to append: pass at least one entry")
@@ -67,13 +76,19 @@ class EntriesPart(StoreCore):
             raise self.translate(exc) from exc
 
     def _prepare(self, new: NewEntry) -> Prepared:
-        kind = new.kind if type(new.kind) is EntryKind else EntryKind(new.kind)
+        kind = new.kind if type(new.kind) is EntryKind else _parse_kind(new.kind)
         data = encode_data(kind, new.data)
         refs: list[str] = []
         stored: str | None = new.text
         obj = None
-        if len(new.text) > self.body_threshold:
-            obj = self.objects.put(new.text.encode("utf-8"))
+        if not isinstance(new.text, str):
+            raise InvalidInput(f"an entry's text must be a string, not {type(new.text).__name__}")
+        try:
+            body = new.text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidInput(f"an entry's text is not valid Unicode ({exc.reason} at position {exc.start})") from None
+        if len(body) > self.body_threshold:
+            obj = self.objects.put(body)
             stored = None
             refs.append(obj)
         if kind == EntryKind.USER and data is not None:
@@ -85,24 +100,26 @@ class EntriesPart(StoreCore):
         session_id: str,
         prepared: Sequence[Prepared],
         *,
-        expected_head: Any = _NO_HEAD_CHECK,
+        expected_head: int | Unset | None = UNSET,
     ) -> list[Entry]:
         """Inside a transaction: append children of the head and move the head to the last one."""
         conn = self.conn
         num = self._nums.get(session_id) or self.session_num(session_id)
         lo, hi = entry_ids.session_range(num)
-        # One statement reads the session and its last entry (one step down the primary key).
+        # One statement reads the session, its last entry (one step down the primary key) and which
+        # session of its kind is the most recent (one step down the recency index).
         state = conn.execute(
-            "SELECT s.head, s.updated_at, e.id, e.run FROM sessions s LEFT JOIN entries e "
+            "SELECT s.head, s.updated_at, e.id, e.run, (SELECT o.num FROM sessions o WHERE o.status = 'active' "
+            "AND o.kind = s.kind ORDER BY o.updated_at DESC, o.num DESC LIMIT 1) FROM sessions s LEFT JOIN entries e "
             "ON e.id = (SELECT max(id) FROM entries WHERE id BETWEEN ? AND ?) WHERE s.num = ? AND s.status = 'active'",
             (lo, hi, num),
         ).fetchone()
         if state is None:
             self._nums.pop(session_id, None)
             raise self.missing_session(session_id)
-        stored_head, updated_at, last_id, run = state
+        stored_head, updated_at, last_id, run, most_recent = state
         head = last_id if stored_head is None else (None if stored_head == 0 else stored_head)
-        if expected_head is not _NO_HEAD_CHECK and expected_head != head:
+        if not isinstance(expected_head, Unset) and expected_head != head:
             raise Conflict(
                 f"the head of session {session_id} moved (expected {expected_head}, now {head}); "
                 "reload the session and try again"
@@ -143,16 +160,14 @@ class EntriesPart(StoreCore):
             conn.execute(insert, rows[0])
         else:
             conn.executemany(insert, rows)
-        # The head now is the last entry appended (NULL); the row is written only when that changes
-        # something: after navigation or a fork, or when its activity time is a second old.
-        if stored_head is not None or now - updated_at >= ACTIVITY_RESOLUTION or now < updated_at:
+        # The head now is the last entry appended (NULL). The row is written only when that changes
+        # something: after navigation or a fork, when another session is ahead in "most recent first",
+        # or when its activity time is a second old.
+        if stored_head is not None or most_recent != num or now - updated_at >= ACTIVITY_RESOLUTION or now < updated_at:
             conn.execute("UPDATE sessions SET head = NULL, updated_at = ? WHERE num = ?", (now, num))
         if self._unindexed is not None:
             self._unindexed.add(num)
         return out
-
-    def _text_of_object(self, obj: str | None) -> str:
-        return "" if obj is None else self.objects.get(obj).decode("utf-8")
 
     def add_object_ref(self, holder: int, obj: str, *, created: bool) -> None:
         conn = self.conn
@@ -173,7 +188,7 @@ class EntriesPart(StoreCore):
             for row in self.conn.execute(
                 f"SELECT {ENTRY_COLUMNS} FROM entries WHERE id BETWEEN ? AND ? ORDER BY id {order}", (lo, hi)
             ):
-                entries.append(entry_from_row(row, text=self._text_of_object(row[5]) if row[5] else None))
+                entries.append(entry_from_row(row, text=self.object_text(row[5]) if row[5] else None))
         return entries
 
     def _head_of(self, session_id: str) -> tuple[int, int | None]:
@@ -198,7 +213,7 @@ class EntriesPart(StoreCore):
         _num, head = self._head_of(session_id)
         runs = self.path_runs(head)
         if cursor is not None:
-            (before,) = decode_cursor(cursor, 1)
+            (before,) = decode_cursor(cursor, int)
             for index, (lo, hi) in enumerate(runs):
                 if isinstance(before, int) and lo <= before <= hi:
                     runs = runs[:index] + ([(lo, before - 1)] if before > lo else [])
@@ -215,7 +230,7 @@ class EntriesPart(StoreCore):
                 f"SELECT {ENTRY_COLUMNS} FROM entries WHERE id BETWEEN ? AND ? ORDER BY id DESC LIMIT ?",
                 (lo, hi, need),
             ):
-                items.append(entry_from_row(row, text=self._text_of_object(row[5]) if row[5] else None))
+                items.append(entry_from_row(row, text=self.object_text(row[5]) if row[5] else None))
             if len(items) > limit:
                 break
         more = len(items) > limit
@@ -224,19 +239,15 @@ class EntriesPart(StoreCore):
 
     def tree(self, session_id: str) -> TreeView:
         num, head = self._head_of(session_id)
-        lo, hi = entry_ids.session_range(num)
-        columns = f"id, parent, kind, substr(text, 1, 200), CASE kind WHEN {int(EntryKind.LABEL)} THEN data END"
+        columns = f"id, parent, kind, substr(text, 1, 200), CASE kind WHEN {int(EntryKind.LABEL)} THEN data END, obj"
         rows: dict[int, TreeRow] = {}
-        for root in self.tree_roots(num, head):
-            for run_lo, run_hi in self.path_runs(root):
-                if run_lo in rows and run_hi in rows:
-                    continue
-                for row in self.conn.execute(
-                    f"SELECT {columns} FROM entries WHERE id BETWEEN ? AND ?", (run_lo, run_hi)
-                ):
-                    rows[row[0]] = row
-        for row in self.conn.execute(f"SELECT {columns} FROM entries WHERE id BETWEEN ? AND ?", (lo, hi)):
-            rows[row[0]] = row
+        for lo, hi in self.tree_intervals(num, head):
+            for entry_id, parent, kind, text, data, obj in self.conn.execute(
+                f"SELECT {columns} FROM entries WHERE id BETWEEN ? AND ?", (lo, hi)
+            ):
+                # A large body lives in objects/: its beginning is the preview.
+                preview = text if obj is None else self.object_text(obj)[:200]
+                rows[entry_id] = (entry_id, parent, kind, preview, data)
         path: set[int] = set()
         for run_lo, run_hi in self.path_runs(head):
             path.update(range(run_lo, run_hi + 1))
@@ -256,11 +267,18 @@ class EntriesPart(StoreCore):
         summary = None
         if applied is not None:
             text, data, obj = compactions[applied]
-            summary = text if obj is None else self._text_of_object(obj)
+            summary = text if obj is None else self.object_text(obj)
             runs = runs_from(runs, compaction_cut(data))
         items: list[ContextItem] = []
         large: dict[int, str] = {}
+        after_compaction = 0  # index of the first item that follows the applied compaction
         for lo, hi in runs:
+            if applied is not None and lo <= applied <= hi:
+                (before,) = conn.execute(
+                    f"SELECT count(*) FROM entries WHERE id BETWEEN ? AND ? AND kind IN ({_CONTEXT_KIND_LIST})",
+                    (lo, applied),
+                ).fetchone()
+                after_compaction = len(items) + before
             items += conn.execute(
                 "SELECT id, kind, text, CASE WHEN kind IN (3, 4) THEN data END FROM entries "
                 f"WHERE id BETWEEN ? AND ? AND kind IN ({_CONTEXT_KIND_LIST})",
@@ -270,9 +288,9 @@ class EntriesPart(StoreCore):
                 conn.execute("SELECT id, obj FROM entries WHERE obj IS NOT NULL AND id BETWEEN ? AND ?", (lo, hi))
             )
         if large:
-            items = [(i[0], i[1], self._text_of_object(large[i[0]]), i[3]) if i[0] in large else i for i in items]
+            items = [(i[0], i[1], self.object_text(large[i[0]]), i[3]) if i[0] in large else i for i in items]
         usage = None
-        usage_index = last_response_index(items)
+        usage_index = last_response_index(items, after_compaction)
         if usage_index is not None:
             found = self.one("SELECT data FROM entries WHERE id = ?", (items[usage_index][0],))
             if found and found[0]:

@@ -260,7 +260,7 @@ class QueuePart(EntriesPart, StoreCore):
     def recover_interrupted(self, note: str) -> list[Execution]:
         rows = self.conn.execute(
             "SELECT e.id, x.id FROM executions e JOIN sessions x ON x.num = e.session_num "
-            "WHERE e.state IN ('running', 'retry_wait', 'suspended') AND x.status = 'active'"
+            "WHERE e.state IN ('running', 'retry_wait') AND x.status = 'active'"
         ).fetchall()
         recovered = []
         for execution_id, session_id in rows:

@@ -11,12 +11,14 @@ from typing import Any
 from anyy.domain import entry_ids
 from anyy.domain.entries import SEARCHABLE_KINDS, EntryKind
 from anyy.domain.paging import check_limit
-from anyy.domain.search import SearchHit, fts_query
+from anyy.domain.search import SearchHit, fts_query, plain_snippet
 from anyy.domain.sessions import SessionKind
 from anyy.storage.sqlite.core import LAST_ENTRY_SQL, StoreCore
 from anyy.storage.sqlite.sessions import check_kind
 
 SEARCHABLE = ",".join(str(int(k)) for k in sorted(SEARCHABLE_KINDS))
+# Live sessions, and deleted ones once reclaimed: what is left of those is history a fork still holds.
+_INDEXABLE = "num NOT IN (SELECT session_num FROM gc_queue)"
 
 
 class SearchPart(StoreCore):
@@ -26,7 +28,7 @@ class SearchPart(StoreCore):
             self._unindexed = {
                 num
                 for num, indexed, last in self.conn.execute(
-                    f"SELECT num, indexed_seq, {LAST_ENTRY_SQL} FROM sessions WHERE status = 'active'"
+                    f"SELECT num, indexed_seq, {LAST_ENTRY_SQL} FROM sessions WHERE {_INDEXABLE}"
                 )
                 if last is not None and entry_ids.seq_of(last) > indexed
             }
@@ -37,7 +39,7 @@ class SearchPart(StoreCore):
                 return done, True
             with self.tx() as conn:
                 row = conn.execute(
-                    f"SELECT indexed_seq, {LAST_ENTRY_SQL} FROM sessions WHERE num = ? AND status = 'active'", (num,)
+                    f"SELECT indexed_seq, {LAST_ENTRY_SQL} FROM sessions WHERE num = ? AND {_INDEXABLE}", (num,)
                 ).fetchone()
                 if row is None or row[1] is None or entry_ids.seq_of(row[1]) <= row[0]:
                     unindexed.discard(num)
@@ -49,6 +51,15 @@ class SearchPart(StoreCore):
                     f"WHERE id BETWEEN ? AND ? AND kind IN ({SEARCHABLE}) AND text IS NOT NULL",
                     (entry_ids.make_entry_id(num, indexed + 1), entry_ids.make_entry_id(num, upto)),
                 )
+                # Large bodies live in objects/: the index gets their text from there.
+                for entry_id, obj in conn.execute(
+                    "SELECT id, obj FROM entries WHERE obj IS NOT NULL AND id BETWEEN ? AND ? "
+                    f"AND kind IN ({SEARCHABLE})",
+                    (entry_ids.make_entry_id(num, indexed + 1), entry_ids.make_entry_id(num, upto)),
+                ).fetchall():
+                    conn.execute(
+                        "INSERT INTO entries_fts (rowid, text) VALUES (?, ?)", (entry_id, self.object_text(obj))
+                    )
                 conn.execute("UPDATE sessions SET indexed_seq = ? WHERE num = ?", (upto, num))
             done += upto - indexed
             if upto >= last:
@@ -66,34 +77,48 @@ class SearchPart(StoreCore):
         check_kind(kind)
         check_limit(limit)
         match = fts_query(query)
-        where = ["entries_fts MATCH ?", "s.status = 'active'"]
+        where = ["entries_fts MATCH ?"]
         params: list[Any] = [match]
-        if kind is not None:
-            where.append("s.kind = ?")
-            params.append(kind)
+        scope: int | None = None
         if session_id is not None:
-            lo, hi = entry_ids.session_range(self.session_num(session_id))
-            where.append("entries_fts.rowid BETWEEN ? AND ?")
-            params += [lo, hi]
+            # The session's whole conversation: its own entries and the history it inherited by forking.
+            scope = self.session_num(session_id)
+            intervals = self.tree_intervals(scope, self.head_of(scope))
+            where.append("(" + " OR ".join("entries_fts.rowid BETWEEN ? AND ?" for _ in intervals) + ")")
+            params += [bound for interval in intervals for bound in interval]
         while self.index_pending(50_000)[1]:
             pass
-        rows = self.conn.execute(
-            "SELECT s.id, s.title, s.kind, e.id, e.kind, "
-            "snippet(entries_fts, 0, '[', ']', '…', 16), e.created_at "
+        cursor = self.conn.execute(
+            "SELECT e.id, e.kind, snippet(entries_fts, 0, '[', ']', '…', 16), e.created_at, e.obj "
             "FROM entries_fts JOIN entries e ON e.id = entries_fts.rowid "
-            f"JOIN sessions s ON s.num = (e.id >> {entry_ids.SEQ_BITS}) "
-            f"WHERE {' AND '.join(where)} ORDER BY rank LIMIT ?",
-            (*params, limit),
-        ).fetchall()
-        return [
-            SearchHit(
-                session_id=sid,
-                session_title=title,
-                session_kind=skind,
-                entry_id=eid,
-                kind=EntryKind(ekind).label,
-                snippet=snippet,
-                created_at=created,
+            f"WHERE {' AND '.join(where)} ORDER BY rank",
+            params,
+        )
+        hits: list[SearchHit] = []
+        sessions: dict[int, tuple[str, str, str] | None] = {}
+        for entry_id, entry_kind, snippet, created, obj in cursor:
+            # Attributed to the author, or to a fork that keeps it; unreachable leftovers of a
+            # deleted session (not reclaimed yet) are never shown.
+            holder = scope if scope is not None else self.live_holder(entry_id)
+            if holder is None:
+                continue
+            if holder not in sessions:
+                sessions[holder] = self.one("SELECT id, title, kind FROM sessions WHERE num = ?", (holder,))
+            info = sessions[holder]
+            if info is None or (kind is not None and info[2] != kind):
+                continue
+            hits.append(
+                SearchHit(
+                    session_id=info[0],
+                    session_title=info[1],
+                    session_kind=info[2],
+                    entry_id=entry_id,
+                    kind=EntryKind(entry_kind).label,
+                    snippet=snippet if obj is None else plain_snippet(self.object_text(obj), query),
+                    created_at=created,
+                )
             )
-            for sid, title, skind, eid, ekind, snippet, created in rows
-        ]
+            if len(hits) == limit:
+                break
+        cursor.close()
+        return hits

@@ -85,7 +85,7 @@ class SessionsPart(StoreCore):
             where.append("kind = ?")
             params.append(kind)
         if cursor is not None:
-            updated, num = decode_cursor(cursor, 2)
+            updated, num = decode_cursor(cursor, (int, float), int)
             where.append("(updated_at, num) < (?, ?)")
             params += [updated, num]
         rows = self.conn.execute(
@@ -156,9 +156,19 @@ class SessionsPart(StoreCore):
             fork_title = title if title is not None else (f"{row[2]} (fork)" if row[2] else "")
             cur = conn.execute(
                 "INSERT INTO sessions (id, kind, title, role, provider, model, effort, tools, steering_mode, "
-                "follow_up_mode, head, forked_from, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (new_session_id, row[1], fork_title, *row[3:], 0 if point is None else point, session_id, now, now),
+                "follow_up_mode, head, forked_from, fork_point, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    new_session_id,
+                    row[1],
+                    fork_title,
+                    *row[3:],
+                    0 if point is None else point,
+                    session_id,
+                    point,
+                    now,
+                    now,
+                ),
             )
             assert cur.lastrowid is not None
             self._nums[new_session_id] = cur.lastrowid

@@ -64,10 +64,18 @@ class UpkeepPart(SearchPart):
                     f"an answer, {pending} pending queue item(s)); nothing was stopped or deleted. Stop the "
                     "work and clear the queue first."
                 )
+            stored_head, fork_point = conn.execute(
+                "SELECT head, fork_point FROM sessions WHERE num = ?", (num,)
+            ).fetchone()
             conn.execute(
-                "UPDATE sessions SET status = 'deleted', head = NULL, updated_at = ? WHERE num = ?",
+                "UPDATE sessions SET status = 'deleted', head = NULL, fork_point = NULL, updated_at = ? WHERE num = ?",
                 (self.clock(), num),
             )
+            for point in (stored_head, fork_point):
+                if point and entry_ids.owner_number(point) != num:
+                    # An entry point into another range: if that session is deleted too, what it kept
+                    # only for this one may now go.
+                    self.requeue_deleted(entry_ids.owner_number(point))
             sub_nums = [r[0] for r in conn.execute("SELECT num FROM submissions WHERE session_num = ?", (num,))]
             for sub_num in sub_nums:
                 conn.execute("DELETE FROM object_refs WHERE holder = ?", (-sub_num,))
@@ -77,6 +85,14 @@ class UpkeepPart(SearchPart):
         self._nums.pop(session_id, None)
         if self._unindexed is not None:
             self._unindexed.discard(num)
+
+    def requeue_deleted(self, num: int) -> None:
+        """Queue a deleted session's range for reclaiming again (inside a transaction)."""
+        self.conn.execute(
+            "INSERT OR IGNORE INTO gc_queue (session_num) "
+            "SELECT num FROM sessions WHERE num = ? AND status = 'deleted'",
+            (num,),
+        )
 
     def _kept_intervals(self, num: int) -> list[tuple[int, int]]:
         lo, hi = entry_ids.session_range(num)
@@ -91,6 +107,12 @@ class UpkeepPart(SearchPart):
         points += [
             row[0]
             for row in conn.execute("SELECT head FROM sessions WHERE head BETWEEN ? AND ? AND num != ?", (lo, hi, num))
+        ]
+        points += [
+            row[0]
+            for row in conn.execute(
+                "SELECT fork_point FROM sessions WHERE fork_point BETWEEN ? AND ? AND num != ?", (lo, hi, num)
+            )
         ]
         kept: list[tuple[int, int]] = []
         seen: set[int] = set()
@@ -121,18 +143,19 @@ class UpkeepPart(SearchPart):
             if removed >= budget:
                 break
             rows = conn.execute(
-                "SELECT id, kind, text FROM entries WHERE id BETWEEN ? AND ? ORDER BY id LIMIT ?",
+                "SELECT id, kind, text, obj FROM entries WHERE id BETWEEN ? AND ? ORDER BY id LIMIT ?",
                 (d_lo, d_hi, budget - removed),
             ).fetchall()
             if not rows:
                 continue
             top = rows[-1][0]
+            # The index forgets exactly the text it was given: the row's, or the object's for a large body.
             conn.executemany(
                 "INSERT INTO entries_fts (entries_fts, rowid, text) VALUES ('delete', ?, ?)",
                 [
-                    (eid, text)
-                    for eid, kind, text in rows
-                    if kind in _SEARCHABLE and text is not None and eid <= indexed_upto
+                    (eid, text if obj is None else self.object_text(obj))
+                    for eid, kind, text, obj in rows
+                    if kind in _SEARCHABLE and eid <= indexed_upto and (text is not None or obj is not None)
                 ],
             )
             orphan_candidates.update(
@@ -152,17 +175,15 @@ class UpkeepPart(SearchPart):
                 conn.execute("DELETE FROM objects WHERE hash = ?", (obj,))
                 files.append(obj)
         for other in requeue - {num}:
-            conn.execute(
-                "INSERT OR IGNORE INTO gc_queue (session_num) SELECT num FROM sessions "
-                "WHERE num = ? AND status = 'deleted'",
-                (other,),
-            )
+            self.requeue_deleted(other)
         done = removed < budget
         if done:
             conn.execute("DELETE FROM gc_queue WHERE session_num = ?", (num,))
             left = conn.execute("SELECT 1 FROM entries WHERE id BETWEEN ? AND ? LIMIT 1", (lo, hi)).fetchone()
             if left is None:
                 conn.execute("DELETE FROM sessions WHERE num = ?", (num,))
+            elif self._unindexed is not None:
+                self._unindexed.add(num)  # what a fork keeps is searchable, also if it was never indexed
         return removed, files, done
 
     def collect_garbage(self, budget: int) -> tuple[int, bool]:

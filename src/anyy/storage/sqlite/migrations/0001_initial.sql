@@ -19,6 +19,7 @@ CREATE TABLE sessions (
     head           INTEGER,
     indexed_seq    INTEGER NOT NULL DEFAULT 0,   -- entries up to this seq are in the search index
     forked_from    TEXT,
+    fork_point     INTEGER,                      -- the entry it was forked at: its path stays reachable
     status         TEXT    NOT NULL DEFAULT 'active',   -- active | deleted (kept while entries remain)
     created_at     REAL    NOT NULL,
     updated_at     REAL    NOT NULL
@@ -26,6 +27,7 @@ CREATE TABLE sessions (
 CREATE INDEX sessions_by_recency ON sessions (kind, updated_at DESC, num DESC) WHERE status = 'active';
 CREATE INDEX sessions_all_by_recency ON sessions (updated_at DESC, num DESC) WHERE status = 'active';
 CREATE INDEX sessions_head ON sessions (head) WHERE head > 0;
+CREATE INDEX sessions_fork_point ON sessions (fork_point) WHERE fork_point IS NOT NULL;
 
 -- Entries: immutable tree nodes. `run` is the first id of the linear run the entry belongs to.
 CREATE TABLE entries (

@@ -1,0 +1,50 @@
+"""The installed ``anyy`` console script, run as a separate process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+
+
+def run(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "ANYY_PROFILE"}
+    env["ANYY_HOME"] = str(home)
+    return subprocess.run(args, capture_output=True, text=True, env=env, timeout=60, check=False)
+
+
+def test_a1_console_script_creates_and_reads_a_profile(home: Path) -> None:
+    anyy = str(BIN / "anyy")
+    missing = run(anyy, "sessions", "list", home=home)
+    assert missing.returncode == 1
+    assert missing.stderr.startswith("error: profile 'default' does not exist")
+    assert "Traceback" not in missing.stderr
+    assert not home.exists()
+
+    created = run(anyy, "profile", "create", "default", home=home)
+    assert created.returncode == 0, created.stderr
+    assert (home / "profiles" / "default" / "state.db").is_file()
+
+    listed = run(anyy, "sessions", "list", "--json", home=home)
+    assert listed.returncode == 0, listed.stderr
+    assert '"items": []' in listed.stdout
+
+
+def test_a1_help_does_not_load_sqlite_storage(home: Path) -> None:
+    probe = (
+        "import sys\n"
+        "from anyy.cli.main import main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "loaded = [m for m in sys.modules if m == 'sqlite3' or m.startswith('anyy.storage')]\n"
+        "print('loaded:', loaded, file=sys.stderr)\n"
+        "sys.exit(1 if loaded else 0)\n"
+    )
+    result = run(sys.executable, "-c", probe, home=home)
+    assert result.returncode == 0, result.stderr
+    assert "Usage: " in result.stdout

@@ -1,0 +1,1 @@
+"""The storage conformance suite: every ``SessionStore`` backend must pass these tests unchanged."""

@@ -1,0 +1,29 @@
+"""The backends the conformance suite runs against, by name.
+
+A backend is a function opening a store whose files (if any) live in a given directory; opening it twice
+on the same directory must reach the same data (the suite reopens stores to prove durability). To add a
+backend (PostgreSQL), add one entry here: no test changes.
+
+The crash test's child process imports this module too, so it must not import pytest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from anyy.storage.protocol import SessionStore
+from anyy.storage.sqlite import SqliteStore
+
+
+def open_sqlite(directory: Path) -> SessionStore:
+    return SqliteStore(directory / "state.db", objects_dir=directory / "objects", profile="test")
+
+
+BACKENDS: dict[str, Callable[[Path], SessionStore]] = {
+    "sqlite": open_sqlite,
+}
+
+
+def open_backend(name: str, directory: Path) -> SessionStore:
+    return BACKENDS[name](directory)
