@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import msgspec
@@ -23,7 +24,7 @@ from anyy.domain.entries import (
     ToolCallData,
     Usage,
 )
-from anyy.domain.errors import InvalidInput, NotFound
+from anyy.domain.errors import Conflict, InvalidInput, NotFound
 from anyy.storage.protocol import SessionStore
 from tests.conformance.conftest import Reopen
 from tests.conformance.support import BIG, assistant, ids, new_session, texts, tool_call, tool_result, user
@@ -286,3 +287,19 @@ def test_a1_unknown_ids_are_not_found(store: SessionStore) -> None:
         store.path(other.id, to=entry.id)
     with pytest.raises(NotFound):
         store.read_object("f" * 64)
+
+
+def test_a3_a_refused_append_leaves_no_object_behind(store: SessionStore) -> None:
+    session = new_session(store)
+    big = "an unsent draft " + "d" * (BIG + 1)
+    digest = hashlib.sha256(big.encode()).hexdigest()
+    with pytest.raises(InvalidInput):
+        store.append_entries(session.id, [user(big), NewEntry(kind=EntryKind.LABEL, text="x", data=None)])
+    with pytest.raises(Conflict):
+        store.append_entries(session.id, [user(big)], expected_head=12345)
+    with pytest.raises(NotFound):
+        store.read_object(digest)
+    assert store.path(session.id) == []
+    (entry,) = store.append_entries(session.id, [user(big)])
+    assert entry.object == digest
+    assert store.read_object(digest) == big.encode()

@@ -146,3 +146,12 @@ def test_b1_page_size_out_of_range_is_invalid_input(store: SessionStore, limit: 
         store.list_sessions(limit=limit)
     with pytest.raises(InvalidInput):
         store.history(session.id, limit=limit)
+
+
+def test_b1_a_session_with_new_activity_moves_to_the_top(store: SessionStore) -> None:
+    older, _ = chat(store, ["first words"])
+    newer, _ = chat(store, ["later words"])
+    assert [s.id for s in all_sessions(store)][:2] == [newer.id, older.id]
+    store.append_entries(older.id, [user("the older one speaks again")])
+    assert [s.id for s in all_sessions(store)][:2] == [older.id, newer.id]
+    assert [s.id for s in store.list_sessions(kind="chat", limit=2).items] == [older.id, newer.id]

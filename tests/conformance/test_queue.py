@@ -470,3 +470,17 @@ def test_g3_recovery_is_durable(store: SessionStore, reopen: Reopen) -> None:
     assert store.get_execution(execution.id).state == "interrupted"
     assert store.recover_interrupted("restarted") == []
     assert texts(store.path(session.id)) == ["restarted"]
+
+
+def test_g3_recovery_keeps_an_execution_waiting_for_an_answer(store: SessionStore, reopen: Reopen) -> None:
+    session = new_session(store)
+    sub = submit(store, session.id, "ask me something first")
+    execution = store.start_execution(session.id, [sub])
+    store.set_execution_state(execution.id, "suspended")
+    store = reopen(store)
+    assert store.recover_interrupted("The gateway restarted.") == []
+    assert store.get_execution(execution.id).state == "suspended"
+    assert store.get_submission(sub).state == "suspended"
+    # The answer, after the restart, still resumes it.
+    assert store.set_execution_state(execution.id, "running").state == "running"
+    assert store.get_submission(sub).state == "taken"

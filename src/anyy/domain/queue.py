@@ -67,11 +67,18 @@ class Execution(msgspec.Struct, kw_only=True):
     ended_at: float | None
 
 
-def check_new_submission(new: NewSubmission) -> None:
+def check_new_submission(new: NewSubmission) -> NewSubmission:
+    """The submission with its attachments checked (plain dicts are accepted), or InvalidInput."""
+    try:
+        attachments = msgspec.convert(new.attachments, list[Attachment])
+    except msgspec.ValidationError as exc:
+        raise InvalidInput(f"invalid attachment: {exc}") from None
+    new = NewSubmission(kind=new.kind, text=new.text, attachments=attachments)
     if new.kind not in SUBMISSION_KINDS:
         raise InvalidInput(f"unknown submission kind {new.kind!r}; use one of {', '.join(SUBMISSION_KINDS)}")
-    if not new.text.strip() and not new.attachments:
+    if not isinstance(new.text, str) or (not new.text.strip() and not new.attachments):
         raise InvalidInput("a submission needs text or at least one attachment")
+    return new
 
 
 def check_editable(sub: Submission, expected_version: int | None) -> None:

@@ -26,8 +26,12 @@ class ObjectFiles:
             raise InvalidInput(f"{object_hash!r} is not an object hash (64 lower-case hex characters)")
         return self.root / object_hash[:2] / object_hash
 
+    @staticmethod
+    def hash_of(data: bytes) -> str:
+        return hashlib.sha256(data).hexdigest()
+
     def put(self, data: bytes) -> str:
-        object_hash = hashlib.sha256(data).hexdigest()
+        object_hash = self.hash_of(data)
         target = self.path(object_hash)
         if target.exists():
             return object_hash

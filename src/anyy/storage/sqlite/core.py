@@ -73,6 +73,7 @@ class StoreCore:
         self._nums: dict[str, int] = {}
         # Sessions that may have messages not yet in the search index; None: not looked up yet.
         self._unindexed: set[int] | None = None
+        self._last_sweep = float("-inf")  # when upkeep last looked for unused uploads
 
     def close(self) -> None:
         self.conn.close()

@@ -38,6 +38,7 @@ class Prepared(NamedTuple):
     data: str | None
     obj: str | None
     refs: list[str]
+    body: bytes | None  # the encoded body to store in objects/ (large bodies only)
 
 
 def _parse_kind(kind: object) -> EntryKind:
@@ -65,15 +66,28 @@ class EntriesPart(StoreCore):
             conn.execute("COMMIT")
         except BaseException as exc:
             self.rollback()
+            self.discard_bodies(prepared)
             raise self.translate(exc) from exc
         return appended
 
     def prepare_entries(self, entries: Sequence[NewEntry]) -> list[Prepared]:
-        """Validate and encode before the transaction; large bodies go to objects/ first (durably)."""
+        """Validate and encode every entry, then store the large bodies in objects/ (durably), all before
+        the transaction: an invalid entry leaves no file behind."""
+        prepared = [self._prepare(new) for new in entries]
         try:
-            return [self._prepare(new) for new in entries]
+            for item in prepared:
+                if item.body is not None:
+                    self.objects.put(item.body)
         except OSError as exc:
+            self.discard_bodies(prepared)
             raise self.translate(exc) from exc
+        return prepared
+
+    def discard_bodies(self, prepared: Sequence[Prepared]) -> None:
+        """After a failed append: remove the body files that no committed entry references."""
+        for item in prepared:
+            if item.obj is not None and self.one("SELECT 1 FROM objects WHERE hash = ?", (item.obj,)) is None:
+                self.objects.remove(item.obj)
 
     def _prepare(self, new: NewEntry) -> Prepared:
         kind = new.kind if type(new.kind) is EntryKind else _parse_kind(new.kind)
@@ -87,13 +101,16 @@ class EntriesPart(StoreCore):
             body = new.text.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise InvalidInput(f"an entry's text is not valid Unicode ({exc.reason} at position {exc.start})") from None
-        if len(body) > self.body_threshold:
-            obj = self.objects.put(body)
+        large = len(body) > self.body_threshold
+        if large:
+            obj = self.objects.hash_of(body)
             stored = None
             refs.append(obj)
         if kind == EntryKind.USER and data is not None:
             refs.extend(att["object"] for att in msgspec.json.decode(data).get("attachments", []))
-        return Prepared(kind, new.text, stored, data.decode() if data is not None else None, obj, refs)
+        return Prepared(
+            kind, new.text, stored, data.decode() if data is not None else None, obj, refs, body if large else None
+        )
 
     def append_prepared(
         self,

@@ -23,7 +23,7 @@ from anyy.domain.queue import (
     outcome_for,
 )
 from anyy.storage.sqlite.core import StoreCore
-from anyy.storage.sqlite.entries import EntriesPart
+from anyy.storage.sqlite.entries import EntriesPart, Prepared
 from anyy.storage.sqlite.rows import (
     EXECUTION_COLUMNS,
     SUBMISSION_COLUMNS,
@@ -58,7 +58,7 @@ class QueuePart(EntriesPart, StoreCore):
             self.add_object_ref(-sub_num, att.object, created=False)
 
     def add_submission(self, session_id: str, new: NewSubmission) -> Submission:
-        check_new_submission(new)
+        new = check_new_submission(new)
         now = self.clock()
         submission_id = new_id("sub")
         with self.tx() as conn:
@@ -118,7 +118,7 @@ class QueuePart(EntriesPart, StoreCore):
                     msgspec.convert(attachments, list[Attachment]) if attachments is not None else sub.attachments
                 ),
             )
-            check_new_submission(new)
+            new = check_new_submission(new)
             conn.execute(
                 "UPDATE submissions SET kind = ?, text = ?, attachments = ?, version = version + 1, "
                 "updated_at = ? WHERE num = ?",
@@ -208,6 +208,15 @@ class QueuePart(EntriesPart, StoreCore):
         self, execution_id: str, entries: Sequence[NewEntry], *, link_submissions: Sequence[str] = ()
     ) -> list[Entry]:
         prepared = self.prepare_entries(entries)
+        try:
+            return self._record_pass(execution_id, prepared, link_submissions)
+        except BaseException:
+            self.discard_bodies(prepared)
+            raise
+
+    def _record_pass(
+        self, execution_id: str, prepared: Sequence[Prepared], link_submissions: Sequence[str]
+    ) -> list[Entry]:
         with self.tx() as conn:
             _num, exe_num, execution = self._execution(execution_id)
             if execution.state in FINAL_EXECUTION_STATES:

@@ -17,6 +17,9 @@ from anyy.storage.protocol import Maintenance, ObjectRef
 from anyy.storage.sqlite.search import SearchPart
 
 _SEARCHABLE = {int(kind) for kind in SEARCHABLE_KINDS}
+# Uploads (put_object) nothing references are removed after this grace period, checked this often.
+UNUSED_OBJECT_GRACE = 24 * 3600.0
+SWEEP_INTERVAL = 3600.0
 
 
 def _subtract(lo: int, hi: int, keep: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -203,7 +206,27 @@ class UpkeepPart(SearchPart):
     def maintain(self, budget: int = 2000) -> Maintenance:
         indexed, more_index = self.index_pending(budget)
         collected, more_gc = self.collect_garbage(max(budget - indexed, 1))
+        now = self.clock()
+        if now - self._last_sweep >= SWEEP_INTERVAL:
+            self._last_sweep = now
+            collected += self.sweep_unused_objects(older_than=now - UNUSED_OBJECT_GRACE, budget=budget)
         return Maintenance(indexed=indexed, collected=collected, more=more_index or more_gc)
+
+    def sweep_unused_objects(self, *, older_than: float, budget: int) -> int:
+        """Remove uploads that nothing came to reference (an attachment never sent) after a grace period."""
+        with self.tx() as conn:
+            unused = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT hash FROM objects o WHERE created_at < ? "
+                    "AND NOT EXISTS (SELECT 1 FROM object_refs r WHERE r.obj = o.hash) LIMIT ?",
+                    (older_than, budget),
+                )
+            ]
+            conn.executemany("DELETE FROM objects WHERE hash = ?", [(h,) for h in unused])
+        for object_hash in unused:
+            self.objects.remove(object_hash)
+        return len(unused)
 
     # -- objects ---------------------------------------------------------------------------------
     def put_object(self, data: bytes, *, media_type: str = "application/octet-stream") -> ObjectRef:
