@@ -303,3 +303,14 @@ def test_a3_a_refused_append_leaves_no_object_behind(store: SessionStore) -> Non
     (entry,) = store.append_entries(session.id, [user(big)])
     assert entry.object == digest
     assert store.read_object(digest) == big.encode()
+
+
+@pytest.mark.parametrize("size", [10, BIG + 10])
+def test_a2_text_that_is_not_unicode_is_invalid_input_and_writes_nothing(store: SessionStore, size: int) -> None:
+    session = new_session(store)
+    store.append_entries(session.id, [user("before")])
+    with pytest.raises(InvalidInput, match="not valid Unicode"):
+        store.append_entries(session.id, [user("x" * size + "\ud800")])
+    assert texts(store.path(session.id)) == ["before"]
+    store.append_entries(session.id, [user("after")])
+    assert texts(store.path(session.id)) == ["before", "after"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import sqlite3
 import threading
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from anyy.domain import entry_ids
-from anyy.domain.errors import NotFound, StorageFull
+from anyy.domain.errors import InvalidInput, NotFound, StorageFull
 from anyy.storage.objects import ObjectFiles
 from anyy.storage.sqlite import migrate
 
@@ -50,6 +51,21 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def invalid_text(exc: UnicodeEncodeError) -> InvalidInput:
+    return InvalidInput(f"the text is not valid Unicode ({exc.reason} at position {exc.start}); nothing was written")
+
+
+@dataclasses.dataclass(slots=True)
+class AppendState:
+    """What an append needs to know of a session, kept between appends (see ``StoreCore.append_state``)."""
+
+    kind: str
+    stored_head: int | None  # the head column (NULL: the last entry appended)
+    updated_at: float
+    last_id: int | None  # the last entry this session appended, and the run it is in
+    run: int | None
+
+
 class StoreCore:
     """State and helpers of :class:`SqliteStore`, shared by its parts (sessions, queue, upkeep)."""
 
@@ -74,6 +90,13 @@ class StoreCore:
         # Sessions that may have messages not yet in the search index; None: not looked up yet.
         self._unindexed: set[int] | None = None
         self._last_sweep = float("-inf")  # when upkeep last looked for unused uploads
+        self._index_has_deletes = False  # reclaimed messages left delete markers in the search index
+        self._index_merge_starting = True
+        # Append state per session and the most recent session of each kind, valid while no other
+        # connection has committed (PRAGMA data_version) and this one wrote nothing else (tx()).
+        self._append_states: dict[int, AppendState] = {}
+        self._top_of_kind: dict[str, int] = {}
+        self._seen_version: int | None = None
 
     def close(self) -> None:
         self.conn.close()
@@ -83,6 +106,7 @@ class StoreCore:
         """One write transaction, taken at once (IMMEDIATE) so it never fails half-way on a lock."""
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
+        self.forget_append_states()
         try:
             yield conn
             conn.execute("COMMIT")
@@ -91,11 +115,46 @@ class StoreCore:
             raise self.translate(exc) from exc
 
     def rollback(self) -> None:
+        self.forget_append_states()
         if self.conn.in_transaction:
             self.conn.execute("ROLLBACK")
 
+    def forget_append_states(self) -> None:
+        self._append_states.clear()
+        self._top_of_kind.clear()
+
+    def append_state(self, session_id: str, num: int) -> AppendState:
+        """Inside a write transaction: the session's append state, from memory when nothing changed it
+        since this connection last wrote, else from one statement (the session row, its last entry one
+        step down the primary key, and the most recent session of its kind one step down that index)."""
+        conn = self.conn
+        (version,) = conn.execute("PRAGMA data_version").fetchone()
+        if version != self._seen_version:
+            self.forget_append_states()
+            self._seen_version = version
+        state = self._append_states.get(num)
+        if state is not None:
+            return state
+        lo, hi = entry_ids.session_range(num)
+        row = conn.execute(
+            "SELECT s.kind, s.head, s.updated_at, e.id, e.run, (SELECT o.num FROM sessions o WHERE o.status = 'active' "
+            "AND o.kind = s.kind ORDER BY o.updated_at DESC, o.num DESC LIMIT 1) FROM sessions s LEFT JOIN entries e "
+            "ON e.id = (SELECT max(id) FROM entries WHERE id BETWEEN ? AND ?) WHERE s.num = ? AND s.status = 'active'",
+            (lo, hi, num),
+        ).fetchone()
+        if row is None:
+            self._nums.pop(session_id, None)
+            raise self.missing_session(session_id)
+        kind, stored_head, updated_at, last_id, run, most_recent = row
+        state = AppendState(kind, stored_head, updated_at, last_id, run)
+        self._append_states[num] = state
+        self._top_of_kind[kind] = most_recent
+        return state
+
     def translate(self, exc: BaseException) -> BaseException:
-        """A full disk becomes an error a person can act on; anything else is passed on as it is."""
+        """A full disk or invalid text becomes an error a person can act on; anything else passes as it is."""
+        if isinstance(exc, UnicodeEncodeError):
+            return invalid_text(exc)
         full = (isinstance(exc, sqlite3.OperationalError) and "full" in str(exc)) or (
             isinstance(exc, OSError) and exc.errno == errno.ENOSPC
         )

@@ -23,7 +23,7 @@ from anyy.domain.errors import Conflict, InvalidInput
 from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
 from anyy.domain.sessions import UNSET, Page, Unset
 from anyy.domain.tree import TreeRow, TreeView, build_tree
-from anyy.storage.sqlite.core import ACTIVITY_RESOLUTION, StoreCore
+from anyy.storage.sqlite.core import ACTIVITY_RESOLUTION, StoreCore, invalid_text
 from anyy.storage.sqlite.rows import ENTRY_COLUMNS, entry_from_row
 
 _CONTEXT_KIND_LIST = ",".join(str(int(k)) for k in CONTEXT_KINDS)
@@ -97,10 +97,14 @@ class EntriesPart(StoreCore):
         obj = None
         if not isinstance(new.text, str):
             raise InvalidInput(f"an entry's text must be a string, not {type(new.text).__name__}")
-        try:
-            body = new.text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise InvalidInput(f"an entry's text is not valid Unicode ({exc.reason} at position {exc.start})") from None
+        # Only a text that may exceed the threshold is encoded here (a character is at most 4 bytes);
+        # invalid Unicode in a shorter one is refused when SQLite binds it (see ``translate``).
+        body = b""
+        if len(new.text) * 4 > self.body_threshold:
+            try:
+                body = new.text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise invalid_text(exc) from None
         large = len(body) > self.body_threshold
         if large:
             obj = self.objects.hash_of(body)
@@ -122,19 +126,8 @@ class EntriesPart(StoreCore):
         """Inside a transaction: append children of the head and move the head to the last one."""
         conn = self.conn
         num = self._nums.get(session_id) or self.session_num(session_id)
-        lo, hi = entry_ids.session_range(num)
-        # One statement reads the session, its last entry (one step down the primary key) and which
-        # session of its kind is the most recent (one step down the recency index).
-        state = conn.execute(
-            "SELECT s.head, s.updated_at, e.id, e.run, (SELECT o.num FROM sessions o WHERE o.status = 'active' "
-            "AND o.kind = s.kind ORDER BY o.updated_at DESC, o.num DESC LIMIT 1) FROM sessions s LEFT JOIN entries e "
-            "ON e.id = (SELECT max(id) FROM entries WHERE id BETWEEN ? AND ?) WHERE s.num = ? AND s.status = 'active'",
-            (lo, hi, num),
-        ).fetchone()
-        if state is None:
-            self._nums.pop(session_id, None)
-            raise self.missing_session(session_id)
-        stored_head, updated_at, last_id, run, most_recent = state
+        state = self.append_state(session_id, num)
+        stored_head, last_id, run = state.stored_head, state.last_id, state.run
         head = last_id if stored_head is None else (None if stored_head == 0 else stored_head)
         if not isinstance(expected_head, Unset) and expected_head != head:
             raise Conflict(
@@ -180,8 +173,16 @@ class EntriesPart(StoreCore):
         # The head now is the last entry appended (NULL). The row is written only when that changes
         # something: after navigation or a fork, when another session is ahead in "most recent first",
         # or when its activity time is a second old.
-        if stored_head is not None or most_recent != num or now - updated_at >= ACTIVITY_RESOLUTION or now < updated_at:
+        if (
+            stored_head is not None
+            or self._top_of_kind.get(state.kind) != num
+            or now - state.updated_at >= ACTIVITY_RESOLUTION
+            or now < state.updated_at
+        ):
             conn.execute("UPDATE sessions SET head = NULL, updated_at = ? WHERE num = ?", (now, num))
+            state.stored_head, state.updated_at = None, now
+            self._top_of_kind[state.kind] = num
+        state.last_id, state.run = parent, run
         if self._unindexed is not None:
             self._unindexed.add(num)
         return out

@@ -96,10 +96,20 @@ class SearchPart(StoreCore):
         )
         hits: list[SearchHit] = []
         sessions: dict[int, tuple[str, str, str] | None] = {}
+        active: dict[int, bool] = {}
         for entry_id, entry_kind, snippet, created, obj in cursor:
             # Attributed to the author, or to a fork that keeps it; unreachable leftovers of a
             # deleted session (not reclaimed yet) are never shown.
-            holder = scope if scope is not None else self.live_holder(entry_id)
+            owner = entry_id >> entry_ids.SEQ_BITS
+            if owner not in active:
+                row = self.one("SELECT status = 'active' FROM sessions WHERE num = ?", (owner,))
+                active[owner] = bool(row and row[0])
+            if scope is not None:
+                holder: int | None = scope
+            elif active[owner]:
+                holder = owner  # a live session's own entries are always in its tree
+            else:
+                holder = self.live_holder(entry_id)
             if holder is None:
                 continue
             if holder not in sessions:

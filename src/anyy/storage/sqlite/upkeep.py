@@ -153,6 +153,7 @@ class UpkeepPart(SearchPart):
                 continue
             top = rows[-1][0]
             # The index forgets exactly the text it was given: the row's, or the object's for a large body.
+            self._index_has_deletes = True
             conn.executemany(
                 "INSERT INTO entries_fts (entries_fts, rowid, text) VALUES ('delete', ?, ?)",
                 [
@@ -203,9 +204,30 @@ class UpkeepPart(SearchPart):
             removed += count
         return removed, self.one("SELECT 1 FROM gc_queue LIMIT 1") is not None
 
+    def merge_index(self, pages: int) -> bool:
+        """One bounded step of merging the search index's segments; True while there is more to do.
+
+        Deleting from FTS5 only writes delete markers: the postings of reclaimed messages stay on disk
+        until their segments are merged. The first step starts an incremental optimisation (a negative
+        page count), the next ones continue it, until a step changes (next to) nothing."""
+        before = self.conn.total_changes
+        with self.tx() as conn:
+            conn.execute(
+                "INSERT INTO entries_fts (entries_fts, rank) VALUES ('merge', ?)",
+                (-pages if self._index_merge_starting else pages,),
+            )
+        self._index_merge_starting = False
+        if self.conn.total_changes - before < 2:
+            self._index_has_deletes = False
+            self._index_merge_starting = True
+            return False
+        return True
+
     def maintain(self, budget: int = 2000) -> Maintenance:
         indexed, more_index = self.index_pending(budget)
         collected, more_gc = self.collect_garbage(max(budget - indexed, 1))
+        if not more_gc and self._index_has_deletes:
+            more_gc = self.merge_index(max(budget // 4, 16))
         now = self.clock()
         if now - self._last_sweep >= SWEEP_INTERVAL:
             self._last_sweep = now
