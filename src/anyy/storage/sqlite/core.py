@@ -18,6 +18,9 @@ from anyy.storage.objects import ObjectFiles
 from anyy.storage.sqlite import migrate
 
 PRAGMAS = (
+    # Takes effect when the file is created (no effect on an existing one): lets upkeep hand the pages
+    # of reclaimed sessions back to the file system, a bounded step at a time.
+    "PRAGMA auto_vacuum = INCREMENTAL",
     "PRAGMA journal_mode = WAL",
     "PRAGMA synchronous = NORMAL",
     "PRAGMA foreign_keys = ON",

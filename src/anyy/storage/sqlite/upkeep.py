@@ -20,6 +20,7 @@ _SEARCHABLE = {int(kind) for kind in SEARCHABLE_KINDS}
 # Uploads (put_object) nothing references are removed after this grace period, checked this often.
 UNUSED_OBJECT_GRACE = 24 * 3600.0
 SWEEP_INTERVAL = 3600.0
+KEEP_FREE_PAGES = 256
 
 
 def _subtract(lo: int, hi: int, keep: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -223,11 +224,24 @@ class UpkeepPart(SearchPart):
             return False
         return True
 
+    def release_free_pages(self, pages: int) -> bool:
+        """Give free pages back to the file system (a bounded step); True while many are left.
+
+        A few free pages are kept: appends reuse them without growing the file."""
+        (free,) = self.conn.execute("PRAGMA freelist_count").fetchone()
+        if free <= KEEP_FREE_PAGES:
+            return False
+        self.conn.execute(f"PRAGMA incremental_vacuum({min(pages, free - KEEP_FREE_PAGES)})").fetchall()
+        (free,) = self.conn.execute("PRAGMA freelist_count").fetchone()
+        return bool(free > KEEP_FREE_PAGES)
+
     def maintain(self, budget: int = 2000) -> Maintenance:
         indexed, more_index = self.index_pending(budget)
         collected, more_gc = self.collect_garbage(max(budget - indexed, 1))
         if not more_gc and self._index_has_deletes:
             more_gc = self.merge_index(max(budget // 4, 16))
+        if not more_gc:
+            more_gc = self.release_free_pages(max(budget, 16))
         now = self.clock()
         if now - self._last_sweep >= SWEEP_INTERVAL:
             self._last_sweep = now
