@@ -137,19 +137,21 @@ class EntriesPart(StoreCore):
         now = self.clock()
         parent = head
         seq = 1 if last_id is None else entry_ids.seq_of(last_id) + 1
+        if seq + len(prepared) - 1 > entry_ids.MAX_SEQ:
+            raise InvalidInput(f"session {session_id} is full ({entry_ids.MAX_SEQ} entries); fork it")
+        base = entry_ids.make_entry_id(num, 0)
         rows = []
         out = []
         for item in prepared:
-            if seq > entry_ids.MAX_SEQ:
-                raise InvalidInput(f"session {session_id} is full ({entry_ids.MAX_SEQ} entries); fork it")
-            entry_id = entry_ids.make_entry_id(num, seq)
+            entry_id = base | seq
             if parent is None or parent != entry_id - 1 or seq == 1:
-                run = entry_id
+                run = entry_id  # a new linear run starts here
                 if parent is not None and entry_ids.owner_number(parent) != num:
                     conn.execute("INSERT INTO cross_links (child, parent) VALUES (?, ?)", (entry_id, parent))
-            for ref in item.refs:
-                self.add_object_ref(entry_id, ref, created=item.obj == ref)
-            rows.append((entry_id, parent, run, int(item.kind), item.stored_text, item.data, item.obj, now))
+            if item.refs:
+                for ref in item.refs:
+                    self.add_object_ref(entry_id, ref, created=item.obj == ref)
+            rows.append((entry_id, parent, run, item.kind, item.stored_text, item.data, item.obj, now))
             out.append(
                 Entry(
                     id=entry_id,
