@@ -1,0 +1,1 @@
+"""Built-in tools the agent calls (M6), and Codemode."""

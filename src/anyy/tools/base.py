@@ -1,0 +1,36 @@
+"""What a tool is to the runtime: a spec for the model and an async ``run``.
+
+A tool never raises for a failure the model should see (a missing file, a command that failed): it
+returns an outcome with ``is_error``. ``suspend`` is how ``ask_user`` asks a clarifying question: the
+runtime records the question, suspends the execution, and the answer becomes the tool's result.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+import msgspec
+
+from anyy.domain.model_io import ToolSpec
+
+
+class ToolContext(msgspec.Struct, kw_only=True):
+    workdir: Path  # file tools stay under it
+    memory_dir: Path  # the profile's memory/ (USER.md, MEMORY.md)
+    session_id: str
+    timeout: float = 120.0  # seconds, for tools that run programs
+    output_cap: int = 32_000  # characters of output kept; the rest is cut with a note
+
+
+class ToolOutcome(msgspec.Struct, kw_only=True):
+    text: str
+    is_error: bool = False
+    suspend: str | None = None  # a question for the user (ask_user): the execution waits for an answer
+
+
+class Tool(Protocol):
+    @property
+    def spec(self) -> ToolSpec: ...
+
+    async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutcome: ...
