@@ -484,3 +484,16 @@ def test_g3_recovery_keeps_an_execution_waiting_for_an_answer(store: SessionStor
     # The answer, after the restart, still resumes it.
     assert store.set_execution_state(execution.id, "running").state == "running"
     assert store.get_submission(sub).state == "taken"
+
+
+def test_q1_taken_inputs_are_recorded_as_user_entries_in_the_same_transaction(store: SessionStore) -> None:
+    session = new_session(store)
+    first = submit(store, session.id, "hello")
+    execution = store.start_execution(session.id, [first], record_inputs=True)
+    (entry,) = store.path(session.id)
+    assert (entry.kind, entry.text) == (EntryKind.USER, "hello")
+    assert store.get_submission(first).entry_id == entry.id
+    steer = submit(store, session.id, "also this", kind="steering")
+    store.take_submissions(execution.id, [steer], record_inputs=True)
+    assert texts(store.path(session.id)) == ["hello", "also this"]
+    assert store.get_submission(steer).entry_id == store.path(session.id)[-1].id

@@ -39,6 +39,7 @@ class ModelContext(msgspec.Struct, kw_only=True):
     compaction: int | None  # the applied compaction entry
     head: int | None
     tokens: int  # estimate: last response's reported usage + chars/4 for what came after
+    last_model: tuple[str, str] | None = None  # provider and model of the last response (the M2 fallback)
 
 
 def newest_on_path(runs: Sequence[Run], candidates: Iterable[int]) -> int | None:

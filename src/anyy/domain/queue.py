@@ -112,3 +112,21 @@ def outcome_for(execution_state: str) -> SubmissionState:
     if execution_state in FINAL_EXECUTION_STATES:
         return execution_state  # type: ignore[return-value]
     raise InvalidInput(f"unknown execution state {execution_state!r}")
+
+
+def inputs_to_start(pending: list[Submission], steering_mode: str, follow_up_mode: str) -> list[Submission]:
+    """What an idle session starts its next execution with (Q1, Q7).
+
+    Steering left over from a finished response goes first; otherwise the oldest prompt or follow-up,
+    or every one of them with the ``all`` mode. A mode never turns steering into follow-up."""
+    steering = [sub for sub in pending if sub.kind == "steering"]
+    if steering:
+        return steering if steering_mode == "all" else steering[:1]
+    others = sorted((sub for sub in pending if sub.kind != "steering"), key=lambda sub: sub.position)
+    return others if follow_up_mode == "all" else others[:1]
+
+
+def steering_to_take(pending: list[Submission], steering_mode: str) -> list[Submission]:
+    """The steering items a checkpoint takes: all of them, or the oldest one."""
+    steering = sorted((sub for sub in pending if sub.kind == "steering"), key=lambda sub: sub.position)
+    return steering if steering_mode == "all" else steering[:1]

@@ -112,12 +112,19 @@ class SessionStore(Protocol):
     def clear_queue(self, session_id: str, *, kind: SubmissionKind | None = None) -> list[Submission]: ...
 
     # -- executions ------------------------------------------------------------------------------
-    def start_execution(self, session_id: str, submission_ids: Sequence[str]) -> Execution:
-        """Take the pending submissions and open an execution answering them (one transaction)."""
+    def start_execution(
+        self, session_id: str, submission_ids: Sequence[str], *, record_inputs: bool = False
+    ) -> Execution:
+        """Take the pending submissions and open an execution answering them (one transaction).
+
+        With ``record_inputs``, each submission also becomes a user entry at the head (linked to it)."""
         ...
 
-    def take_submissions(self, execution_id: str, submission_ids: Sequence[str]) -> list[Submission]:
-        """At a checkpoint: move pending items into the running execution (conflict if not pending)."""
+    def take_submissions(
+        self, execution_id: str, submission_ids: Sequence[str], *, record_inputs: bool = False
+    ) -> list[Submission]:
+        """At a checkpoint: move pending items into the running execution (conflict if not pending),
+        recording them as user entries with ``record_inputs``."""
         ...
 
     def record_pass(

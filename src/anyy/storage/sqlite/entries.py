@@ -310,15 +310,22 @@ class EntriesPart(StoreCore):
         if large:
             items = [(i[0], i[1], self.object_text(large[i[0]]), i[3]) if i[0] in large else i for i in items]
         usage = None
+        last_model = None
         usage_index = last_response_index(items, after_compaction)
-        if usage_index is not None:
-            found = self.one("SELECT data FROM entries WHERE id = ?", (items[usage_index][0],))
+        last_index = last_response_index(items)
+        if last_index is not None:
+            found = self.one("SELECT data FROM entries WHERE id = ?", (items[last_index][0],))
             if found and found[0]:
-                usage = msgspec.json.decode(found[0], type=AssistantData).usage
+                response = msgspec.json.decode(found[0], type=AssistantData)
+                if response.provider or response.model:
+                    last_model = (response.provider, response.model)
+                if usage_index == last_index:
+                    usage = response.usage
         return ModelContext(
             items=items,
             summary=summary,
             compaction=applied,
             head=head,
             tokens=estimate_tokens(items, summary, usage, usage_index),
+            last_model=last_model,
         )

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from anyy.domain.entries import Attachment, Entry, EntryKind, NewEntry, NoticeData
+from anyy.domain.entries import Attachment, Entry, EntryKind, NewEntry, NoticeData, UserData
 from anyy.domain.errors import Conflict, InvalidInput, NotFound
 from anyy.domain.queue import (
     ACTIVE_EXECUTION_STATES,
@@ -165,7 +165,8 @@ class QueuePart(EntriesPart, StoreCore):
         ]
         return row[0], row[1], execution_from_row(row[1:], ids)
 
-    def _take(self, num: int, execution_id: str, submission_ids: Sequence[str]) -> None:
+    def _take(self, num: int, execution_id: str, submission_ids: Sequence[str], *, record_inputs: bool) -> None:
+        taken: list[tuple[str, Submission]] = []
         for submission_id in submission_ids:
             sub_num, sub = self._submission(submission_id)
             owner = self.one("SELECT session_num FROM submissions WHERE num = ?", (sub_num,))
@@ -177,8 +178,27 @@ class QueuePart(EntriesPart, StoreCore):
                 "updated_at = ? WHERE num = ?",
                 (execution_id, self.clock(), sub_num),
             )
+            taken.append((submission_id, sub))
+        if record_inputs and taken:
+            # What the user sent becomes part of the conversation in the same transaction that takes it.
+            session_id = taken[0][1].session_id
+            entries = [
+                NewEntry(
+                    kind=EntryKind.USER,
+                    text=sub.text,
+                    data=UserData(attachments=sub.attachments) if sub.attachments else None,
+                )
+                for _, sub in taken
+            ]
+            appended = self.append_prepared(session_id, self.prepare_entries(entries))
+            self.conn.executemany(
+                "UPDATE submissions SET entry_id = ? WHERE id = ?",
+                [(entry.id, submission_id) for entry, (submission_id, _) in zip(appended, taken, strict=True)],
+            )
 
-    def start_execution(self, session_id: str, submission_ids: Sequence[str]) -> Execution:
+    def start_execution(
+        self, session_id: str, submission_ids: Sequence[str], *, record_inputs: bool = False
+    ) -> Execution:
         execution_id = new_id("exe")
         with self.tx() as conn:
             num = self.session_num(session_id)
@@ -193,15 +213,17 @@ class QueuePart(EntriesPart, StoreCore):
                 "INSERT INTO executions (id, session_num, state, started_at) VALUES (?, ?, 'running', ?)",
                 (execution_id, num, self.clock()),
             )
-            self._take(num, execution_id, submission_ids)
+            self._take(num, execution_id, submission_ids, record_inputs=record_inputs)
         return self.get_execution(execution_id)
 
-    def take_submissions(self, execution_id: str, submission_ids: Sequence[str]) -> list[Submission]:
+    def take_submissions(
+        self, execution_id: str, submission_ids: Sequence[str], *, record_inputs: bool = False
+    ) -> list[Submission]:
         with self.tx():
             num, _exe_num, execution = self._execution(execution_id)
             if execution.state not in ACTIVE_EXECUTION_STATES:
                 raise Conflict(f"execution {execution_id} already ended ({execution.state})")
-            self._take(num, execution_id, submission_ids)
+            self._take(num, execution_id, submission_ids, record_inputs=record_inputs)
         return [self.get_submission(sid) for sid in submission_ids]
 
     def record_pass(

@@ -1,0 +1,1 @@
+"""The agent runtime: executions, checkpoints, the two queues, stops, retries, clarifications, compaction."""

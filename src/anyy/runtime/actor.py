@@ -1,0 +1,135 @@
+"""One session's worker: it starts executions from the queue, one at a time, and serialises the work
+that must not overlap (an answer resuming a suspended execution, a compaction, a navigation).
+
+Queues never drop an item: after an execution ends, what is pending either starts (the response was
+done) or stays pending, visibly (it was stopped, failed, timed out, or is waiting for an answer), until
+a later request or an explicit continuation (S7).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from anyy.domain import queue as queue_rules
+from anyy.domain.events import EntriesAppended, ExecutionStateChanged, QueueChanged
+from anyy.domain.queue import Execution, Submission
+from anyy.runtime.deps import Deps
+from anyy.runtime.execution import ExecutionRun, Outcome
+from anyy.storage.sqlite import SqliteStore
+
+Job = Callable[[], Awaitable[Any]]
+
+
+class SessionActor:
+    def __init__(self, deps: Deps, session_id: str) -> None:
+        self.deps = deps
+        self.session_id = session_id
+        self.current: ExecutionRun | None = None
+        self.exclusive: str | None = None  # "compaction" / "navigation" while one runs
+        self._jobs: asyncio.Queue[tuple[Job, asyncio.Future[Any]] | None] = asyncio.Queue()
+        self._drain_queued = False
+        self._task: asyncio.Task[None] | None = None
+        # Requests to run the queue, counted; a stopped or failed execution absorbs those made before it
+        # ended, so that only a request made afterwards starts anything again (S7).
+        self._pokes = 0
+        self._halted_upto = 0
+
+    # -- scheduling ------------------------------------------------------------------------------
+    def ensure_running(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._loop(), name=f"anyy-session-{self.session_id}")
+
+    def poke(self) -> None:
+        """Something was queued (or a continuation asked for): start the next execution if idle."""
+        self._pokes += 1
+        if self._drain_queued:
+            return
+        self._drain_queued = True
+        self.submit(self._drain)
+
+    def submit(self, job: Job) -> asyncio.Future[Any]:
+        """Run ``job`` after the work queued before it (results and errors come back in the future)."""
+        self.ensure_running()
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._jobs.put_nowait((job, future))
+        return future
+
+    async def aclose(self) -> None:
+        if self.current is not None:
+            self.current.request_stop()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _loop(self) -> None:
+        while True:
+            item = await self._jobs.get()
+            if item is None:
+                return
+            job, future = item
+            try:
+                result = await job()
+            except Exception as exc:
+                if not future.done():
+                    future.set_exception(exc)
+            else:
+                if not future.done():
+                    future.set_result(result)
+
+    # -- the queue -------------------------------------------------------------------------------
+    async def _drain(self) -> None:
+        self._drain_queued = False
+        if self._pokes <= self._halted_upto:
+            return
+        owner = self.deps.owner
+        while True:
+            active = await owner.call(lambda s: s.list_executions(self.session_id, active_only=True))
+            if active:
+                return  # waiting for an answer: nothing else starts meanwhile
+            session = await owner.call(lambda s: s.get_session(self.session_id))
+            pending = await owner.call(lambda s: s.list_submissions(self.session_id))
+            chosen = queue_rules.inputs_to_start(pending, session.steering_mode, session.follow_up_mode)
+            if not chosen:
+                return
+            execution, taken = await owner.call(
+                functools.partial(_start, session_id=self.session_id, ids=[c.id for c in chosen])
+            )
+            bus = self.deps.bus
+            bus.publish(QueueChanged(session_id=self.session_id))
+            bus.publish(
+                EntriesAppended(session_id=self.session_id, entry_ids=[t.entry_id for t in taken if t.entry_id])
+            )
+            bus.publish(ExecutionStateChanged(session_id=self.session_id, execution_id=execution.id, state="running"))
+            outcome = await self._run(ExecutionRun(self.deps, self.session_id, execution.id), None)
+            if outcome is not Outcome.DONE:
+                self._halted_upto = self._pokes
+                return
+
+    async def _run(self, run: ExecutionRun, answer: str | None) -> Outcome:
+        self.current = run
+        try:
+            return await (run.run() if answer is None else run.resume_with_answer(answer))
+        finally:
+            self.current = None
+            self.deps.bus.publish(QueueChanged(session_id=self.session_id))
+
+    async def resume(self, execution_id: str, answer: str) -> Outcome:
+        """Inside the actor: an answer resumes the suspended execution, then the queue goes on."""
+        outcome = await self._run(ExecutionRun(self.deps, self.session_id, execution_id), answer)
+        if outcome is Outcome.DONE:
+            self._pokes += 1
+            await self._drain()
+        else:
+            self._halted_upto = self._pokes
+        return outcome
+
+
+def _start(store: SqliteStore, *, session_id: str, ids: list[str]) -> tuple[Execution, list[Submission]]:
+    """Take the chosen items and record them as the user's messages, in one transaction."""
+    execution = store.start_execution(session_id, ids, record_inputs=True)
+    return execution, [store.get_submission(i) for i in ids]

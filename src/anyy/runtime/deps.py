@@ -1,0 +1,67 @@
+"""What the runtime needs from the rest of anyy, gathered in one place and injected (tests swap parts)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from anyy.domain.model_io import ToolSpec
+from anyy.domain.sessions import Session
+from anyy.providers.base import Provider
+from anyy.runtime.bus import EventBus
+from anyy.runtime.clock import Clock, SystemClock
+from anyy.storage.owner import StoreOwner
+from anyy.storage.sqlite import SqliteStore
+from anyy.tools.base import ToolContext, ToolOutcome
+
+CallTool = Callable[[str, dict[str, Any]], Awaitable[ToolOutcome]]
+
+
+class ModelSource(Protocol):
+    """Providers by name, and the M2 rule for a session's model selection."""
+
+    def provider(self, name: str) -> Provider: ...
+
+    def resolve(self, provider: str, model: str, last_physical: tuple[str, str] | None) -> tuple[str, str]: ...
+
+
+class ToolSet(Protocol):
+    def specs(self) -> Sequence[ToolSpec]: ...
+
+    def names(self) -> Sequence[str]: ...
+
+    async def run(self, name: str, arguments: dict[str, Any], context: ToolContext, call_tool: CallTool) -> ToolOutcome:
+        """Run one tool (``call_tool`` serves the inner calls of a Codemode script)."""
+        ...
+
+
+class ToolSource(Protocol):
+    def tools_for(self, enabled: Sequence[str], *, codemode: bool) -> ToolSet: ...
+
+
+@dataclass
+class RuntimeSettings:
+    retries_enabled: bool = True
+    max_retries: int = 3
+    budget_tokens: int = 100_000  # compaction starts when the context passes this
+    keep_fraction: float = 0.2  # share of the budget kept verbatim after a compaction
+    execution_timeout: float | None = None  # seconds; None: no limit
+    tool_timeout: float = 120.0
+    tool_output_cap: int = 32_000
+    max_passes: int = 200  # a runaway tool loop ends as failed rather than forever
+
+
+@dataclass
+class Deps:
+    owner: StoreOwner[SqliteStore]
+    models: ModelSource
+    tools: ToolSource
+    system_prompt: Callable[[Session], str]  # role + Soul + memory snapshot, read at execution start
+    workdir: Path
+    memory_dir: Path
+    settings: RuntimeSettings = field(default_factory=RuntimeSettings)
+    clock: Clock = field(default_factory=SystemClock)
+    bus: EventBus = field(default_factory=EventBus)
+    reload_settings: Callable[[], str] | None = None  # re-reads config.toml (R1); says what changed

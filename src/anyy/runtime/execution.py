@@ -1,0 +1,552 @@
+"""One execution: passes of (model call + the tool calls it asked for), with checkpoints in between.
+
+The rules (DESIGN.md §4) as this module applies them:
+
+- **Checkpoints** come before each model call and before each tool call of a batch. Steering is read
+  there: a batch's calls that have not started when steering arrives get a recorded synthetic result,
+  and the steering text joins the context before the next model call. A running tool is never cancelled
+  for steering.
+- **Stop** is bound to this execution (``request_stop``): it cancels the model stream or the running
+  tool, gives every started call a result, records partial text as interrupted, and ends the execution
+  as ``interrupted``. It never starts anything.
+- **Retries** (R3): a transient error waits 2, 4, 8… s (its own state, ``retry_wait``, which can be
+  cancelled alone) and tries the pass again, at most ``max_retries`` times; the count starts afresh after
+  a pass succeeds. A context overflow compacts once, then tries again.
+- **Clarification**: a tool outcome with ``suspend`` (ask_user) records the question and suspends the
+  execution; ``answer`` records the answer as that call's result and the execution goes on.
+- Each pass's entries are recorded in one transaction, so a killed Gateway never leaves half a pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from anyy.domain import queue as queue_rules
+from anyy.domain.compaction import unresolved_calls
+from anyy.domain.entries import (
+    AnswerData,
+    AssistantData,
+    EntryKind,
+    NewEntry,
+    QuestionData,
+    ToolCallData,
+    ToolResultData,
+    Usage,
+)
+from anyy.domain.events import (
+    EntriesAppended,
+    ExecutionStateChanged,
+    QueueChanged,
+    RetryWaiting,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    ToolFinished,
+    ToolStarted,
+)
+from anyy.domain.model_io import (
+    ModelRequest,
+    StopEvent,
+    StopReason,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallEvent,
+    UsageEvent,
+    context_to_messages,
+)
+from anyy.domain.sessions import Session
+from anyy.providers.base import ProviderError
+from anyy.runtime.clock import retry_delay
+from anyy.runtime.compactor import Compactor
+from anyy.runtime.deps import Deps, ToolSet
+from anyy.storage.sqlite import SqliteStore
+from anyy.tools.base import ToolContext, ToolOutcome
+
+T = TypeVar("T")
+
+SKIPPED_FOR_STEERING = "Not run: the user sent a steering message before this call started."
+NOT_RUN_STOPPED = "Not run: the user stopped the response before this call started."
+STOPPED_WHILE_RUNNING = "Stopped: the user stopped the response while this call was running."
+
+
+class Outcome(enum.Enum):
+    DONE = "completed"
+    SUSPENDED = "suspended"
+    INTERRUPTED = "interrupted"
+    FAILED = "failed"
+    TIMED_OUT = "timed_out"
+
+
+class PassEnd(enum.Enum):
+    MORE = "more"  # the model gets tool results: another pass
+    ENDED = "ended"  # no tool call: the response ended (steering left over still gets a pass)
+
+
+class _Stopped(Exception):
+    """The awaited step was cancelled by a stop of this execution (not by a shutdown)."""
+
+
+@dataclass
+class StreamResult:
+    text: str = ""
+    thinking: str = ""
+    calls: list[ToolCallEvent] = field(default_factory=list)
+    usage: Usage | None = None
+    stop: StopReason | None = None
+    raw_stop: str = ""
+
+
+@dataclass
+class PassPlan:
+    """A model response's calls and what became of them, in the order they are recorded."""
+
+    results: dict[str, tuple[str, bool, bool]] = field(default_factory=dict)  # call_id → text, error, synthetic
+    question: tuple[str, str] | None = None  # (call_id, question) when ask_user suspended the execution
+
+
+class ExecutionRun:
+    def __init__(self, deps: Deps, session_id: str, execution_id: str) -> None:
+        self.deps = deps
+        self.session_id = session_id
+        self.execution_id = execution_id
+        self.stop_requested = False
+        self.stop_state = Outcome.INTERRUPTED
+        self.retry_cancelled = False
+        self.state = "running"
+        self.partial_text = ""  # what the model has streamed so far in this pass (for clients that join late)
+        self._awaiting: asyncio.Task[Any] | None = None
+        self._retry_wait: asyncio.Task[Any] | None = None
+        self._compactor = Compactor(deps)
+
+    # -- control from outside (bound to this execution only) -------------------------------------
+    def request_stop(self, state: Outcome = Outcome.INTERRUPTED) -> None:
+        if self.stop_requested:
+            return
+        self.stop_requested = True
+        self.stop_state = state
+        if self._awaiting is not None and not self._awaiting.done():
+            self._awaiting.cancel()
+
+    def cancel_retry_wait(self) -> bool:
+        """Cancel only the wait before a retry (S4); False when the execution is not waiting."""
+        if self._retry_wait is None or self._retry_wait.done():
+            return False
+        self.retry_cancelled = True
+        self._retry_wait.cancel()
+        return True
+
+    # -- helpers ---------------------------------------------------------------------------------
+    async def _store(self, fn: Callable[[SqliteStore], T]) -> T:
+        return await self.deps.owner.call(fn)
+
+    async def _cancellable(self, awaitable: Awaitable[T], *, retry_wait: bool = False) -> T:
+        """Await a step that a stop (or a retry cancel) may cut short; raises _Stopped when it did."""
+        if self.stop_requested:
+            raise _Stopped
+        task: asyncio.Task[T] = asyncio.ensure_future(awaitable)
+        self._awaiting = task
+        if retry_wait:
+            self._retry_wait = task
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if task.cancelled() and (current is None or current.cancelling() == 0):
+                raise _Stopped from None
+            raise
+        finally:
+            self._awaiting = None
+            if retry_wait:
+                self._retry_wait = None
+
+    async def _set_state(self, state: str, *, error: str | None = None, note: str | None = None) -> None:
+        self.state = state
+        await self._store(
+            lambda s: s.set_execution_state(self.execution_id, state, error=error, note=note)  # type: ignore[arg-type]
+        )
+        self.deps.bus.publish(
+            ExecutionStateChanged(
+                session_id=self.session_id, execution_id=self.execution_id, state=state, error=error, note=note
+            )
+        )
+
+    def _appended(self, entry_ids: list[int]) -> None:
+        if entry_ids:
+            self.deps.bus.publish(EntriesAppended(session_id=self.session_id, entry_ids=entry_ids))
+
+    # -- the loop --------------------------------------------------------------------------------
+    async def run(self) -> Outcome:
+        """Run passes until the response ends, is stopped, fails or waits for an answer."""
+        watchdog = None
+        timeout = self.deps.settings.execution_timeout
+        if timeout is not None:
+            watchdog = asyncio.create_task(self._watchdog(timeout))
+        try:
+            outcome = await self._loop()
+        except ProviderError as exc:
+            outcome = Outcome.FAILED
+            await self._set_state("failed", error=f"{exc.message} ({exc.kind} error from the model provider)")
+            return outcome
+        except Exception as exc:  # an unexpected fault ends this execution, never the Gateway
+            await self._set_state("failed", error=f"internal error: {type(exc).__name__}: {exc}")
+            raise
+        finally:
+            if watchdog is not None:
+                watchdog.cancel()
+        return outcome
+
+    async def _watchdog(self, timeout: float) -> None:
+        await self.deps.clock.sleep(timeout)
+        self.request_stop(Outcome.TIMED_OUT)
+
+    async def _finish_stopped(self) -> Outcome:
+        if self.retry_cancelled and not self.stop_requested:
+            await self._set_state("interrupted", note="the retry wait was cancelled; nothing more was sent")
+            return Outcome.INTERRUPTED
+        state = self.stop_state
+        note = "stopped by the user" if state is Outcome.INTERRUPTED else "the execution ran out of time"
+        await self._set_state(state.value, note=note)
+        return state
+
+    async def _loop(self) -> Outcome:
+        passes = 0
+        while True:
+            if self.stop_requested:
+                return await self._finish_stopped()
+            await self._take_steering()
+            passes += 1
+            if passes > self.deps.settings.max_passes:
+                await self._set_state("failed", error=f"gave up after {self.deps.settings.max_passes} model calls")
+                return Outcome.FAILED
+            try:
+                end = await self._one_pass()
+            except _Stopped:  # a stop during an automatic compaction
+                return await self._finish_stopped()
+            if isinstance(end, Outcome):
+                return end
+            if end is PassEnd.ENDED and not await self._steering_waiting():
+                await self._set_state("completed")
+                return Outcome.DONE
+
+    async def _take_steering(self) -> None:
+        """The checkpoint before a model call: take steering (one or all, per the session's mode)."""
+        session: Session = await self._store(lambda s: s.get_session(self.session_id))
+        pending = await self._store(lambda s: s.list_submissions(self.session_id))
+        chosen = queue_rules.steering_to_take(pending, session.steering_mode)
+        if not chosen:
+            return
+        ids = [sub.id for sub in chosen]
+        taken = await self._store(lambda s: _take_what_is_still_pending(s, self.execution_id, ids))
+        if taken:
+            self.deps.bus.publish(QueueChanged(session_id=self.session_id))
+            self._appended([sub.entry_id for sub in taken if sub.entry_id is not None])
+
+    # -- one pass --------------------------------------------------------------------------------
+    async def _one_pass(self) -> Outcome | PassEnd:
+        """One model call and its tools: how the pass ended, or how the execution did."""
+        attempts = 0
+        overflow_compacted = False
+        while True:
+            session: Session = await self._store(lambda s: s.get_session(self.session_id))
+            tools = self.deps.tools.tools_for(_enabled_tools(session), codemode=bool(session.tools.get("codemode")))
+            context = await self._store(lambda s: s.context(self.session_id))
+            if (
+                context.tokens > self.deps.settings.budget_tokens
+                and not overflow_compacted
+                and await self._compactor.compact(
+                    self.session_id, reason="the context passed its budget", guard=self._cancellable
+                )
+            ):
+                context = await self._store(lambda s: s.context(self.session_id))
+            provider_name, model = self.deps.models.resolve(session.provider, session.model, context.last_model)
+            request = ModelRequest(
+                model=model,
+                system=self.deps.system_prompt(session),
+                messages=tuple(context_to_messages(context)),
+                tools=tuple(tools.specs()),
+                effort=session.effort,
+            )
+            result = StreamResult()
+            try:
+                await self._cancellable(self._stream(provider_name, request, result))
+            except _Stopped:
+                await self._record_interrupted_text(result, provider_name, model)
+                return await self._finish_stopped()
+            except ProviderError as exc:
+                if exc.kind == "overflow" and not overflow_compacted:
+                    overflow_compacted = True
+                    if await self._compactor.compact(
+                        self.session_id, reason="the model said the context is too long", guard=self._cancellable
+                    ):
+                        continue
+                    raise
+                settings = self.deps.settings
+                if exc.kind != "transient" or not settings.retries_enabled or attempts >= settings.max_retries:
+                    raise
+                attempts += 1
+                if not await self._wait_before_retry(attempts, exc):
+                    return await self._finish_stopped()
+                continue
+            return await self._after_response(result, provider_name, model, tools)
+
+    async def _stream(self, provider_name: str, request: ModelRequest, result: StreamResult) -> None:
+        provider = self.deps.models.provider(provider_name)
+        self.partial_text = ""
+        bus = self.deps.bus
+        async for event in provider.stream(request):
+            if isinstance(event, TextDelta):
+                result.text += event.text
+                self.partial_text = result.text
+                bus.publish(TextDeltaEvent(session_id=self.session_id, execution_id=self.execution_id, text=event.text))
+            elif isinstance(event, ThinkingDelta):
+                result.thinking += event.text
+                bus.publish(
+                    ThinkingDeltaEvent(session_id=self.session_id, execution_id=self.execution_id, text=event.text)
+                )
+            elif isinstance(event, ToolCallEvent):
+                result.calls.append(event)
+            elif isinstance(event, UsageEvent):
+                result.usage = event.usage
+            elif isinstance(event, StopEvent):
+                result.stop = event.reason
+                result.raw_stop = event.raw_reason or event.reason
+
+    async def _wait_before_retry(self, attempt: int, exc: ProviderError) -> bool:
+        """The retry wait, a state of its own; False when it was cancelled (alone, or by a stop)."""
+        delay = retry_delay(attempt, exc.retry_after)
+        await self._set_state("retry_wait", error=exc.message)
+        self.deps.bus.publish(
+            RetryWaiting(
+                session_id=self.session_id,
+                execution_id=self.execution_id,
+                attempt=attempt,
+                of=self.deps.settings.max_retries,
+                delay=delay,
+                error=exc.message,
+            )
+        )
+        try:
+            await self._cancellable(self.deps.clock.sleep(delay), retry_wait=True)
+        except _Stopped:
+            return False
+        await self._set_state("running")
+        return True
+
+    async def _record_interrupted_text(self, result: StreamResult, provider: str, model: str) -> None:
+        """A stopped stream: keep what was said, marked interrupted; calls not yet complete are dropped."""
+        if not result.text and not result.thinking:
+            return
+        entry = NewEntry(
+            kind=EntryKind.ASSISTANT,
+            text=result.text,
+            data=AssistantData(
+                provider=provider,
+                model=model,
+                usage=result.usage,
+                stop_reason="interrupted",
+                interrupted=True,
+                thinking=result.thinking,
+            ),
+        )
+        appended = await self._store(lambda s: s.record_pass(self.execution_id, [entry]))
+        self._appended([e.id for e in appended])
+
+    async def _after_response(
+        self, result: StreamResult, provider: str, model: str, tools: ToolSet
+    ) -> Outcome | PassEnd:
+        assistant = NewEntry(
+            kind=EntryKind.ASSISTANT,
+            text=result.text,
+            data=AssistantData(
+                provider=provider,
+                model=model,
+                usage=result.usage,
+                stop_reason=result.raw_stop,
+                thinking=result.thinking,
+            ),
+        )
+        calls = [
+            NewEntry(
+                kind=EntryKind.TOOL_CALL,
+                data=ToolCallData(call_id=call.call_id, name=call.name, arguments=call.arguments),
+            )
+            for call in result.calls
+        ]
+        plan = await self._run_calls([(c.call_id, c.name, c.arguments) for c in result.calls], tools)
+        entries = [assistant, *calls, *_result_entries(result.calls, plan)]
+        if plan.question is not None:
+            call_id, question = plan.question
+            entries.append(NewEntry(kind=EntryKind.QUESTION, text=question, data=QuestionData(call_id=call_id)))
+        appended = await self._store(lambda s: s.record_pass(self.execution_id, entries))
+        self._appended([e.id for e in appended])
+        if plan.question is not None:
+            await self._set_state("suspended", note="waiting for the user's answer")
+            return Outcome.SUSPENDED
+        if self.stop_requested:
+            return await self._finish_stopped()
+        if result.calls:
+            return PassEnd.MORE
+        if result.stop == "length":
+            await self._set_state("failed", error="the model stopped at its output limit before finishing")
+            return Outcome.FAILED
+        return PassEnd.ENDED
+
+    # -- tools -----------------------------------------------------------------------------------
+    async def _run_calls(self, calls: list[tuple[str, str, dict[str, Any]]], tools: ToolSet) -> PassPlan:
+        plan = PassPlan()
+        skip_reason: str | None = None
+        for call_id, name, arguments in calls:
+            if skip_reason is None:
+                if self.stop_requested:
+                    skip_reason = NOT_RUN_STOPPED
+                elif plan.question is not None:
+                    break  # the rest runs once the user answered
+                elif await self._steering_waiting():
+                    skip_reason = SKIPPED_FOR_STEERING
+            if skip_reason is not None:
+                plan.results[call_id] = (skip_reason, True, True)
+                self._tool_finished(call_id, name, is_error=True, synthetic=True)
+                continue
+            outcome = await self._run_one(call_id, name, arguments, tools)
+            if outcome.suspend is not None:
+                plan.question = (call_id, outcome.suspend)
+                continue
+            plan.results[call_id] = (outcome.text, outcome.is_error, False)
+        return plan
+
+    async def _steering_waiting(self) -> bool:
+        pending = await self._store(lambda s: s.list_submissions(self.session_id))
+        return any(sub.kind == "steering" for sub in pending)
+
+    async def _run_one(self, call_id: str, name: str, arguments: dict[str, Any], tools: ToolSet) -> ToolOutcome:
+        bus = self.deps.bus
+        bus.publish(
+            ToolStarted(
+                session_id=self.session_id,
+                execution_id=self.execution_id,
+                call_id=call_id,
+                name=name,
+                arguments=arguments,
+            )
+        )
+        if name not in tools.names():
+            outcome = ToolOutcome(
+                text=f"There is no tool named {name!r} in this session; the tools are: {', '.join(tools.names())}.",
+                is_error=True,
+            )
+        else:
+            try:
+                outcome = await self._cancellable(
+                    tools.run(name, arguments, self._tool_context(), self._inner_call(tools))
+                )
+            except _Stopped:
+                outcome = ToolOutcome(text=STOPPED_WHILE_RUNNING, is_error=True)
+            except Exception as exc:  # a broken tool is the model's news, not the Gateway's crash
+                outcome = ToolOutcome(text=f"The tool failed: {type(exc).__name__}: {exc}", is_error=True)
+        self._tool_finished(call_id, name, is_error=outcome.is_error, synthetic=False)
+        return outcome
+
+    def _inner_call(self, tools: ToolSet) -> Any:
+        async def call_tool(name: str, arguments: dict[str, Any]) -> ToolOutcome:
+            return await tools.run(name, arguments, self._tool_context(), call_tool)
+
+        return call_tool
+
+    def _tool_context(self) -> ToolContext:
+        settings = self.deps.settings
+        return ToolContext(
+            workdir=self.deps.workdir,
+            memory_dir=self.deps.memory_dir,
+            session_id=self.session_id,
+            timeout=settings.tool_timeout,
+            output_cap=settings.tool_output_cap,
+        )
+
+    def _tool_finished(self, call_id: str, name: str, *, is_error: bool, synthetic: bool) -> None:
+        self.deps.bus.publish(
+            ToolFinished(
+                session_id=self.session_id,
+                execution_id=self.execution_id,
+                call_id=call_id,
+                name=name,
+                is_error=is_error,
+                synthetic=synthetic,
+            )
+        )
+
+    # -- clarification ---------------------------------------------------------------------------
+    async def resume_with_answer(self, answer: str) -> Outcome:
+        """Record the answer as the result of the pending ask_user call, run the calls that waited for
+        it, and go on with the execution."""
+        context = await self._store(lambda s: s.context(self.session_id))
+        recent = await self._store(lambda s: s.history(self.session_id, limit=200))
+        question = next((e for e in recent.items if e.kind == EntryKind.QUESTION), None)
+        call_id = question.data.get("call_id", "") if question is not None else ""
+        waiting = [call for call in unresolved_calls(context.items) if call[0] != call_id]
+        await self._set_state("running")
+        entries = [
+            NewEntry(kind=EntryKind.ANSWER, text=answer, data=AnswerData(question=question.id if question else 0)),
+            NewEntry(kind=EntryKind.TOOL_RESULT, text=answer, data=ToolResultData(call_id=call_id, name="ask_user")),
+        ]
+        appended = await self._store(lambda s: s.append_entries(self.session_id, entries))
+        self._appended([e.id for e in appended])
+        if waiting:
+            session: Session = await self._store(lambda s: s.get_session(self.session_id))
+            tools = self.deps.tools.tools_for(_enabled_tools(session), codemode=bool(session.tools.get("codemode")))
+            plan = await self._run_calls([(c, n, dict(a)) for c, n, a in waiting], tools)
+            results = [
+                NewEntry(
+                    kind=EntryKind.TOOL_RESULT,
+                    text=text,
+                    data=ToolResultData(call_id=cid, name=name, is_error=err, synthetic=synthetic),
+                )
+                for cid, name, _ in waiting
+                if cid in plan.results
+                for text, err, synthetic in [plan.results[cid]]
+            ]
+            if plan.question is not None:
+                results.append(
+                    NewEntry(
+                        kind=EntryKind.QUESTION, text=plan.question[1], data=QuestionData(call_id=plan.question[0])
+                    )
+                )
+            if results:
+                done = await self._store(lambda s: s.append_entries(self.session_id, results))
+                self._appended([e.id for e in done])
+            if plan.question is not None:
+                await self._set_state("suspended", note="waiting for the user's answer")
+                return Outcome.SUSPENDED
+        return await self.run()
+
+
+def _take_what_is_still_pending(store: Any, execution_id: str, ids: list[str]) -> list[Any]:
+    """Take the chosen steering items that are still pending (one may have been edited away meanwhile)."""
+    still = {sub.id for sub in store.list_submissions(store.get_execution(execution_id).session_id)}
+    chosen = [sid for sid in ids if sid in still]
+    if not chosen:
+        return []
+    return list(store.take_submissions(execution_id, chosen, record_inputs=True))
+
+
+def _result_entries(calls: list[ToolCallEvent], plan: PassPlan) -> list[NewEntry]:
+    entries = []
+    for call in calls:
+        if call.call_id not in plan.results:
+            continue
+        text, is_error, synthetic = plan.results[call.call_id]
+        entries.append(
+            NewEntry(
+                kind=EntryKind.TOOL_RESULT,
+                text=text,
+                data=ToolResultData(call_id=call.call_id, name=call.name, is_error=is_error, synthetic=synthetic),
+            )
+        )
+    return entries
+
+
+def _enabled_tools(session: Session) -> list[str]:
+    enabled = session.tools.get("enabled")
+    return [str(name) for name in enabled] if isinstance(enabled, list) else []

@@ -1,0 +1,321 @@
+"""The runtime's face: what the Gateway calls. One :class:`SessionActor` per session does the work.
+
+Everything here is bound to ids the caller names: a stop names the execution it captured (S6), an
+answer names the execution that asked. Operations that need an idle session (compaction by hand,
+navigation, tool configuration, reload) are refused with a conflict that says to wait or stop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import msgspec
+
+from anyy.domain.compaction import unresolved_calls
+from anyy.domain.context import ContextItem
+from anyy.domain.entries import (
+    BranchSummaryData,
+    Entry,
+    EntryKind,
+    ModelChangeData,
+    NewEntry,
+    ToolResultData,
+)
+from anyy.domain.errors import Conflict, InvalidInput, NotFound
+from anyy.domain.events import EntriesAppended, ExecutionStateChanged, QueueChanged
+from anyy.domain.queue import Execution, NewSubmission, Submission
+from anyy.domain.sessions import Goal, Session, SessionPatch
+from anyy.runtime.actor import SessionActor
+from anyy.runtime.compactor import Compactor
+from anyy.runtime.deps import Deps
+from anyy.runtime.execution import Outcome
+from anyy.storage.sqlite import SqliteStore
+
+RECOVERY_NOTE = "The Gateway stopped while this response was running; it was marked interrupted. Nothing was lost."
+NO_ANSWER = "Not answered: the user stopped the response instead of answering."
+GoalAction = Literal["set", "status", "pause", "resume", "clear"]
+
+
+class NavigateResult(msgspec.Struct, kw_only=True):
+    session: Session
+    draft: str | None  # the user message moved before, for the editor (T2)
+    summary_applied: bool
+    note: str | None
+
+
+class ReloadStep(msgspec.Struct, kw_only=True):
+    step: str
+    applied: bool
+    detail: str
+
+
+class Runtime:
+    def __init__(self, deps: Deps) -> None:
+        self.deps = deps
+        self._actors: dict[str, SessionActor] = {}
+        self._compactor = Compactor(deps)
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    async def start(self) -> list[Execution]:
+        """After a restart: work that was running is marked interrupted, queues stay as they are, and
+        nothing is started (G3)."""
+        recovered: list[Execution] = await self.deps.owner.call(lambda s: s.recover_interrupted(RECOVERY_NOTE))
+        for execution in recovered:
+            self.deps.bus.publish(
+                ExecutionStateChanged(
+                    session_id=execution.session_id, execution_id=execution.id, state="interrupted", note=RECOVERY_NOTE
+                )
+            )
+        return recovered
+
+    async def aclose(self) -> None:
+        for actor in list(self._actors.values()):
+            await actor.aclose()
+        self._actors.clear()
+
+    def _actor(self, session_id: str) -> SessionActor:
+        actor = self._actors.get(session_id)
+        if actor is None:
+            actor = self._actors[session_id] = SessionActor(self.deps, session_id)
+        return actor
+
+    def running_execution(self, session_id: str) -> str | None:
+        actor = self._actors.get(session_id)
+        return actor.current.execution_id if actor is not None and actor.current is not None else None
+
+    def live_text(self, session_id: str) -> str:
+        """What the model has streamed so far in the running pass (for a client that joins late)."""
+        actor = self._actors.get(session_id)
+        return actor.current.partial_text if actor is not None and actor.current is not None else ""
+
+    # -- input -----------------------------------------------------------------------------------
+    async def submit(self, session_id: str, new: NewSubmission) -> Submission:
+        """Accept an input: durable before this returns; it starts at once when the session is idle."""
+        submission: Submission = await self.deps.owner.call(lambda s: s.add_submission(session_id, new))
+        self.deps.bus.publish(QueueChanged(session_id=session_id))
+        self._actor(session_id).poke()
+        return submission
+
+    async def continue_queue(self, session_id: str) -> None:
+        """An explicit continuation: after a stop or a failure, pending items start again."""
+        await self.deps.owner.call(lambda s: s.get_session(session_id))
+        self._actor(session_id).poke()
+
+    # -- stops -----------------------------------------------------------------------------------
+    async def _execution_of(self, session_id: str, execution_id: str) -> Execution:
+        execution: Execution = await self.deps.owner.call(lambda s: s.get_execution(execution_id))
+        if execution.session_id != session_id:
+            raise NotFound(f"no execution {execution_id!r} in session {session_id!r}")
+        return execution
+
+    async def stop(self, session_id: str, execution_id: str) -> bool:
+        """Stop the execution the caller captured; False when it had already ended (S6: a late stop
+        never reaches a later turn)."""
+        actor = self._actors.get(session_id)
+        if actor is not None and actor.current is not None and actor.current.execution_id == execution_id:
+            actor.current.request_stop()
+            return True
+        execution = await self._execution_of(session_id, execution_id)
+        if execution.state != "suspended":
+            return False
+        # Waiting for an answer: settle it (the question gets a result) and end it as interrupted.
+        context = await self.deps.owner.call(lambda s: s.context(session_id))
+        results = [
+            NewEntry(kind=EntryKind.TOOL_RESULT, text=NO_ANSWER, data=ToolResultData(call_id=c, name=n, synthetic=True))
+            for c, n, _ in unresolved_calls(context.items)
+        ]
+        if results:
+            appended = await self.deps.owner.call(lambda s: s.append_entries(session_id, results))
+            self.deps.bus.publish(EntriesAppended(session_id=session_id, entry_ids=[e.id for e in appended]))
+        await self.deps.owner.call(
+            lambda s: s.set_execution_state(execution_id, "interrupted", note="stopped while waiting for an answer")
+        )
+        self.deps.bus.publish(
+            ExecutionStateChanged(session_id=session_id, execution_id=execution_id, state="interrupted")
+        )
+        return True
+
+    async def cancel_retry_wait(self, session_id: str, execution_id: str) -> bool:
+        """Cancel only the wait before a retry (S4); the queue is left as it is."""
+        actor = self._actors.get(session_id)
+        if actor is None or actor.current is None or actor.current.execution_id != execution_id:
+            await self._execution_of(session_id, execution_id)
+            return False
+        return actor.current.cancel_retry_wait()
+
+    # -- clarification ---------------------------------------------------------------------------
+    async def answer(self, session_id: str, execution_id: str, text: str) -> None:
+        """Answer the question a suspended execution asked; it resumes (in the background)."""
+        if not text.strip():
+            raise InvalidInput("the answer is empty: write something for the agent to go on with")
+        execution = await self._execution_of(session_id, execution_id)
+        if execution.state != "suspended":
+            raise Conflict(f"execution {execution_id} is {execution.state}: it is not waiting for an answer")
+        actor = self._actor(session_id)
+        actor.submit(lambda: actor.resume(execution_id, text))
+
+    # -- operations on an idle session -----------------------------------------------------------
+    async def _require_idle(self, session_id: str, what: str, *, queue_too: bool = False) -> None:
+        actor = self._actors.get(session_id)
+        owner = self.deps.owner
+        active = await owner.call(lambda s: s.list_executions(session_id, active_only=True))
+        busy = (actor is not None and (actor.current is not None or actor.exclusive is not None)) or active
+        pending = await owner.call(lambda s: s.list_submissions(session_id)) if queue_too else []
+        if busy or pending:
+            cause = "a response is running or waiting for an answer" if busy else "items are waiting in its queue"
+            raise Conflict(f"{what} needs an idle session, and {cause}: wait for it to finish, or stop it first")
+
+    async def _exclusive(self, session_id: str, what: str, job: Any) -> Any:
+        actor = self._actor(session_id)
+
+        async def guarded() -> Any:
+            await self._require_idle(session_id, what)
+            actor.exclusive = what
+            try:
+                return await job()
+            finally:
+                actor.exclusive = None
+
+        await self._require_idle(session_id, what)
+        return await actor.submit(guarded)
+
+    async def compact(self, session_id: str) -> bool:
+        """Summarise the older context now (R5); False (and a notice) when nothing was applied."""
+        result: bool = await self._exclusive(
+            session_id, "compaction", lambda: self._compactor.compact(session_id, reason="asked for")
+        )
+        return result
+
+    async def navigate(
+        self, session_id: str, entry_id: int | None, *, summarize: bool = False, before: bool = False
+    ) -> NavigateResult:
+        """Move the head (durably) to an entry of the tree (T1, T2). ``before`` moves to just before
+        it and hands its text back as a draft; ``summarize`` carries a summary of the branch left.
+        It starts no response, and earlier and sibling branches stay in the tree."""
+
+        async def job() -> NavigateResult:
+            owner = self.deps.owner
+            old_path: list[Entry] = await owner.call(lambda s: s.path(session_id))
+            target = await owner.call(lambda s: s.get_entry(session_id, entry_id)) if entry_id is not None else None
+            draft = None
+            new_head = entry_id
+            if before and target is not None:
+                if target.kind != EntryKind.USER:
+                    raise InvalidInput("only a user message can be moved before (its text comes back as a draft)")
+                draft, new_head = target.text, target.parent
+            new_path: list[Entry] = await owner.call(lambda s: s.path(session_id, to=new_head)) if new_head else []
+            shared = {e.id for e in new_path}
+            branch = [e for e in old_path if e.id not in shared]
+            summary, note = None, None
+            if summarize:
+                summary, note = await self._compactor.branch_summary(session_id, [_as_item(e) for e in branch])
+            session: Session = await owner.call(lambda s: s.set_head(session_id, new_head))
+            if summary is not None and old_path:
+                entry = NewEntry(
+                    kind=EntryKind.BRANCH_SUMMARY, text=summary, data=BranchSummaryData(from_entry=old_path[-1].id)
+                )
+                appended = await owner.call(lambda s: s.append_entries(session_id, [entry]))
+                self.deps.bus.publish(EntriesAppended(session_id=session_id, entry_ids=[e.id for e in appended]))
+                session = await owner.call(lambda s: s.get_session(session_id))
+            return NavigateResult(
+                session=session,
+                draft=draft,
+                summary_applied=summary is not None,
+                note=None if note is None else f"No branch summary: {note}.",
+            )
+
+        result: NavigateResult = await self._exclusive(session_id, "navigation", job)
+        return result
+
+    async def configure_tools(self, session_id: str, enabled: Sequence[str], *, codemode: bool) -> Session:
+        """Choose the session's tools (M3, M4): only when nothing runs, waits or is being admitted."""
+        self.deps.tools.tools_for(list(enabled), codemode=codemode)  # unknown names: InvalidInput
+
+        async def job() -> Session:
+            await self._require_idle(session_id, "configuring tools", queue_too=True)
+            patch = SessionPatch(tools={"enabled": list(enabled), "codemode": codemode})
+            session: Session = await self.deps.owner.call(lambda s: s.update_session(session_id, patch))
+            return session
+
+        await self._require_idle(session_id, "configuring tools", queue_too=True)
+        result: Session = await self._actor(session_id).submit(job)
+        return result
+
+    async def set_model(
+        self, session_id: str, *, provider: str | None = None, model: str | None = None, effort: str | None = None
+    ) -> Session:
+        """Change this session's provider, model or effort (M1); recorded as a model-change entry and
+        used from the next model call on."""
+        current: Session = await self.deps.owner.call(lambda s: s.get_session(session_id))
+        new_provider = current.provider if provider is None else provider
+        new_model = current.model if model is None else model
+        new_effort = current.effort if effort is None else effort
+        self.deps.models.resolve(new_provider, new_model, None)  # unknown provider or model: an error now
+        patch = SessionPatch(provider=new_provider, model=new_model, effort=new_effort)
+        entry = NewEntry(
+            kind=EntryKind.MODEL_CHANGE,
+            text=f"{new_provider}/{new_model}" + (f" ({new_effort})" if new_effort else ""),
+            data=ModelChangeData(provider=new_provider, model=new_model, effort=new_effort),
+        )
+
+        def apply(store: SqliteStore) -> Session:
+            store.update_session(session_id, patch)
+            store.append_entries(session_id, [entry])
+            return store.get_session(session_id)
+
+        session: Session = await self.deps.owner.call(apply)
+        self.deps.bus.publish(QueueChanged(session_id=session_id))
+        return session
+
+    # -- goals (R2) and reload (R1) --------------------------------------------------------------
+    async def goal(self, session_id: str, action: GoalAction, text: str | None = None) -> Goal | None:
+        """Read or change the session's goal. It starts, stops and schedules nothing."""
+        session: Session = await self.deps.owner.call(lambda s: s.get_session(session_id))
+        goal = session.goal
+        if action == "status":
+            return goal
+        if action == "set":
+            if not text or not text.strip():
+                raise InvalidInput("a goal needs text")
+            goal = Goal(text=text.strip(), state="active")
+        elif action in ("pause", "resume"):
+            if goal is None:
+                raise Conflict("this session has no goal: set one first")
+            goal = Goal(text=goal.text, state="paused" if action == "pause" else "active")
+        elif action == "clear":
+            goal = None
+        else:
+            raise InvalidInput(f"unknown goal action {action!r}: use set, status, pause, resume or clear")
+        updated: Session = await self.deps.owner.call(lambda s: s.update_session(session_id, SessionPatch(goal=goal)))
+        return updated.goal
+
+    async def reload(self, session_id: str) -> list[ReloadStep]:
+        """Refresh an idle session from the current settings and resources, keeping its history, tools
+        and queue. Steps run in order; one that fails does not undo those before it (R1)."""
+        await self._require_idle(session_id, "reload")
+        session: Session = await self.deps.owner.call(lambda s: s.get_session(session_id))
+        steps: list[ReloadStep] = []
+
+        def attempt(step: str, action: Any) -> None:
+            try:
+                detail = action()
+            except Exception as exc:
+                steps.append(ReloadStep(step=step, applied=False, detail=f"{type(exc).__name__}: {exc}"))
+            else:
+                steps.append(ReloadStep(step=step, applied=True, detail=str(detail)))
+
+        attempt("settings", lambda: self.deps.reload_settings() if self.deps.reload_settings else "unchanged")
+        attempt("role and memory", lambda: f"{len(self.deps.system_prompt(session))} characters of system prompt")
+        attempt("model", lambda: "/".join(self.deps.models.resolve(session.provider, session.model, None)))
+        return steps
+
+
+def _as_item(entry: Entry) -> ContextItem:
+    data = (
+        msgspec.json.encode(entry.data).decode() if entry.kind in (EntryKind.TOOL_CALL, EntryKind.TOOL_RESULT) else None
+    )
+    return (entry.id, int(entry.kind), entry.text, data)
+
+
+__all__ = ["NavigateResult", "Outcome", "ReloadStep", "Runtime"]
