@@ -1,0 +1,236 @@
+"""The two queues (Q1, Q7) and their drain on every terminal path: nothing pending is ever dropped."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from anyy.domain.events import ToolStarted
+from anyy.domain.model_io import TextDelta, ToolCallEvent, UserMessage
+from anyy.domain.sessions import SessionPatch
+from anyy.providers.base import ProviderError
+from anyy.providers.gates import Gate
+from anyy.runtime.deps import RuntimeSettings
+from tests.runtime.harness import Harness
+
+
+def call(call_id: str, name: str, **arguments: object) -> ToolCallEvent:
+    return ToolCallEvent(call_id=call_id, name=name, arguments=dict(arguments))
+
+
+def test_q1_steering_sent_during_a_tool_reaches_the_very_next_model_call(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with Harness(tmp_path) as h:
+            session = await h.session()
+            gate = Gate("slow tool")
+            h.tools.gates.append(gate)
+            h.model.enqueue(
+                [call("c1", "slow"), call("c2", "echo", text="never"), call("c3", "echo", text="never")],
+                "Understood, changing course.",
+            )
+            await h.send(session.id, "do three things")
+            await asyncio.to_thread(gate.reached.wait_blocking, 10)
+            await h.send(session.id, "actually, stop after the first", kind="steering")
+            gate.open()  # the running tool was not cancelled: it finishes normally
+            await h.state("completed")
+            assert h.tools.cancelled == []
+            assert [name for name, _ in h.tools.calls] == ["slow"]  # c2 and c3 never started
+            texts = await h.texts(session.id)
+            assert texts[:5] == ["user:do three things", "assistant:", "tool_call:", "tool_call:", "tool_call:"]
+            assert texts[5] == "tool_result:slow done"
+            assert texts[6].startswith("tool_result:Not run: the user sent a steering message")
+            assert texts[7].startswith("tool_result:Not run: the user sent a steering message")
+            assert texts[8:] == ["user:actually, stop after the first", "assistant:Understood, changing course."]
+            # The very next model call carries the steering text, after every call's result.
+            assert h.model.requests[1].messages[-1] == UserMessage(text="actually, stop after the first")
+            assert await h.pending(session.id) == []
+
+    asyncio.run(scenario())
+
+
+def test_q7_steering_one_at_a_time_takes_one_item_per_checkpoint(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with Harness(tmp_path) as h:
+            session = await h.session()
+            gate = Gate()
+            h.tools.gates.append(gate)
+            h.model.enqueue([call("c1", "slow")], "after first", "after second")
+            await h.send(session.id, "start")
+            await asyncio.to_thread(gate.reached.wait_blocking, 10)
+            await h.send(session.id, "first", kind="steering")
+            await h.send(session.id, "second", kind="steering")
+            gate.open()
+            await h.state("completed")
+            texts = await h.texts(session.id)
+            assert texts[-4:] == ["user:first", "assistant:after first", "user:second", "assistant:after second"]
+
+    asyncio.run(scenario())
+
+
+def test_q7_steering_mode_all_takes_every_item_at_one_checkpoint(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with Harness(tmp_path) as h:
+            session = await h.session(steering_mode="all")
+            gate = Gate()
+            h.tools.gates.append(gate)
+            h.model.enqueue([call("c1", "slow")], "took both")
+            await h.send(session.id, "start")
+            await asyncio.to_thread(gate.reached.wait_blocking, 10)
+            await h.send(session.id, "first", kind="steering")
+            await h.send(session.id, "second", kind="steering")
+            gate.open()
+            await h.state("completed")
+            assert (await h.texts(session.id))[-3:] == ["user:first", "user:second", "assistant:took both"]
+
+    asyncio.run(scenario())
+
+
+def test_q1_follow_up_waits_for_the_end_of_the_response_then_starts_the_next(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with Harness(tmp_path) as h:
+            session = await h.session()
+            gate = Gate()
+            h.model.enqueue([gate, TextDelta(text="first answer")], "second answer")
+            first = await h.send(session.id, "first")
+            await asyncio.to_thread(gate.reached.wait_blocking, 10)
+            follow = await h.send(session.id, "then this", kind="follow_up")
+            assert await h.pending(session.id) == ["follow_up:then this"]
+            gate.open()
+            one = await h.state("completed")
+            two = await h.state("completed")
+            assert one.execution_id != two.execution_id
+            assert await h.texts(session.id) == [
+                "user:first",
+                "assistant:first answer",
+                "user:then this",
+                "assistant:second answer",
+            ]
+            subs = await h.store(lambda s: [s.get_submission(first.id), s.get_submission(follow.id)])
+            assert [s.execution_id for s in subs] == [one.execution_id, two.execution_id]
+
+    asyncio.run(scenario())
+
+
+def test_q7_follow_up_mode_all_starts_one_execution_with_every_item(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with Harness(tmp_path) as h:
+            session = await h.session(follow_up_mode="all")
+            gate = Gate()
+            h.model.enqueue([gate, TextDelta(text="first answer")], "both at once")
+            await h.send(session.id, "first")
+            await asyncio.to_thread(gate.reached.wait_blocking, 10)
+            await h.send(session.id, "a", kind="follow_up")
+            await h.send(session.id, "b", kind="follow_up")
+            gate.open()
+            await h.state("completed")
+            await h.state("completed")
+            assert (await h.texts(session.id))[2:] == ["user:a", "user:b", "assistant:both at once"]
+
+    asyncio.run(scenario())
+
+
+def test_q1_pending_items_stay_pending_after_a_failure(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with Harness(tmp_path) as h:
+            session = await h.session()
+            gate = Gate()
+            h.model.enqueue([gate, ProviderError("fatal", "the key was refused")])
+            first = await h.send(session.id, "first")
+            await asyncio.to_thread(gate.reached.wait_blocking, 10)
+            await h.send(session.id, "next", kind="follow_up")
+            gate.open()
+            failed = await h.state("failed")
+            assert "the key was refused" in (failed.error or "")
+            assert await h.pending(session.id) == ["follow_up:next"]
+            assert (await h.store(lambda s: s.get_submission(first.id))).state == "failed"
+            # An explicit continuation runs it.
+            h.model.enqueue("now it works")
+            await h.rt.continue_queue(session.id)
+            await h.state("completed")
+            assert await h.pending(session.id) == []
+
+    asyncio.run(scenario())
+
+
+def test_q1_pending_items_stay_pending_after_a_stop(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with Harness(tmp_path) as h:
+            session = await h.session()
+            gate = Gate()
+            h.model.enqueue([gate, TextDelta(text="never")])
+            await h.send(session.id, "first")
+            await asyncio.to_thread(gate.reached.wait_blocking, 10)
+            await h.send(session.id, "next", kind="follow_up")
+            await h.send(session.id, "steer", kind="steering")
+            running = h.rt.running_execution(session.id)
+            assert running is not None
+            assert await h.rt.stop(session.id, running)
+            await h.state("interrupted", running)
+            assert await h.pending(session.id) == ["steering:steer", "follow_up:next"]
+            assert h.rt.running_execution(session.id) is None
+
+    asyncio.run(scenario())
+
+
+def test_q1_pending_items_stay_pending_after_a_timeout(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with Harness(tmp_path, settings=RuntimeSettings(execution_timeout=30)) as h:
+            session = await h.session()
+            gate = Gate()
+            h.model.enqueue([gate, TextDelta(text="never")])
+            await h.send(session.id, "first")
+            await asyncio.to_thread(gate.reached.wait_blocking, 10)
+            await h.send(session.id, "next", kind="follow_up")
+            assert await h.clock.next_sleep() == 30
+            h.clock.advance()
+            await h.state("timed_out")
+            assert await h.pending(session.id) == ["follow_up:next"]
+
+    asyncio.run(scenario())
+
+
+def test_g3_after_a_crash_pending_items_stay_pending_and_nothing_starts(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with Harness(tmp_path) as h:
+            session = await h.session()
+            # What a killed Gateway leaves: an execution still marked running, and a queued follow-up.
+            sub = await h.store(lambda s: s.add_submission(session.id, _new("asked before the crash")))
+            await h.store(lambda s: s.start_execution(session.id, [sub.id], record_inputs=True))
+            await h.store(lambda s: s.add_submission(session.id, _new("queued", "follow_up")))
+        async with Harness(tmp_path) as again:
+            assert await again.pending(session.id) == ["follow_up:queued"]
+            executions = await again.store(lambda s: s.list_executions(session.id))
+            assert [e.state for e in executions] == ["interrupted"]
+            assert again.model.requests == []  # nothing was auto-run
+            texts = await again.texts(session.id)
+            assert texts[-1].startswith("notice:The Gateway stopped while this response was running")
+
+    asyncio.run(scenario())
+
+
+def test_r4_pending_items_run_after_an_automatic_compaction(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with Harness(tmp_path, settings=RuntimeSettings(budget_tokens=50, keep_fraction=0.1)) as h:
+            session = await h.session()
+            h.model.enqueue("a" * 400)
+            await h.send(session.id, "x" * 400)
+            await h.state("completed")
+            h.model.enqueue("summary of it all", "fresh answer")
+            await h.send(session.id, "more")
+            await h.state("completed")
+            texts = await h.texts(session.id)
+            assert "compaction:summary of it all" in texts
+            assert texts[-1] == "assistant:fresh answer"
+            assert h.model.requests[-1].messages[0].text.endswith("summary of it all")
+
+    asyncio.run(scenario())
+
+
+def _new(text: str, kind: str = "prompt") -> object:
+    from anyy.domain.queue import NewSubmission
+
+    return NewSubmission(kind=kind, text=text)  # type: ignore[arg-type]
+
+
+def _unused() -> SessionPatch:
+    return SessionPatch()
