@@ -159,7 +159,8 @@ def test_t2_navigation_with_a_branch_summary_and_a_draft(tmp_path: Path) -> None
             second_question = path[2]
             h.model.enqueue("On the left branch we answered questions 1 and 2.")
             result = await h.rt.navigate(session.id, second_question.id, summarize=True, before=True)
-            assert result.draft is not None and result.draft.startswith("question 1")
+            assert result.draft is not None
+            assert result.draft.startswith("question 1")
             assert result.summary_applied
             texts = await h.texts(session.id)
             assert texts[-1] == "branch_summary:On the left branch we answered questions 1 and 2."
@@ -180,7 +181,8 @@ def test_t2_a_failed_branch_summary_moves_anyway_and_says_why(tmp_path: Path) ->
             h.model.enqueue([StopEvent(reason="end")])
             result = await h.rt.navigate(session.id, path[1].id, summarize=True)
             assert not result.summary_applied
-            assert result.note is not None and "empty summary" in result.note
+            assert result.note is not None
+            assert "empty summary" in result.note
             assert result.session.head == path[1].id
 
     asyncio.run(scenario())

@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from anyy.domain.events import ToolStarted
 from anyy.domain.model_io import TextDelta, ToolCallEvent, UserMessage
-from anyy.domain.sessions import SessionPatch
+from anyy.domain.queue import NewSubmission, SubmissionKind
 from anyy.providers.base import ProviderError
 from anyy.providers.gates import Gate
 from anyy.runtime.deps import RuntimeSettings
@@ -226,11 +225,5 @@ def test_r4_pending_items_run_after_an_automatic_compaction(tmp_path: Path) -> N
     asyncio.run(scenario())
 
 
-def _new(text: str, kind: str = "prompt") -> object:
-    from anyy.domain.queue import NewSubmission
-
-    return NewSubmission(kind=kind, text=text)  # type: ignore[arg-type]
-
-
-def _unused() -> SessionPatch:
-    return SessionPatch()
+def _new(text: str, kind: SubmissionKind = "prompt") -> NewSubmission:
+    return NewSubmission(kind=kind, text=text)
