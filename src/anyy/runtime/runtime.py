@@ -160,7 +160,8 @@ class Runtime:
         actor = self._actors.get(session_id)
         owner = self.deps.owner
         active = await owner.call(lambda s: s.list_executions(session_id, active_only=True))
-        busy = (actor is not None and (actor.current is not None or actor.exclusive is not None)) or active
+        running = actor is not None and actor.current is not None and actor.current.state in ("running", "retry_wait")
+        busy = running or (actor is not None and actor.exclusive is not None) or active
         pending = await owner.call(lambda s: s.list_submissions(session_id)) if queue_too else []
         if busy or pending:
             cause = "a response is running or waiting for an answer" if busy else "items are waiting in its queue"
