@@ -88,17 +88,10 @@ class SessionActor:
             return
         owner = self.deps.owner
         while True:
-            active = await owner.call(lambda s: s.list_executions(self.session_id, active_only=True))
-            if active:
-                return  # waiting for an answer: nothing else starts meanwhile
-            session = await owner.call(lambda s: s.get_session(self.session_id))
-            pending = await owner.call(lambda s: s.list_submissions(self.session_id))
-            chosen = queue_rules.inputs_to_start(pending, session.steering_mode, session.follow_up_mode)
-            if not chosen:
+            started = await owner.call(functools.partial(_start_next, session_id=self.session_id))
+            if started is None:
                 return
-            execution, taken = await owner.call(
-                functools.partial(_start, session_id=self.session_id, ids=[c.id for c in chosen])
-            )
+            execution, taken = started
             bus = self.deps.bus
             bus.publish(QueueChanged(session_id=self.session_id))
             bus.publish(
@@ -129,7 +122,16 @@ class SessionActor:
         return outcome
 
 
-def _start(store: SqliteStore, *, session_id: str, ids: list[str]) -> tuple[Execution, list[Submission]]:
-    """Take the chosen items and record them as the user's messages, in one transaction."""
+def _start_next(store: SqliteStore, *, session_id: str) -> tuple[Execution, list[Submission]] | None:
+    """Start the next execution from the queue, if the session is idle and anything is pending: the
+    items are taken and recorded as the user's messages in the same transaction."""
+    if store.list_executions(session_id, active_only=True):
+        return None  # waiting for an answer: nothing else starts meanwhile
+    session = store.get_session(session_id)
+    pending = store.list_submissions(session_id)
+    chosen = queue_rules.inputs_to_start(pending, session.steering_mode, session.follow_up_mode)
+    if not chosen:
+        return None
+    ids = [sub.id for sub in chosen]
     execution = store.start_execution(session_id, ids, record_inputs=True)
     return execution, [store.get_submission(i) for i in ids]

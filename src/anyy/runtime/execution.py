@@ -27,9 +27,11 @@ from typing import Any, TypeVar
 
 from anyy.domain import queue as queue_rules
 from anyy.domain.compaction import unresolved_calls
+from anyy.domain.context import ModelContext
 from anyy.domain.entries import (
     AnswerData,
     AssistantData,
+    Entry,
     EntryKind,
     NewEntry,
     QuestionData,
@@ -57,6 +59,7 @@ from anyy.domain.model_io import (
     UsageEvent,
     context_to_messages,
 )
+from anyy.domain.queue import Submission
 from anyy.domain.sessions import Session
 from anyy.providers.base import ProviderError
 from anyy.runtime.clock import retry_delay
@@ -216,43 +219,48 @@ class ExecutionRun:
         while True:
             if self.stop_requested:
                 return await self._finish_stopped()
-            await self._take_steering()
+            session, context = await self._checkpoint()
             passes += 1
             if passes > self.deps.settings.max_passes:
                 await self._set_state("failed", error=f"gave up after {self.deps.settings.max_passes} model calls")
                 return Outcome.FAILED
             try:
-                end = await self._one_pass()
+                end = await self._one_pass(session, context)
             except _Stopped:  # a stop during an automatic compaction
                 return await self._finish_stopped()
             if isinstance(end, Outcome):
                 return end
-            if end is PassEnd.ENDED and not await self._steering_waiting():
-                await self._set_state("completed")
-                return Outcome.DONE
 
-    async def _take_steering(self) -> None:
-        """The checkpoint before a model call: take steering (one or all, per the session's mode)."""
-        session: Session = await self._store(lambda s: s.get_session(self.session_id))
-        pending = await self._store(lambda s: s.list_submissions(self.session_id))
-        chosen = queue_rules.steering_to_take(pending, session.steering_mode)
-        if not chosen:
-            return
-        ids = [sub.id for sub in chosen]
-        taken = await self._store(lambda s: _take_what_is_still_pending(s, self.execution_id, ids))
+    async def _checkpoint(self) -> tuple[Session, ModelContext]:
+        """The checkpoint before a model call: take steering (one or all, per the session's mode) into
+        the conversation, then read what the model will see. One unit of work on the store."""
+
+        def work(store: SqliteStore) -> tuple[Session, list[Submission], ModelContext]:
+            session = store.get_session(self.session_id)
+            pending = store.list_submissions(self.session_id)
+            chosen = [sub.id for sub in queue_rules.steering_to_take(pending, session.steering_mode)]
+            taken = list(store.take_submissions(self.execution_id, chosen, record_inputs=True)) if chosen else []
+            return session, taken, store.context(self.session_id)
+
+        session, taken, context = await self._store(work)
         if taken:
             self.deps.bus.publish(QueueChanged(session_id=self.session_id))
             self._appended([sub.entry_id for sub in taken if sub.entry_id is not None])
+        return session, context
 
     # -- one pass --------------------------------------------------------------------------------
-    async def _one_pass(self) -> Outcome | PassEnd:
+    async def _one_pass(self, session: Session, context: ModelContext) -> Outcome | PassEnd:
         """One model call and its tools: how the pass ended, or how the execution did."""
         attempts = 0
         overflow_compacted = False
+        fresh = True
         while True:
-            session: Session = await self._store(lambda s: s.get_session(self.session_id))
+            if not fresh:  # a retry reads the session and its context again
+                session, context = await self._store(
+                    lambda s: (s.get_session(self.session_id), s.context(self.session_id))
+                )
+            fresh = False
             tools = self.deps.tools.tools_for(_enabled_tools(session), codemode=bool(session.tools.get("codemode")))
-            context = await self._store(lambda s: s.context(self.session_id))
             if (
                 context.tokens > self.deps.settings.budget_tokens
                 and not overflow_compacted
@@ -380,8 +388,25 @@ class ExecutionRun:
         if plan.question is not None:
             call_id, question = plan.question
             entries.append(NewEntry(kind=EntryKind.QUESTION, text=question, data=QuestionData(call_id=call_id)))
-        appended = await self._store(lambda s: s.record_pass(self.execution_id, entries))
+        ending = not result.calls and plan.question is None and result.stop != "length"
+
+        def record(store: SqliteStore) -> tuple[list[Entry], bool]:
+            appended = store.record_pass(self.execution_id, entries)
+            # A response without tool calls ends the execution, unless steering waits for another pass:
+            # decided in the same unit of work as the record, so nothing slips in between.
+            if ending and not self.stop_requested and not _steering_pending(store, self.session_id):
+                store.set_execution_state(self.execution_id, "completed")
+                return appended, True
+            return appended, False
+
+        appended, completed = await self._store(record)
         self._appended([e.id for e in appended])
+        if completed:
+            self.state = "completed"
+            self.deps.bus.publish(
+                ExecutionStateChanged(session_id=self.session_id, execution_id=self.execution_id, state="completed")
+            )
+            return Outcome.DONE
         if plan.question is not None:
             await self._set_state("suspended", note="waiting for the user's answer")
             return Outcome.SUSPENDED
@@ -418,8 +443,7 @@ class ExecutionRun:
         return plan
 
     async def _steering_waiting(self) -> bool:
-        pending = await self._store(lambda s: s.list_submissions(self.session_id))
-        return any(sub.kind == "steering" for sub in pending)
+        return await self._store(lambda s: _steering_pending(s, self.session_id))
 
     async def _run_one(self, call_id: str, name: str, arguments: dict[str, Any], tools: ToolSet) -> ToolOutcome:
         bus = self.deps.bus
@@ -522,13 +546,8 @@ class ExecutionRun:
         return await self.run()
 
 
-def _take_what_is_still_pending(store: Any, execution_id: str, ids: list[str]) -> list[Any]:
-    """Take the chosen steering items that are still pending (one may have been edited away meanwhile)."""
-    still = {sub.id for sub in store.list_submissions(store.get_execution(execution_id).session_id)}
-    chosen = [sid for sid in ids if sid in still]
-    if not chosen:
-        return []
-    return list(store.take_submissions(execution_id, chosen, record_inputs=True))
+def _steering_pending(store: SqliteStore, session_id: str) -> bool:
+    return any(sub.kind == "steering" for sub in store.list_submissions(session_id))
 
 
 def _result_entries(calls: list[ToolCallEvent], plan: PassPlan) -> list[NewEntry]:
