@@ -246,12 +246,10 @@ def main() -> None:
             "met" if checkpoints["median_ms"] <= 5 else "MISSED",
         ),
     ]
-    print(
-        f"one session: median execution {one['median_execution_ms']:.2f} ms; store work {one['store_share']:.0%} of the time"
-    )
-    print(
-        f"{args.sessions} sessions: {args.sessions * args.per_session} executions in {many['elapsed_s']:.2f} s; store thread busy {many['store_share']:.0%}"
-    )
+    median_ms, share = one["median_execution_ms"], one["store_share"]
+    print(f"one session: median execution {median_ms:.2f} ms; store work {share:.0%} of the time")
+    count, elapsed, busy = args.sessions * args.per_session, many["elapsed_s"], many["store_share"]
+    print(f"{args.sessions} sessions: {count} executions in {elapsed:.2f} s; store thread busy {busy:.0%}")
     width = max(len(r[0]) for r in rows)
     print(f"{'figure':<{width}} | {'ours':<18} | {'target':<9} | verdict")
     for figure, ours, target, verdict in rows:
