@@ -15,7 +15,7 @@ from anyy.domain.sessions import NewSession, Session
 from anyy.providers.base import Provider
 from anyy.providers.gates import Gate
 from anyy.providers.offline import OfflineProvider
-from anyy.runtime.deps import CallTool, Deps, RuntimeSettings
+from anyy.runtime.deps import CallTool, Deps, RuntimeSettings, ToolSource
 from anyy.runtime.runtime import Runtime
 from anyy.storage.owner import StoreOwner
 from anyy.storage.sqlite import SqliteStore
@@ -108,10 +108,13 @@ class Models:
 
 
 class Harness:
-    def __init__(self, tmp_path: Path, *, settings: RuntimeSettings | None = None) -> None:
+    def __init__(
+        self, tmp_path: Path, *, settings: RuntimeSettings | None = None, tools: ToolSource | None = None
+    ) -> None:
         self.tmp_path = tmp_path
         self.model = OfflineProvider(scripted_only=True)
         self.tools = TestTools()
+        self.tool_source: ToolSource = tools or self.tools
         self.clock = ManualClock()
         self.owner: StoreOwner[SqliteStore] = StoreOwner(lambda: SqliteStore(tmp_path / "state.db", profile="test"))
         self.settings = settings or RuntimeSettings()
@@ -128,7 +131,7 @@ class Harness:
         self.deps = Deps(
             owner=self.owner,
             models=Models(self.model),
-            tools=self.tools,
+            tools=self.tool_source,
             system_prompt=self._system_prompt,
             workdir=self.tmp_path / "work",
             memory_dir=self.tmp_path / "memory",

@@ -86,11 +86,22 @@ class ToolCallData(msgspec.Struct, kw_only=True, omit_defaults=True):
     arguments: dict[str, Any] = {}
 
 
+class InnerCall(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A tool a Codemode script called: recorded with the script's result, never sent to the model as a
+    call of its own (the model made one call, ``run_script``)."""
+
+    name: str
+    arguments: dict[str, Any] = {}
+    result: str = ""  # the beginning of what the tool returned
+    is_error: bool = False
+
+
 class ToolResultData(msgspec.Struct, kw_only=True, omit_defaults=True):
     call_id: str
     name: str = ""
     is_error: bool = False
     synthetic: bool = False
+    inner_calls: list[InnerCall] = []  # the tools a Codemode script called, in order
 
 
 class QuestionData(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -29,11 +29,15 @@ class ModelSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 
 class ProviderSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """How to reach one provider. The key itself never lives here: ``api_key_env`` names the variable."""
+    """How to reach one provider. The key itself never lives here: ``api_key_env`` names the variable.
+
+    ``models`` are the names offered in selectors; when empty, any model name is accepted (a local
+    server's models change as the user pulls them)."""
 
     kind: ProviderKind
     base_url: str = ""
     api_key_env: str = ""
+    models: list[str] = []
 
 
 class RetrySettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -75,6 +79,8 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     compaction: CompactionSettings = msgspec.field(default_factory=CompactionSettings)
     queue: QueueSettings = msgspec.field(default_factory=QueueSettings)
     tools: ToolSettings = msgspec.field(default_factory=ToolSettings)
+    # Virtual models: a name for a "provider/model" pair, selected with provider = "alias" (SPEC M2).
+    aliases: dict[str, str] = {}
 
     def provider(self, name: str) -> ProviderSettings:
         """The settings of a provider by name: a [providers.NAME] table, else a built-in one."""
@@ -87,9 +93,12 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         return sorted({*BUILTIN_PROVIDERS, *self.providers})
 
 
+# The provider name under which a session selects a virtual model ([aliases]); no table may take it.
+VIRTUAL_PROVIDER = "alias"
+
 # Usable without any [providers] table; a table of the same name replaces one of these.
 BUILTIN_PROVIDERS: dict[str, ProviderSettings] = {
-    "offline": ProviderSettings(kind="offline"),
+    "offline": ProviderSettings(kind="offline", models=["offline"]),
     "openai": ProviderSettings(kind="openai", base_url="https://api.openai.com/v1", api_key_env="OPENAI_API_KEY"),
     "anthropic": ProviderSettings(
         kind="anthropic", base_url="https://api.anthropic.com", api_key_env="ANTHROPIC_API_KEY"
@@ -111,15 +120,43 @@ def load_config(path: Path) -> Config:
                 raise FileError(f"{CONFIG_FILE} ({path}): invalid provider name [providers.{name}]: use {NAME_RULE}")
             convert(table, ProviderSettings, label=CONFIG_FILE, path=path, prefix=("providers", name), root=Config)
     config = convert(raw, Config, label=CONFIG_FILE, path=path)
+    where = f"{CONFIG_FILE} ({path})"
+    if VIRTUAL_PROVIDER in config.providers:
+        raise FileError(f"{where}: [providers.{VIRTUAL_PROVIDER}] is reserved for [aliases]: rename the table")
+    for alias, target in config.aliases.items():
+        _check_alias(config, alias, target, where)
+    if config.model.provider == VIRTUAL_PROVIDER:
+        if config.model.model not in config.aliases:
+            known = ", ".join(sorted(config.aliases)) or "none defined"
+            raise FileError(
+                f"{where}: [model] selects the alias {config.model.model!r}, which [aliases] does not define "
+                f"(aliases: {known})"
+            )
+        return config
     try:
         config.provider(config.model.provider)
     except KeyError:
         raise FileError(
-            f"{CONFIG_FILE} ({path}): key 'provider' in [model] names {config.model.provider!r}, which is not "
+            f"{where}: key 'provider' in [model] names {config.model.provider!r}, which is not "
             f"defined: add a [providers.{config.model.provider}] table or use one of: "
             f"{', '.join(config.provider_names())}"
         ) from None
     return config
+
+
+def _check_alias(config: Config, alias: str, target: str, where: str) -> None:
+    if not is_valid_name(alias):
+        raise FileError(f"{where}: invalid alias name {alias!r} in [aliases]: use {NAME_RULE}")
+    provider, slash, model = target.partition("/")
+    if not slash or not model:
+        raise FileError(f'{where}: alias {alias!r} in [aliases] must be "provider/model", not {target!r}')
+    try:
+        config.provider(provider)
+    except KeyError:
+        raise FileError(
+            f"{where}: alias {alias!r} in [aliases] names the provider {provider!r}, which is not defined "
+            f"(providers: {', '.join(config.provider_names())})"
+        ) from None
 
 
 DEFAULT_CONFIG_TOML = """\
@@ -128,7 +165,8 @@ DEFAULT_CONFIG_TOML = """\
 # These values initialise NEW sessions; a session keeps its own settings once created (SPEC M1, X4).
 
 [model]
-# A name from [providers.NAME] below, or a built-in one: offline, openai, anthropic.
+# A name from [providers.NAME] below, or a built-in one: offline, openai, anthropic;
+# or "alias" with model = a name from [aliases].
 provider = "offline"
 model = "offline"
 # Reasoning effort passed to the provider; "" leaves the provider's default.
@@ -138,10 +176,18 @@ effort = ""
 # vLLM, llama.cpp, OpenRouter...), "anthropic" or "offline" (deterministic, for demos and tests).
 # The API key is never written here: api_key_env names the environment variable that holds it.
 #
+# models lists the names offered in selectors; left empty, any model name is accepted.
+#
 # [providers.local]
 # kind = "openai"
 # base_url = "http://127.0.0.1:11434/v1"
 # api_key_env = ""
+# models = ["llama3.2", "qwen2.5-coder"]
+
+[aliases]
+# Virtual models: a short name for "provider/model", selected with provider = "alias".
+# A session whose alias is later removed goes on with the model of its last response.
+# fast = "openai/gpt-4o-mini"
 
 [retries]
 # Transient model errors (rate limit, overload, 5xx, dropped connection) are retried automatically,

@@ -33,6 +33,7 @@ from anyy.domain.entries import (
     AssistantData,
     Entry,
     EntryKind,
+    InnerCall,
     NewEntry,
     QuestionData,
     ToolCallData,
@@ -64,7 +65,7 @@ from anyy.domain.sessions import Session
 from anyy.providers.base import ProviderError
 from anyy.runtime.clock import retry_delay
 from anyy.runtime.compactor import Compactor
-from anyy.runtime.deps import Deps, ToolSet
+from anyy.runtime.deps import CallTool, Deps, ToolSet
 from anyy.storage.sqlite import SqliteStore
 from anyy.tools.base import ToolContext, ToolOutcome
 
@@ -73,6 +74,7 @@ T = TypeVar("T")
 SKIPPED_FOR_STEERING = "Not run: the user sent a steering message before this call started."
 NOT_RUN_STOPPED = "Not run: the user stopped the response before this call started."
 STOPPED_WHILE_RUNNING = "Stopped: the user stopped the response while this call was running."
+INNER_RESULT_CHARS = 2000  # of each Codemode inner call's result kept in the history
 
 
 class Outcome(enum.Enum):
@@ -107,6 +109,7 @@ class PassPlan:
     """A model response's calls and what became of them, in the order they are recorded."""
 
     results: dict[str, tuple[str, bool, bool]] = field(default_factory=dict)  # call_id → text, error, synthetic
+    inner: dict[str, list[InnerCall]] = field(default_factory=dict)  # call_id → a Codemode script's calls
     question: tuple[str, str] | None = None  # (call_id, question) when ask_user suspended the execution
 
 
@@ -435,7 +438,10 @@ class ExecutionRun:
                 plan.results[call_id] = (skip_reason, True, True)
                 self._tool_finished(call_id, name, is_error=True, synthetic=True)
                 continue
-            outcome = await self._run_one(call_id, name, arguments, tools)
+            inner: list[InnerCall] = []
+            outcome = await self._run_one(call_id, name, arguments, tools, inner)
+            if inner:
+                plan.inner[call_id] = inner
             if outcome.suspend is not None:
                 plan.question = (call_id, outcome.suspend)
                 continue
@@ -445,7 +451,9 @@ class ExecutionRun:
     async def _steering_waiting(self) -> bool:
         return await self._store(lambda s: _steering_pending(s, self.session_id))
 
-    async def _run_one(self, call_id: str, name: str, arguments: dict[str, Any], tools: ToolSet) -> ToolOutcome:
+    async def _run_one(
+        self, call_id: str, name: str, arguments: dict[str, Any], tools: ToolSet, inner: list[InnerCall]
+    ) -> ToolOutcome:
         bus = self.deps.bus
         bus.publish(
             ToolStarted(
@@ -464,7 +472,7 @@ class ExecutionRun:
         else:
             try:
                 outcome = await self._cancellable(
-                    tools.run(name, arguments, self._tool_context(), self._inner_call(tools))
+                    tools.run(name, arguments, self._tool_context(), self._inner_call(tools, call_id, inner))
                 )
             except _Stopped:
                 outcome = ToolOutcome(text=STOPPED_WHILE_RUNNING, is_error=True)
@@ -473,9 +481,34 @@ class ExecutionRun:
         self._tool_finished(call_id, name, is_error=outcome.is_error, synthetic=False)
         return outcome
 
-    def _inner_call(self, tools: ToolSet) -> Any:
+    def _inner_call(self, tools: ToolSet, outer_call: str, inner: list[InnerCall]) -> CallTool:
+        """Serves the tool calls of a Codemode script: each is run, announced, and recorded with the
+        script's result (a call cut short by a stop or a timeout is recorded as such)."""
+
         async def call_tool(name: str, arguments: dict[str, Any]) -> ToolOutcome:
-            return await tools.run(name, arguments, self._tool_context(), call_tool)
+            inner_id = f"{outer_call}.{len(inner) + 1}"
+            self.deps.bus.publish(
+                ToolStarted(
+                    session_id=self.session_id,
+                    execution_id=self.execution_id,
+                    call_id=inner_id,
+                    name=name,
+                    arguments=arguments,
+                )
+            )
+            try:
+                outcome = await tools.run(name, arguments, self._tool_context(), call_tool)
+            except asyncio.CancelledError:
+                inner.append(InnerCall(name=name, arguments=arguments, result=STOPPED_WHILE_RUNNING, is_error=True))
+                self._tool_finished(inner_id, name, is_error=True, synthetic=False)
+                raise
+            inner.append(
+                InnerCall(
+                    name=name, arguments=arguments, result=outcome.text[:INNER_RESULT_CHARS], is_error=outcome.is_error
+                )
+            )
+            self._tool_finished(inner_id, name, is_error=outcome.is_error, synthetic=False)
+            return outcome
 
         return call_tool
 
@@ -560,7 +593,13 @@ def _result_entries(calls: list[ToolCallEvent], plan: PassPlan) -> list[NewEntry
             NewEntry(
                 kind=EntryKind.TOOL_RESULT,
                 text=text,
-                data=ToolResultData(call_id=call.call_id, name=call.name, is_error=is_error, synthetic=synthetic),
+                data=ToolResultData(
+                    call_id=call.call_id,
+                    name=call.name,
+                    is_error=is_error,
+                    synthetic=synthetic,
+                    inner_calls=plan.inner.get(call.call_id, []),
+                ),
             )
         )
     return entries

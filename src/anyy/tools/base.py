@@ -3,10 +3,14 @@
 A tool never raises for a failure the model should see (a missing file, a command that failed): it
 returns an outcome with ``is_error``. ``suspend`` is how ``ask_user`` asks a clarifying question: the
 runtime records the question, suspends the execution, and the answer becomes the tool's result.
+
+``ToolContext.call_tool`` is how Codemode's ``run_script`` reaches the other tools: the runtime passes a
+callback that records each inner call as tool activity (M6) and runs it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -21,6 +25,8 @@ class ToolContext(msgspec.Struct, kw_only=True):
     session_id: str
     timeout: float = 120.0  # seconds, for tools that run programs
     output_cap: int = 32_000  # characters of output kept; the rest is cut with a note
+    # Runs one tool by name for a Codemode script and records it; None runs it unrecorded (tests).
+    call_tool: ToolCallback | None = None
 
 
 class ToolOutcome(msgspec.Struct, kw_only=True):
@@ -34,3 +40,7 @@ class Tool(Protocol):
     def spec(self) -> ToolSpec: ...
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutcome: ...
+
+
+# ``async (name, arguments) -> ToolOutcome``: the runtime's way of running (and recording) one tool call.
+ToolCallback = Callable[[str, dict[str, Any]], Awaitable[ToolOutcome]]

@@ -1,0 +1,237 @@
+"""Anthropic's Messages API through the ``anthropic`` SDK, streamed.
+
+One call is one ``messages.create(stream=True)``. The raw stream events map as: ``text_delta`` →
+TextDelta, ``thinking_delta`` → ThinkingDelta, a ``tool_use`` block (its ``input_json_delta`` pieces
+gathered) → one ToolCallEvent when the block stops, ``message_start`` and ``message_delta`` usage →
+one UsageEvent (input, output, cache read, cache write), ``message_delta``'s stop reason → StopEvent.
+
+Effort becomes an extended-thinking budget (low 1024, medium 4096, high 16384 tokens, added to
+``max_tokens`` since thinking counts against it). anyy does not keep thinking signatures, and the API
+wants a tool-use turn's thinking blocks handed back when thinking is on; so thinking is asked for only
+on the first pass of a turn, not on the passes that carry tool results.
+
+Retries and timeouts as for the OpenAI adapter: the SDK client retries nothing (``max_retries=0``; the
+runtime owns retries, SPEC R3) and its HTTP timeouts stay on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anthropic
+import anyio
+import httpx2
+
+from anyy.domain.entries import Usage
+from anyy.domain.model_io import (
+    AssistantMessage,
+    ModelRequest,
+    ProviderEvent,
+    StopEvent,
+    StopReason,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallEvent,
+    ToolResultMessage,
+    UsageEvent,
+)
+from anyy.providers import http_errors
+from anyy.providers.base import ProviderError
+from anyy.providers.tool_arguments import parse_arguments
+
+NO_KEY = "no-key"
+THINKING_BUDGET = {"low": 1024, "medium": 4096, "high": 16384}
+_STOP: dict[str, StopReason] = {
+    "end_turn": "end",
+    "stop_sequence": "end",
+    "pause_turn": "end",
+    "tool_use": "tool_use",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "refusal",
+}
+
+
+class AnthropicProvider:
+    """``stream()`` one Messages call; see the module docstring."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        base_url: str = "https://api.anthropic.com",
+        api_key: str = "",
+        key_env: str = "",
+        key_required: bool = False,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 300.0,
+    ) -> None:
+        self.name = name
+        self.base_url = base_url.rstrip("/")
+        self._key_env = key_env
+        self._key_missing = key_required and not api_key
+        self._client = anthropic.AsyncAnthropic(
+            # An explicit key also stops the SDK from looking for credentials in files and other variables.
+            api_key=api_key or NO_KEY,
+            base_url=self.base_url,
+            max_retries=0,
+            timeout=httpx2.Timeout(read_timeout, connect=connect_timeout),
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        return self._stream(request)
+
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        if self._key_missing:
+            raise ProviderError(
+                "fatal",
+                f"{self.name}: no API key: ${self._key_env} is not set in the Gateway's environment "
+                f"(set it and restart the Gateway, or change api_key_env in config.toml)",
+            )
+        try:
+            stream = await self._client.messages.create(stream=True, **to_anthropic_params(request))
+        except anthropic.APIError as exc:
+            raise self._error(exc) from exc
+        except httpx2.TransportError as exc:
+            raise self._transport_error(exc) from exc
+        usage = Usage()
+        stop: str | None = None
+        tool_blocks: dict[int, tuple[str, str, list[str]]] = {}
+        try:
+            async for event in stream:
+                if event.type == "message_start":
+                    _merge_usage(usage, event.message.usage)
+                elif event.type == "content_block_start":
+                    block = event.content_block
+                    if block.type == "tool_use":
+                        tool_blocks[event.index] = (block.id, block.name, [])
+                elif event.type == "content_block_delta":
+                    delta = event.delta
+                    if delta.type == "text_delta":
+                        yield TextDelta(text=delta.text)
+                    elif delta.type == "thinking_delta":
+                        yield ThinkingDelta(text=delta.thinking)
+                    elif delta.type == "input_json_delta" and event.index in tool_blocks:
+                        tool_blocks[event.index][2].append(delta.partial_json)
+                elif event.type == "content_block_stop":
+                    if event.index in tool_blocks:
+                        call_id, tool, pieces = tool_blocks.pop(event.index)
+                        yield ToolCallEvent(call_id=call_id, name=tool, arguments=parse_arguments("".join(pieces)))
+                elif event.type == "message_delta":
+                    _merge_usage(usage, event.usage)
+                    if event.delta.stop_reason is not None:
+                        stop = event.delta.stop_reason
+        except anthropic.APIError as exc:
+            raise self._error(exc) from exc
+        except httpx2.TransportError as exc:
+            raise self._transport_error(exc) from exc
+        finally:
+            with anyio.CancelScope(shield=True):  # the request is closed now, even when cancelled
+                await stream.close()
+        if stop is None:
+            raise http_errors.dropped(self.name, "the stream ended before the model's stop reason")
+        yield UsageEvent(usage=usage)
+        yield StopEvent(reason=_STOP.get(stop, "end"), raw_reason=stop)
+
+    def _transport_error(self, exc: httpx2.TransportError) -> ProviderError:
+        # The SDK wraps transport errors raised before the stream starts, not those raised while reading it.
+        if isinstance(exc, httpx2.TimeoutException):
+            return http_errors.timed_out(self.name, self.base_url)
+        if isinstance(exc, httpx2.ConnectError):
+            return http_errors.unreachable(self.name, self.base_url, str(exc) or type(exc).__name__)
+        return http_errors.dropped(self.name, str(exc) or type(exc).__name__)
+
+    def _error(self, exc: anthropic.APIError) -> ProviderError:
+        if isinstance(exc, anthropic.APITimeoutError):
+            return http_errors.timed_out(self.name, self.base_url)
+        if isinstance(exc, anthropic.APIConnectionError):
+            cause = exc.__cause__
+            if isinstance(cause, httpx2.TransportError):
+                return self._transport_error(cause)
+            return http_errors.unreachable(self.name, self.base_url, exc.message)
+        if isinstance(exc, anthropic.APIStatusError):
+            if exc.status_code == 200:  # an "error" event in a stream that had started
+                return http_errors.stream_error(self.name, body=exc.body, fallback=exc.message)
+            return http_errors.status_error(
+                self.name,
+                exc.status_code,
+                body=exc.body,
+                headers=dict(exc.response.headers),
+                key_env=self._key_env,
+                fallback=exc.message,
+            )
+        return http_errors.stream_error(self.name, body=exc.body, fallback=exc.message)
+
+
+def to_anthropic_params(request: ModelRequest) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "messages": to_anthropic_messages(request),
+    }
+    if request.system:
+        params["system"] = request.system
+    if request.tools:
+        params["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools
+        ]
+    budget = THINKING_BUDGET.get(request.effort)
+    continuing_tool_turn = bool(request.messages) and isinstance(request.messages[-1], ToolResultMessage)
+    if budget is not None and not continuing_tool_turn:
+        params["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        params["max_tokens"] = request.max_tokens + budget
+    return params
+
+
+def to_anthropic_messages(request: ModelRequest) -> list[dict[str, Any]]:
+    """Messages as the API wants them: user and assistant turns alternating, each a list of blocks.
+
+    Tool results are user-side blocks; consecutive user-side items (the results of one batch of calls,
+    then perhaps a steering message) become one user turn, results first. Empty text blocks are refused
+    by the API, so they are left out.
+    """
+    turns: list[dict[str, Any]] = []
+
+    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+        if not blocks:
+            return
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+
+    for message in request.messages:
+        if isinstance(message, AssistantMessage):
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": message.text}] if message.text else []
+            blocks += [
+                {"type": "tool_use", "id": c.call_id, "name": c.name, "input": c.arguments} for c in message.tool_calls
+            ]
+            add("assistant", blocks)
+        elif isinstance(message, ToolResultMessage):
+            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.call_id, "content": message.text}
+            if message.is_error:
+                result["is_error"] = True
+            add("user", [result])
+        elif message.text:
+            add("user", [{"type": "text", "text": message.text}])
+    return turns
+
+
+def _merge_usage(usage: Usage, raw: Any) -> None:
+    """``message_start`` carries the input side, ``message_delta`` the (cumulative) output and sometimes
+    updated input counts; a value that is absent keeps what came before."""
+    if raw is None:
+        return
+    for field, name in (
+        ("input", "input_tokens"),
+        ("output", "output_tokens"),
+        ("cache_read", "cache_read_input_tokens"),
+        ("cache_write", "cache_creation_input_tokens"),
+    ):
+        value = getattr(raw, name, None)
+        if isinstance(value, int):
+            setattr(usage, field, value)

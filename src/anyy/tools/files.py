@@ -1,0 +1,283 @@
+"""File tools: ``read_file``, ``write_file``, ``edit_file``, ``list_dir``, all confined to the working directory.
+
+The file work itself is blocking and runs in a worker thread, so a large file never stalls the Gateway's
+event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from anyy.domain.model_io import ToolSpec
+from anyy.tools.base import ToolContext, ToolOutcome
+from anyy.tools.builtin import Arguments, BuiltinTool, ToolFailure, object_schema
+from anyy.tools.paths import confine, shown
+
+DEFAULT_LINE_LIMIT = 2000
+MAX_LIST_DEPTH = 10
+# Folders that are large and rarely what the model is looking for: listed, never expanded.
+NOT_EXPANDED = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".tox"})
+
+_PATH_PROPERTY = {"type": "string", "description": "Relative to the working directory (or absolute inside it)."}
+
+
+def _missing(workdir: Path, path: Path) -> ToolFailure:
+    return ToolFailure(f"there is no file {shown(workdir, path)!r}: check the name with list_dir")
+
+
+def _read_text(workdir: Path, path: Path) -> str:
+    """The whole file as text, for tools that rewrite it; refused if it is not UTF-8."""
+    if path.is_dir():
+        raise ToolFailure(f"{shown(workdir, path)!r} is a directory, not a file: use list_dir to see inside")
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise _missing(workdir, path) from None
+    except UnicodeDecodeError:
+        raise ToolFailure(f"{shown(workdir, path)!r} is not UTF-8 text: change it with shell instead") from None
+    except OSError as error:
+        raise ToolFailure(f"cannot read {shown(workdir, path)!r}: {error.strerror}") from None
+
+
+def _write_text(workdir: Path, path: Path, text: str) -> None:
+    if path.is_dir():
+        raise ToolFailure(f"{shown(workdir, path)!r} is a directory: give the path of a file inside it")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode("utf-8"))
+    except OSError as error:
+        raise ToolFailure(f"cannot write {shown(workdir, path)!r}: {error.strerror or error}") from None
+
+
+class ReadFileTool(BuiltinTool):
+    spec = ToolSpec(
+        name="read_file",
+        description=(
+            "Read a text file from the working directory. Returns its lines as they are (no line numbers). "
+            f"At most {DEFAULT_LINE_LIMIT} lines (or the output limit) are returned at once; a note at the end "
+            "then says which lines you got and the offset to pass to read the next part."
+        ),
+        parameters=object_schema(
+            {
+                "path": _PATH_PROPERTY,
+                "offset": {"type": "integer", "minimum": 1, "description": "First line to read (1 = start)."},
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": f"Most lines to return (default {DEFAULT_LINE_LIMIT}).",
+                },
+            },
+            required=("path",),
+        ),
+    )
+
+    async def execute(self, args: Arguments, context: ToolContext) -> ToolOutcome:
+        path = confine(context.workdir, args.string("path"))
+        offset = args.optional_int("offset", 1, minimum=1)
+        limit = args.optional_int("limit", DEFAULT_LINE_LIMIT, minimum=1)
+        text = await asyncio.to_thread(_read_lines, context.workdir, path, offset, limit, context.output_cap)
+        return ToolOutcome(text=text)
+
+
+def _read_lines(workdir: Path, path: Path, offset: int, limit: int, cap: int) -> str:
+    name = shown(workdir, path)
+    if path.is_dir():
+        raise ToolFailure(f"{name!r} is a directory, not a file: use list_dir to see inside")
+    try:
+        with path.open("rb") as file:
+            if b"\0" in file.read(8192):
+                size = os.fstat(file.fileno()).st_size
+                raise ToolFailure(
+                    f"{name!r} looks like a binary file ({size} bytes): read_file shows text only; "
+                    "inspect it with shell (e.g. `file` or `xxd | head`)"
+                )
+            file.seek(0)
+            kept: list[str] = []
+            used = 0
+            cut_line: int | None = None
+            total = 0
+            # Lines are counted to the end of the file so that the note can say how many remain.
+            for total, raw in enumerate(file, start=1):
+                if total < offset or len(kept) >= limit or used >= cap or cut_line is not None:
+                    continue
+                line = raw.decode("utf-8", errors="replace")
+                if used + len(line) > cap:
+                    if kept:  # the line does not fit: the next read starts with it
+                        used = cap
+                        continue
+                    line = line[:cap] + "\n"
+                    cut_line = total
+                kept.append(line)
+                used += len(line)
+    except FileNotFoundError:
+        raise _missing(workdir, path) from None
+    except OSError as error:
+        raise ToolFailure(f"cannot read {name!r}: {error.strerror}") from None
+    if total == 0:
+        return f"[{name} is empty]"
+    if offset > total:
+        raise ToolFailure(f"{name!r} has {total} lines: offset {offset} is past its end")
+    text = "".join(kept)
+    last = offset + len(kept) - 1
+    notes: list[str] = []
+    if cut_line is not None:
+        notes.append(f"line {cut_line} is longer than the output limit and was cut; read it with shell (e.g. cut -c)")
+    if offset > 1 or last < total:
+        more = f"; call read_file with offset={last + 1} to read more" if last < total else ""
+        notes.append(f"lines {offset}-{last} of {total}{more}")
+    if notes:
+        if text and not text.endswith("\n"):
+            text += "\n"
+        text += "".join(f"[{note}]\n" for note in notes)
+    return text
+
+
+class WriteFileTool(BuiltinTool):
+    spec = ToolSpec(
+        name="write_file",
+        description=(
+            "Write a text file in the working directory, replacing it if it exists and creating missing "
+            "parent folders. The content is written exactly as given. To change part of an existing file, "
+            "prefer edit_file."
+        ),
+        parameters=object_schema(
+            {"path": _PATH_PROPERTY, "content": {"type": "string", "description": "The whole new content."}},
+            required=("path", "content"),
+        ),
+    )
+
+    async def execute(self, args: Arguments, context: ToolContext) -> ToolOutcome:
+        path = confine(context.workdir, args.string("path"))
+        content = args.string("content", allow_empty=True)
+        existed = path.exists()
+        await asyncio.to_thread(_write_text, context.workdir, path, content)
+        verb = "replaced" if existed else "created"
+        lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
+        return ToolOutcome(text=f"{verb} {shown(context.workdir, path)} ({len(content)} characters, {lines} lines)")
+
+
+class EditFileTool(BuiltinTool):
+    spec = ToolSpec(
+        name="edit_file",
+        description=(
+            "Replace one exact piece of text in a file of the working directory. old_text must appear exactly "
+            "once in the file, character for character (spaces, indentation and line breaks included); copy "
+            "it from read_file's output and include enough surrounding lines to make it unique. new_text "
+            "replaces it (empty deletes it)."
+        ),
+        parameters=object_schema(
+            {
+                "path": _PATH_PROPERTY,
+                "old_text": {"type": "string", "description": "The exact text to replace; must occur once."},
+                "new_text": {"type": "string", "description": "The text to put in its place."},
+            },
+            required=("path", "old_text", "new_text"),
+        ),
+    )
+
+    async def execute(self, args: Arguments, context: ToolContext) -> ToolOutcome:
+        path = confine(context.workdir, args.string("path"))
+        old_text = args.string("old_text")
+        new_text = args.string("new_text", allow_empty=True)
+        return await asyncio.to_thread(self._edit, context.workdir, path, old_text, new_text)
+
+    @staticmethod
+    def _edit(workdir: Path, path: Path, old_text: str, new_text: str) -> ToolOutcome:
+        name = shown(workdir, path)
+        edited, line = replace_once(_read_text(workdir, path), old_text, new_text, name)
+        _write_text(workdir, path, edited)
+        return ToolOutcome(text=f"edited {name}: replaced the text at line {line}")
+
+
+def replace_once(text: str, old_text: str, new_text: str, name: str) -> tuple[str, int]:
+    """``text`` with the one occurrence of ``old_text`` replaced, and the line where it was."""
+    at = text.find(old_text)
+    if at < 0:
+        hint = " The file uses Windows line endings (\\r\\n)." if "\r\n" in text else ""
+        raise ToolFailure(
+            f"old_text was not found in {name!r}.{hint} Read the file again and copy the exact text, "
+            "including whitespace and indentation."
+        )
+    # Searching again from the next character also catches overlapping repeats ("aa" in "aaa").
+    if text.find(old_text, at + 1) >= 0:
+        count = max(text.count(old_text), 2)
+        raise ToolFailure(
+            f"old_text occurs {count} times in {name!r}: include more of the surrounding lines so that it "
+            "matches exactly one place."
+        )
+    return text[:at] + new_text + text[at + len(old_text) :], text.count("\n", 0, at) + 1
+
+
+class ListDirTool(BuiltinTool):
+    spec = ToolSpec(
+        name="list_dir",
+        description=(
+            "List a folder of the working directory: folders end with '/', symlinks show their target. "
+            "depth 1 (the default) lists the folder itself; deeper levels are indented. Symlinked folders and "
+            f"{', '.join(sorted(NOT_EXPANDED))} are listed but not expanded."
+        ),
+        parameters=object_schema(
+            {
+                "path": {"type": "string", "description": "The folder (default: the working directory)."},
+                "depth": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_LIST_DEPTH,
+                    "description": "How many levels to list (default 1).",
+                },
+            }
+        ),
+    )
+
+    async def execute(self, args: Arguments, context: ToolContext) -> ToolOutcome:
+        path = confine(context.workdir, args.optional_string("path", ".") or ".")
+        depth = args.optional_int("depth", 1, minimum=1)
+        if depth > MAX_LIST_DEPTH:
+            raise ToolFailure(f"list_dir: depth must be at most {MAX_LIST_DEPTH}, not {depth}: list a subfolder")
+        if not path.is_dir():
+            what = "a file: read it with read_file" if path.exists() else "not there: check the path"
+            raise ToolFailure(f"{shown(context.workdir, path)!r} is {what}")
+        lines = await asyncio.to_thread(_listing, path, depth, context.output_cap)
+        header = f"{shown(context.workdir, path)}/"
+        return ToolOutcome(text="\n".join([header, *lines]) if lines else f"{header} is empty")
+
+
+def _listing(folder: Path, depth: int, cap: int) -> list[str]:
+    lines: list[str] = []
+    used = 0
+
+    def walk(current: Path, level: int) -> bool:
+        """Append ``current``'s entries; False once the output limit is reached."""
+        nonlocal used
+        try:
+            entries = sorted(os.scandir(current), key=lambda entry: (entry.name.lower(), entry.name))
+        except OSError as error:
+            lines.append("  " * level + f"(unreadable: {error.strerror})")
+            return True
+        for entry in entries:
+            indent = "  " * level
+            expand = False
+            if entry.is_symlink():
+                try:
+                    target = os.readlink(entry.path)
+                except OSError:
+                    target = "?"
+                line = f"{indent}{entry.name} -> {target}"
+            elif entry.is_dir():
+                expand = level + 1 < depth and entry.name not in NOT_EXPANDED
+                line = f"{indent}{entry.name}/"
+            else:
+                line = f"{indent}{entry.name}"
+            if used + len(line) + 1 > cap:
+                lines.append(f"[listing cut after {len(lines)} entries: list a subfolder or use a smaller depth]")
+                return False
+            lines.append(line)
+            used += len(line) + 1
+            if expand and not walk(Path(entry.path), level + 1):
+                return False
+        return True
+
+    walk(folder, 0)
+    return lines

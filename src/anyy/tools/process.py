@@ -1,0 +1,145 @@
+"""Running a program in its own process group, with a deadline and capped output.
+
+The program is started as a session leader (``start_new_session``), so it and everything it starts share a
+process group that can be killed in one call. The group is killed on every way out: normal exit (so that
+nothing left running in the background outlives the call), timeout, and cancellation of the awaiting task
+(a Gateway stopping a session).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Callable, Coroutine, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from anyy.tools.builtin import ToolFailure
+from anyy.tools.output import CappedOutput
+
+# After the group is killed, output still buffered in the pipe is read until end of file. Only a process
+# that left the group (setsid, a daemon) and kept the pipe open can hold it longer: it is not waited for.
+_DRAIN_SECONDS = 2.0
+
+Companion = Callable[[asyncio.subprocess.Process], Coroutine[Any, Any, None]]
+
+
+class ProcessResult(msgspec.Struct, kw_only=True, frozen=True):
+    output: str  # stdout and stderr interleaved, capped
+    returncode: int | None
+    timed_out: bool
+    timeout: float
+
+    @property
+    def failed(self) -> bool:
+        return self.timed_out or self.returncode != 0
+
+    def ending(self, what: str = "the command") -> str:
+        """A line saying how the program ended, to follow its output."""
+        if self.timed_out:
+            return f"[timed out after {self.timeout:g} s: {what} and every process it started were killed]"
+        if self.returncode is not None and self.returncode < 0:
+            return f"[killed by signal {-self.returncode}]"
+        return f"[exit code {self.returncode}]"
+
+
+def kill_process_group(pgid: int) -> None:
+    # The group may already be gone (everything exited); that is the outcome we wanted anyway.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+async def run_in_process_group(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    timeout: float,
+    output_cap: int,
+    stdin: int = asyncio.subprocess.DEVNULL,
+    pass_fds: Sequence[int] = (),
+    companion: Companion | None = None,
+) -> ProcessResult:
+    """Run ``argv`` to its end or its deadline; ``companion(process)`` runs beside it (Codemode's server).
+
+    Cancelling the caller kills the process group before the cancellation propagates. A program that
+    cannot be started (a missing working directory) is a :class:`ToolFailure`.
+    """
+    loop = asyncio.get_running_loop()
+    try:
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _ExitAwareProtocol(loop),
+            *argv,
+            cwd=cwd,
+            stdin=stdin,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=tuple(pass_fds),
+        )
+    except OSError as error:
+        raise ToolFailure(f"cannot start {argv[0]} in {cwd}: {error.strerror or error}") from None
+    process = asyncio.subprocess.Process(transport, protocol, loop)
+    output = CappedOutput(output_cap)
+    if process.stdout is None:  # cannot happen: asked for with PIPE just above
+        raise RuntimeError("the process has no output pipe")
+    reader = asyncio.create_task(_pump(process.stdout, output))
+    helper = asyncio.create_task(companion(process)) if companion is not None else None
+    timed_out = False
+    try:
+        try:
+            async with asyncio.timeout(timeout):
+                await asyncio.shield(protocol.exited)
+        except TimeoutError:
+            timed_out = True
+        kill_process_group(process.pid)
+        if helper is not None:
+            helper.cancel()
+            await asyncio.wait([helper])  # unlike awaiting it, never mistakes our own cancellation for its
+            failure = None if helper.cancelled() else helper.exception()
+            if failure is not None:
+                raise failure
+        await asyncio.shield(protocol.exited)
+        try:
+            await asyncio.wait_for(reader, _DRAIN_SECONDS)
+        except TimeoutError:
+            output.feed(b"\n[output of a process that left the process group was not read to its end]\n")
+    except BaseException:
+        kill_process_group(process.pid)
+        reader.cancel()
+        if helper is not None:
+            helper.cancel()
+        # Killed, it exits at once; seeing it exit keeps asyncio from reporting a child closed running.
+        with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+            await asyncio.wait_for(asyncio.shield(protocol.exited), _DRAIN_SECONDS)
+        raise
+    finally:
+        transport.close()
+    return ProcessResult(
+        output=output.text(), returncode=transport.get_returncode(), timed_out=timed_out, timeout=timeout
+    )
+
+
+class _ExitAwareProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """The protocol ``create_subprocess_exec`` uses, plus a future set as soon as the process exits.
+
+    ``Process.wait()`` also waits for the output pipe to close (Python 3.11), which a background process
+    that inherited it can hold open long after the command itself ended.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=2**16, loop=loop)
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+async def _pump(stream: asyncio.StreamReader, output: CappedOutput) -> None:
+    while chunk := await stream.read(65536):
+        output.feed(chunk)
