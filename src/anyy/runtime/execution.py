@@ -350,35 +350,14 @@ class ExecutionRun:
         """A stopped stream: keep what was said, marked interrupted; calls not yet complete are dropped."""
         if not result.text and not result.thinking:
             return
-        entry = NewEntry(
-            kind=EntryKind.ASSISTANT,
-            text=result.text,
-            data=AssistantData(
-                provider=provider,
-                model=model,
-                usage=result.usage,
-                stop_reason="interrupted",
-                interrupted=True,
-                thinking=result.thinking,
-            ),
-        )
+        entry = _assistant_entry(result, provider, model, interrupted=True)
         appended = await self._store(lambda s: s.record_pass(self.execution_id, [entry]))
         self._appended([e.id for e in appended])
 
     async def _after_response(
         self, result: StreamResult, provider: str, model: str, tools: ToolSet
     ) -> Outcome | PassEnd:
-        assistant = NewEntry(
-            kind=EntryKind.ASSISTANT,
-            text=result.text,
-            data=AssistantData(
-                provider=provider,
-                model=model,
-                usage=result.usage,
-                stop_reason=result.raw_stop,
-                thinking=result.thinking,
-            ),
-        )
+        assistant = _assistant_entry(result, provider, model, interrupted=False)
         calls = [
             NewEntry(
                 kind=EntryKind.TOOL_CALL,
@@ -387,7 +366,7 @@ class ExecutionRun:
             for call in result.calls
         ]
         plan = await self._run_calls([(c.call_id, c.name, c.arguments) for c in result.calls], tools)
-        entries = [assistant, *calls, *_result_entries(result.calls, plan)]
+        entries = [assistant, *calls, *_result_entries([(c.call_id, c.name) for c in result.calls], plan)]
         if plan.question is not None:
             call_id, question = plan.question
             entries.append(NewEntry(kind=EntryKind.QUESTION, text=question, data=QuestionData(call_id=call_id)))
@@ -554,16 +533,7 @@ class ExecutionRun:
             session: Session = await self._store(lambda s: s.get_session(self.session_id))
             tools = self.deps.tools.tools_for(_enabled_tools(session), codemode=bool(session.tools.get("codemode")))
             plan = await self._run_calls([(c, n, dict(a)) for c, n, a in waiting], tools)
-            results = [
-                NewEntry(
-                    kind=EntryKind.TOOL_RESULT,
-                    text=text,
-                    data=ToolResultData(call_id=cid, name=name, is_error=err, synthetic=synthetic),
-                )
-                for cid, name, _ in waiting
-                if cid in plan.results
-                for text, err, synthetic in [plan.results[cid]]
-            ]
+            results = _result_entries([(c, n) for c, n, _ in waiting], plan)
             if plan.question is not None:
                 results.append(
                     NewEntry(
@@ -583,22 +553,38 @@ def _steering_pending(store: SqliteStore, session_id: str) -> bool:
     return any(sub.kind == "steering" for sub in store.list_submissions(session_id))
 
 
-def _result_entries(calls: list[ToolCallEvent], plan: PassPlan) -> list[NewEntry]:
+def _assistant_entry(result: StreamResult, provider: str, model: str, *, interrupted: bool) -> NewEntry:
+    return NewEntry(
+        kind=EntryKind.ASSISTANT,
+        text=result.text,
+        data=AssistantData(
+            provider=provider,
+            model=model,
+            usage=result.usage,
+            stop_reason="interrupted" if interrupted else result.raw_stop,
+            interrupted=interrupted,
+            thinking=result.thinking,
+        ),
+    )
+
+
+def _result_entries(calls: list[tuple[str, str]], plan: PassPlan) -> list[NewEntry]:
+    """The results the plan has for ``(call_id, name)`` calls, in the calls' order."""
     entries = []
-    for call in calls:
-        if call.call_id not in plan.results:
+    for call_id, name in calls:
+        if call_id not in plan.results:
             continue
-        text, is_error, synthetic = plan.results[call.call_id]
+        text, is_error, synthetic = plan.results[call_id]
         entries.append(
             NewEntry(
                 kind=EntryKind.TOOL_RESULT,
                 text=text,
                 data=ToolResultData(
-                    call_id=call.call_id,
-                    name=call.name,
+                    call_id=call_id,
+                    name=name,
                     is_error=is_error,
                     synthetic=synthetic,
-                    inner_calls=plan.inner.get(call.call_id, []),
+                    inner_calls=plan.inner.get(call_id, []),
                 ),
             )
         )
