@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -13,17 +14,19 @@ from anyy.domain.errors import InvalidInput
 from anyy.domain.model_io import UserMessage
 from anyy.profiles.config import VIRTUAL_PROVIDER as CONFIG_VIRTUAL_PROVIDER
 from anyy.profiles.config import Config, ModelSettings, ProviderSettings, load_config
-from anyy.providers import VIRTUAL_PROVIDER, ModelRegistry, OfflineProvider, ProviderError, UnknownModel
+from anyy.providers import VIRTUAL_PROVIDER, ModelRegistry, OfflineProvider, Provider, ProviderError, UnknownModel
 from tests.fakes.model_server import FakeModelServer, Reply
 from tests.providers.support import collect, request, run, text_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def registry_from(config: Config, **options: object) -> ModelRegistry:
+def registry_from(
+    config: Config, *, instances: Mapping[str, Provider] | None = None, environ: Mapping[str, str] | None = None
+) -> ModelRegistry:
     """How the runtime builds it: plain settings, since providers may not import profiles."""
     providers = {name: config.provider(name) for name in config.provider_names()}
-    return ModelRegistry(providers, config.aliases, **options)  # type: ignore[arg-type]
+    return ModelRegistry(providers, config.aliases, instances=instances, environ=environ)
 
 
 def sample_config() -> Config:

@@ -1,0 +1,76 @@
+"""The runtime as a profile configures it: the store on its thread, the model registry, the built-in
+tools, the system prompt from the session's role and the profile's memory, the settings of config.toml.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from anyy.domain.sessions import NewSession, Session, SessionKind
+from anyy.profiles.config import Config
+from anyy.profiles.profile import Profile
+from anyy.providers.registry import ModelRegistry
+from anyy.runtime.clock import Clock, SystemClock
+from anyy.runtime.deps import Deps, RuntimeSettings
+from anyy.runtime.prompt import read_memory, system_prompt
+from anyy.storage.owner import StoreOwner
+from anyy.storage.sqlite import SqliteStore
+from anyy.tools import BuiltinToolSource
+
+
+def settings_from(config: Config) -> RuntimeSettings:
+    return RuntimeSettings(
+        retries_enabled=config.retries.enabled,
+        max_retries=config.retries.max_retries,
+        budget_tokens=config.compaction.budget_tokens,
+    )
+
+
+def registry_from(config: Config) -> ModelRegistry:
+    return ModelRegistry({name: config.provider(name) for name in config.provider_names()}, config.aliases)
+
+
+def new_session(config: Config, *, role: str = "default", kind: SessionKind = "chat", title: str = "") -> NewSession:
+    """A new session initialised from the profile's values (M1); the role sets identity and Soul only
+    (M3): tools and Codemode come from the profile."""
+    return NewSession(
+        kind=kind,
+        title=title,
+        role=role,
+        provider=config.model.provider,
+        model=config.model.model,
+        effort=config.model.effort,
+        tools={"enabled": list(config.tools.enabled), "codemode": config.tools.codemode},
+        steering_mode=config.queue.steering,
+        follow_up_mode=config.queue.follow_up,
+    )
+
+
+def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -> Deps:
+    """Everything the runtime needs for ``profile``; the store thread is started by the caller."""
+    profile.require()
+    config = profile.load_config()
+
+    def prompt_for(session: Session) -> str:
+        return system_prompt(profile.load_role(session.role), read_memory(profile.memory_dir))
+
+    owner: StoreOwner[SqliteStore] = StoreOwner(lambda: SqliteStore.open_profile(profile.path, profile=profile.name))
+    deps = Deps(
+        owner=owner,
+        models=registry_from(config),
+        tools=BuiltinToolSource(),
+        system_prompt=prompt_for,
+        workdir=workdir,
+        memory_dir=profile.memory_dir,
+        settings=settings_from(config),
+        clock=clock or SystemClock(),
+    )
+
+    def reload_settings() -> str:
+        fresh = profile.load_config()  # a typo is an error here, and nothing changes
+        deps.settings = settings_from(fresh)
+        deps.models = registry_from(fresh)
+        return f"config.toml re-read: {fresh.model.provider}/{fresh.model.model} by default"
+
+    deps.reload_settings = reload_settings
+    return deps
