@@ -109,6 +109,7 @@ class SessionActor:
             return await (run.run() if answer is None else run.resume_with_answer(answer))
         finally:
             self.current = None
+            run.finished.set()
             self.deps.bus.publish(QueueChanged(session_id=self.session_id))
 
     async def resume(self, execution_id: str, answer: str) -> Outcome:

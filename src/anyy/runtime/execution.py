@@ -123,6 +123,7 @@ class ExecutionRun:
         self.retry_cancelled = False
         self.state = "running"
         self.partial_text = ""  # what the model has streamed so far in this pass (for clients that join late)
+        self.finished = asyncio.Event()  # set once the execution settled (the actor is done with it)
         self._awaiting: asyncio.Task[Any] | None = None
         self._retry_wait: asyncio.Task[Any] | None = None
         self._compactor = Compactor(deps)

@@ -7,6 +7,7 @@ navigation, tool configuration, reload) are refused with a conflict that says to
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -24,7 +25,7 @@ from anyy.domain.entries import (
 )
 from anyy.domain.errors import Conflict, InvalidInput, NotFound
 from anyy.domain.events import EntriesAppended, ExecutionStateChanged, QueueChanged
-from anyy.domain.queue import Execution, NewSubmission, Submission
+from anyy.domain.queue import FINAL_SUBMISSION_STATES, Execution, NewSubmission, Submission
 from anyy.domain.sessions import Goal, Session, SessionPatch
 from anyy.runtime.actor import SessionActor
 from anyy.runtime.compactor import Compactor
@@ -35,6 +36,8 @@ from anyy.storage.sqlite import SqliteStore
 RECOVERY_NOTE = "The Gateway stopped while this response was running; it was marked interrupted. Nothing was lost."
 NO_ANSWER = "Not answered: the user stopped the response instead of answering."
 GoalAction = Literal["set", "status", "pause", "resume", "clear"]
+# A submission is settled for a waiting client once it has an outcome or waits for an answer.
+SETTLED_SUBMISSION_STATES = FINAL_SUBMISSION_STATES | {"suspended"}
 
 
 class NavigateResult(msgspec.Struct, kw_only=True):
@@ -135,6 +138,33 @@ class Runtime:
             ExecutionStateChanged(session_id=session_id, execution_id=execution_id, state="interrupted")
         )
         return True
+
+    async def wait_settled(self, session_id: str, execution_id: str) -> None:
+        """Return once that execution is no longer running (at once if it is not)."""
+        actor = self._actors.get(session_id)
+        if actor is not None and actor.current is not None and actor.current.execution_id == execution_id:
+            await actor.current.finished.wait()
+
+    async def wait_submission(self, submission_id: str, timeout: float) -> Submission:
+        """The submission once it has an outcome or is suspended on a question, or as it is after
+        ``timeout`` seconds. Only the waiting ends there (C7): the work goes on."""
+        owner = self.deps.owner
+        submission: Submission = await owner.call(lambda s: s.get_submission(submission_id))
+        events = self.deps.bus.subscribe(submission.session_id)
+        deadline = asyncio.get_running_loop().time() + max(timeout, 0.0)
+        try:
+            while submission.state not in SETTLED_SUBMISSION_STATES:
+                left = deadline - asyncio.get_running_loop().time()
+                if left <= 0:
+                    break
+                try:
+                    await asyncio.wait_for(events.get(), left)
+                except TimeoutError:
+                    break
+                submission = await owner.call(lambda s: s.get_submission(submission_id))
+        finally:
+            events.close()
+        return submission
 
     async def cancel_retry_wait(self, session_id: str, execution_id: str) -> bool:
         """Cancel only the wait before a retry (S4); the queue is left as it is."""

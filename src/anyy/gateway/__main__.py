@@ -1,0 +1,34 @@
+"""``python -m anyy.gateway --profile NAME [--host H] [--port P] [--ready-fd FD]``: run a Gateway in the
+foreground (``anyy gateway run`` and ``anyy gateway start`` use this)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from anyy.domain.errors import AnyyError
+from anyy.profiles.home import anyy_home, selected_profile_name
+from anyy.profiles.profile import get_profile
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m anyy.gateway", description=__doc__)
+    parser.add_argument("--profile", default=None)
+    parser.add_argument("--host", default="127.0.0.1", help="loopback unless you mean it")
+    parser.add_argument("--port", type=int, default=0, help="0: any free port")
+    parser.add_argument("--ready-fd", type=int, default=None, help="write the address here once ready")
+    args = parser.parse_args(argv)
+    from anyy.gateway.server import serve
+
+    try:
+        profile = get_profile(anyy_home(), selected_profile_name(args.profile))
+        asyncio.run(serve(profile, host=args.host, port=args.port, ready_fd=args.ready_fd))
+    except AnyyError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

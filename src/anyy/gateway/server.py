@@ -1,0 +1,211 @@
+"""The Gateway process: one per profile (a lock in the profile), loopback only unless configured, its
+address and a fresh access token written into the profile (mode 0600), structured logs in the profile.
+
+Start-up order: take the lock, open the store and recover what a crash interrupted (G3), bind the
+socket, publish ``gateway.json``, tell the starter it is ready, then serve. Shutdown (SIGTERM, SIGINT)
+finishes the requests in flight, closes the store and removes ``gateway.json``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import fcntl
+import json
+import logging
+import os
+import secrets
+import signal
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import msgspec
+
+from anyy.domain.errors import Conflict
+from anyy.gateway.app import create_app
+from anyy.gateway.dispatcher import Dispatcher
+from anyy.gateway.methods import TABLE
+from anyy.gateway.state import Gateway
+from anyy.profiles.profile import Profile
+from anyy.runtime.assembly import build_deps
+from anyy.runtime.runtime import Runtime
+
+log = logging.getLogger("anyy.gateway")
+
+ADDRESS_FILE = "gateway.json"
+LOCK_FILE = "gateway.lock"
+LOG_FILE = "logs/gateway.log"
+
+
+class Address(msgspec.Struct, kw_only=True):
+    """What a client needs to reach a profile's Gateway (``PROFILE/gateway.json``)."""
+
+    profile: str
+    pid: int
+    host: str
+    port: int
+    token: str
+    started_at: float
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://{self.host}:{self.port}/ws"
+
+
+def read_address(profile: Profile) -> Address | None:
+    try:
+        return msgspec.json.decode((profile.path / ADDRESS_FILE).read_bytes(), type=Address)
+    except (FileNotFoundError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Written whole (temporary file, then rename) and readable by the owner only."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def profile_lock(profile: Profile) -> Iterator[None]:
+    """Hold the profile's Gateway lock, or say where the Gateway that holds it runs."""
+    path = profile.path / LOCK_FILE
+    handle: IO[str] = open(path, "a+")  # noqa: SIM115 - held for the life of the Gateway
+    try:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            running = read_address(profile)
+            where = f" at {running.url} (pid {running.pid})" if running else ""
+            raise Conflict(
+                f"a Gateway already runs for profile {profile.name!r}{where}: use it, or stop it with "
+                f"`anyy gateway stop --profile {profile.name}`"
+            ) from None
+        yield
+    finally:
+        handle.close()
+
+
+class JsonLines(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": round(record.created, 3),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return json.dumps(line, ensure_ascii=False)
+
+
+def setup_logging(profile: Profile) -> None:
+    path = profile.path / LOG_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(JsonLines())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    for noisy in ("uvicorn.access",):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(512)
+    sock.set_inheritable(False)
+    return sock
+
+
+def _server_class() -> Any:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, but a signal ends ``serve`` normally (uvicorn re-raises it at the end, which
+        would kill the process before the store is closed and gateway.json removed)."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, self.handle_exit, sig, None)
+            try:
+                yield
+            finally:
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    loop.remove_signal_handler(sig)
+
+    return Server
+
+
+async def serve(profile: Profile, *, host: str = "127.0.0.1", port: int = 0, ready_fd: int | None = None) -> None:
+    """Run the Gateway of ``profile`` until SIGTERM or SIGINT."""
+    import uvicorn
+
+    profile.require()
+    with profile_lock(profile):
+        setup_logging(profile)
+        deps = build_deps(profile, workdir=Path.cwd())
+        deps.owner.start()
+        runtime = Runtime(deps)
+        recovered = await runtime.start()
+        token = secrets.token_urlsafe(32)
+        gateway = Gateway(profile=profile, deps=deps, runtime=runtime, token=token)
+        app = create_app(Dispatcher(gateway, TABLE), token)
+        sock = bind(host, port)
+        address = Address(
+            profile=profile.name,
+            pid=os.getpid(),
+            host=host,
+            port=sock.getsockname()[1],
+            token=token,
+            started_at=time.time(),
+        )
+        _write_private(profile.path / ADDRESS_FILE, msgspec.json.encode(address))
+        log.info(
+            "gateway ready on %s for profile %s (%d interrupted executions recovered)",
+            address.url,
+            profile.name,
+            len(recovered),
+        )
+        if ready_fd is not None:
+            os.write(ready_fd, msgspec.json.encode(address) + b"\n")
+            os.close(ready_fd)
+        config = uvicorn.Config(
+            app,
+            log_config=None,
+            access_log=False,
+            lifespan="off",
+            ws_max_size=16 * 1024 * 1024,
+            timeout_graceful_shutdown=5,
+        )
+        server = _server_class()(config)
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                current = read_address(profile)
+                if current is not None and current.pid == os.getpid():
+                    (profile.path / ADDRESS_FILE).unlink()
+            await runtime.aclose()
+            await deps.owner.aclose()
+            log.info("gateway stopped")

@@ -1,0 +1,45 @@
+"""What every method handler reaches: the profile, the runtime and its store, and the connection."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from anyy.domain.events import RuntimeEvent
+from anyy.profiles.profile import Profile
+from anyy.runtime.bus import Subscription
+from anyy.runtime.deps import Deps
+from anyy.runtime.runtime import Runtime
+from anyy.storage.sqlite import SqliteStore
+
+T = TypeVar("T")
+
+
+@dataclass
+class Gateway:
+    profile: Profile
+    deps: Deps
+    runtime: Runtime
+    token: str
+    started_at: float = field(default_factory=time.time)
+
+    async def store(self, fn: Callable[[SqliteStore], T]) -> T:
+        return await self.deps.owner.call(fn)
+
+
+@dataclass
+class Connection:
+    """One client connection (a WebSocket); HTTP requests have none."""
+
+    send_event: Callable[[RuntimeEvent], Awaitable[None]]
+    subscriptions: dict[str, tuple[Subscription, asyncio.Task[None]]] = field(default_factory=dict)
+    next_id: int = 0
+
+    def close(self) -> None:
+        for subscription, task in self.subscriptions.values():
+            subscription.close()
+            task.cancel()
+        self.subscriptions.clear()
