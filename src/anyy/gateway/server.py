@@ -30,53 +30,15 @@ from anyy.gateway.app import create_app
 from anyy.gateway.dispatcher import Dispatcher
 from anyy.gateway.methods import TABLE
 from anyy.gateway.state import Gateway
+from anyy.profiles.gateway_address import Address, address_path, read_address, write_address
 from anyy.profiles.profile import Profile
 from anyy.runtime.assembly import build_deps
 from anyy.runtime.runtime import Runtime
 
 log = logging.getLogger("anyy.gateway")
 
-ADDRESS_FILE = "gateway.json"
 LOCK_FILE = "gateway.lock"
 LOG_FILE = "logs/gateway.log"
-
-
-class Address(msgspec.Struct, kw_only=True):
-    """What a client needs to reach a profile's Gateway (``PROFILE/gateway.json``)."""
-
-    profile: str
-    pid: int
-    host: str
-    port: int
-    token: str
-    started_at: float
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://{self.host}:{self.port}/ws"
-
-
-def read_address(profile: Profile) -> Address | None:
-    try:
-        return msgspec.json.decode((profile.path / ADDRESS_FILE).read_bytes(), type=Address)
-    except (FileNotFoundError, msgspec.DecodeError, msgspec.ValidationError):
-        return None
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    """Written whole (temporary file, then rename) and readable by the owner only."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
 
 
 @contextlib.contextmanager
@@ -180,7 +142,7 @@ async def serve(profile: Profile, *, host: str = "127.0.0.1", port: int = 0, rea
             token=token,
             started_at=time.time(),
         )
-        _write_private(profile.path / ADDRESS_FILE, msgspec.json.encode(address))
+        write_address(profile, address)
         log.info(
             "gateway ready on %s for profile %s (%d interrupted executions recovered)",
             address.url,
@@ -205,7 +167,7 @@ async def serve(profile: Profile, *, host: str = "127.0.0.1", port: int = 0, rea
             with contextlib.suppress(FileNotFoundError):
                 current = read_address(profile)
                 if current is not None and current.pid == os.getpid():
-                    (profile.path / ADDRESS_FILE).unlink()
+                    address_path(profile).unlink()
             await runtime.aclose()
             await deps.owner.aclose()
             log.info("gateway stopped")

@@ -1,0 +1,55 @@
+"""Where a profile's Gateway listens: ``PROFILE/gateway.json`` (mode 0600), written by the Gateway when it
+is ready and removed when it stops. Clients read it to find the Gateway and its access token."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import msgspec
+
+from anyy.profiles.profile import Profile
+
+ADDRESS_FILE = "gateway.json"
+
+
+class Address(msgspec.Struct, kw_only=True):
+    profile: str
+    pid: int
+    host: str
+    port: int
+    token: str
+    started_at: float
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://{self.host}:{self.port}/ws"
+
+
+def address_path(profile: Profile) -> Path:
+    return profile.path / ADDRESS_FILE
+
+
+def read_address(profile: Profile) -> Address | None:
+    """The address the profile's Gateway published, or None (never started, stopped, or unreadable)."""
+    try:
+        return msgspec.json.decode(address_path(profile).read_bytes(), type=Address)
+    except (FileNotFoundError, PermissionError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def write_address(profile: Profile, address: Address) -> None:
+    """Written whole (temporary file, then rename) and readable by the owner only."""
+    path = address_path(profile)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, msgspec.json.encode(address))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
