@@ -5,6 +5,7 @@ WebSocket, for clients that cannot set headers)."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import hmac
 import logging
 
@@ -40,6 +41,21 @@ def _unauthorized_reply() -> bytes:
     )
 
 
+_recent: collections.OrderedDict[int, tuple[RuntimeEvent, bytes]] = collections.OrderedDict()
+
+
+def _encoded_event(event: RuntimeEvent) -> bytes:
+    """An event's notification, encoded once however many connections subscribe to it."""
+    found = _recent.get(id(event))
+    if found is not None and found[0] is event:
+        return found[1]
+    data = jsonrpc.encode(jsonrpc.Notification(method="event", params=event))
+    _recent[id(event)] = (event, data)
+    if len(_recent) > 1024:
+        _recent.popitem(last=False)
+    return data
+
+
 def create_app(dispatcher: Dispatcher, token: str) -> Starlette:
     def authorized(presented: str) -> bool:
         return bool(presented) and hmac.compare_digest(presented.encode(), token.encode())
@@ -72,7 +88,7 @@ def create_app(dispatcher: Dispatcher, token: str) -> Starlette:
                 await ws.send_text(data.decode())
 
         async def send_event(event: RuntimeEvent) -> None:
-            await send(jsonrpc.encode(jsonrpc.Notification(method="event", params=event)))
+            await send(_encoded_event(event))
 
         conn = Connection(send_event=send_event)
         tasks: set[asyncio.Task[None]] = set()
