@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from anyy.domain.errors import InvalidInput
 from anyy.domain.model_io import TextDelta, ToolCallEvent, UserMessage
 from anyy.domain.queue import NewSubmission, SubmissionKind
 from anyy.providers.base import ProviderError
@@ -227,3 +228,24 @@ def test_r4_pending_items_run_after_an_automatic_compaction(tmp_path: Path) -> N
 
 def _new(text: str, kind: SubmissionKind = "prompt") -> NewSubmission:
     return NewSubmission(kind=kind, text=text)
+
+
+def test_m2_a_session_whose_model_is_gone_fails_with_a_clear_error_and_keeps_its_queue(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with Harness(tmp_path) as h:
+            session = await h.session()
+
+            def gone(provider: str, model: str, last: tuple[str, str] | None) -> tuple[str, str]:
+                raise InvalidInput("the provider 'work' is not configured any more: choose another with /model")
+
+            h.deps.models.resolve = gone  # type: ignore[method-assign, union-attr]
+            first = await h.send(session.id, "hello")
+            failed = await h.state("failed")
+            assert "not configured any more" in (failed.error or "")
+            second = await h.send(session.id, "sent while broken", kind="follow_up")
+            await h.state("failed")
+            outcomes = await h.store(lambda s: [s.get_submission(first.id), s.get_submission(second.id)])
+            assert [o.state for o in outcomes] == ["failed", "failed"]  # each keeps its own outcome
+            assert await h.texts(session.id) == ["user:hello", "user:sent while broken"]  # nothing lost
+
+    asyncio.run(scenario())

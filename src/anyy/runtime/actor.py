@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -22,6 +23,7 @@ from anyy.runtime.execution import ExecutionRun, Outcome
 from anyy.storage.sqlite import SqliteStore
 
 Job = Callable[[], Awaitable[Any]]
+log = logging.getLogger("anyy.runtime")
 
 
 class SessionActor:
@@ -77,6 +79,8 @@ class SessionActor:
             except Exception as exc:
                 if not future.done():
                     future.set_exception(exc)
+                    # A poke's job has nobody awaiting it: its failure is logged, never lost silently.
+                    future.add_done_callback(_log_unretrieved)
             else:
                 if not future.done():
                     future.set_result(result)
@@ -136,3 +140,9 @@ def _start_next(store: SqliteStore, *, session_id: str) -> tuple[Execution, list
     ids = [sub.id for sub in chosen]
     execution = store.start_execution(session_id, ids, record_inputs=True)
     return execution, [store.get_submission(i) for i in ids]
+
+
+def _log_unretrieved(future: asyncio.Future[Any]) -> None:
+    exc = future.exception()
+    if exc is not None:
+        log.error("session work failed: %s", exc, exc_info=exc)

@@ -40,6 +40,7 @@ from anyy.domain.entries import (
     ToolResultData,
     Usage,
 )
+from anyy.domain.errors import AnyyError
 from anyy.domain.events import (
     EntriesAppended,
     ExecutionStateChanged,
@@ -197,6 +198,9 @@ class ExecutionRun:
             outcome = Outcome.FAILED
             await self._set_state("failed", error=f"{exc.message} ({exc.kind} error from the model provider)")
             return outcome
+        except AnyyError as exc:  # e.g. the session's model is no longer configured
+            await self._set_state("failed", error=str(exc))
+            return Outcome.FAILED
         except Exception as exc:  # an unexpected fault ends this execution, never the Gateway
             await self._set_state("failed", error=f"internal error: {type(exc).__name__}: {exc}")
             raise
