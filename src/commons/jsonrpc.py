@@ -76,7 +76,9 @@ class Request(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
     id: Id | msgspec.UnsetType = msgspec.UNSET
 
 
-class Response(msgspec.Struct, omit_defaults=True):
+class Response(msgspec.Struct):
+    # Not omit_defaults: "jsonrpc" and "id" (even null) belong in every reply; result and error are
+    # left out only when UNSET.
     id: Id
     jsonrpc: str = "2.0"
     result: Any = msgspec.UNSET

@@ -1,7 +1,9 @@
-"""The ``anyy`` command line: a group of nouns (``profile``, ``sessions``) and their verbs.
+"""The ``anyy`` command line: a group of nouns (``profile``, ``sessions``, ``gateway``) and their verbs, and
+``chat``.
 
 Start-up stays fast: this module and the command modules import only click, msgspec and the profiles
-package; anything backed by SQLite is imported inside the commands that use it.
+package; anything backed by SQLite, and the Gateway client (websockets), is imported inside the commands
+that use it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ from typing import Any
 import click
 
 from anyy import __version__
+from anyy.cli.backup_commands import backup, restore
+from anyy.cli.chat_command import chat
 from anyy.cli.context import PROFILE_HELP, CliState
+from anyy.cli.gateway_commands import gateway
 from anyy.cli.profile_commands import profile
 from anyy.cli.sessions_commands import sessions
 from anyy.domain.errors import AnyyError
@@ -64,3 +69,11 @@ def main(ctx: click.Context, profile_option: str | None) -> None:
 
 main.add_command(profile)
 main.add_command(sessions)
+main.add_command(gateway)
+main.add_command(chat)
+main.add_command(backup)
+main.add_command(restore)
+
+
+if __name__ == "__main__":
+    main()

@@ -45,6 +45,9 @@ class Dispatcher:
     async def handle(self, frame: bytes | str, conn: Connection | None) -> bytes | None:
         """The reply to one frame (a request, a notification or a batch); None when nothing is owed."""
         size = len(frame)
+        if isinstance(frame, str) and size * 4 > MAX_FRAME_BYTES:
+            # A text frame (WebSocket) is measured in UTF-8 bytes, as the limit says, not in characters.
+            size = len(frame.encode("utf-8", "surrogatepass"))
         if size > MAX_FRAME_BYTES:
             reply: Any = _error(
                 None, jsonrpc.INVALID_REQUEST, f"frame too large: {size} bytes, at most {MAX_FRAME_BYTES}"

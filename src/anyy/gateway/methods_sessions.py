@@ -10,7 +10,7 @@ import msgspec
 from anyy.domain.entries import Attachment, Entry, EntryKind
 from anyy.domain.errors import Conflict, InvalidInput
 from anyy.domain.export import to_jsonl, to_markdown
-from anyy.domain.queue import NewSubmission, SubmissionKind
+from anyy.domain.queue import NewSubmission, Submission, SubmissionKind
 from anyy.domain.search import SearchHit
 from anyy.domain.sessions import Page, Session, SessionKind, SessionPatch
 from anyy.domain.tree import TreeView
@@ -152,7 +152,7 @@ class SendParams(Params):
 
 
 @TABLE.method("session.send", SendParams)
-async def send(gw: Gateway, conn: Connection | None, p: SendParams) -> Any:
+async def send(gw: Gateway, conn: Connection | None, p: SendParams) -> Submission:
     """Send a prompt, a steering message or a follow-up. The submission is on disk before this answers;
     it starts at once if the session is idle, else it waits in its queue (steering is read at the next
     checkpoint, a follow-up when the response ends)."""

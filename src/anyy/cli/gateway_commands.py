@@ -1,0 +1,259 @@
+"""``anyy gateway start|stop|status|run``: the profile's Gateway process (SPEC G1).
+
+``start`` runs ``python -m anyy.gateway --profile P --ready-fd FD`` in its own session, its output in
+``PROFILE/logs/gateway.out``, and waits for the address it writes on the pipe once it listens. ``stop``
+sends SIGTERM to the pid in ``gateway.json`` and waits for that process to exit (a pidfd, no polling).
+The Gateway itself holds the profile's lock: a second one refuses to start and says where the first runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from anyy.cli.context import with_profile
+from anyy.cli.output import echo_json
+from anyy.domain.errors import AnyyError
+from anyy.profiles.gateway_address import Address, address_path, read_address
+
+if TYPE_CHECKING:
+    from anyy.profiles import Profile
+
+OUTPUT_FILE = "logs/gateway.out"
+
+
+class GatewayError(AnyyError):
+    pass
+
+
+def _gateway_argv(profile: Profile, host: str | None, port: int | None) -> list[str]:
+    argv = [sys.executable, "-m", "anyy.gateway", "--profile", profile.name]
+    if host is not None:
+        argv += ["--host", host]
+    if port is not None:
+        argv += ["--port", str(port)]
+    return argv
+
+
+def _read_line(fd: int, timeout: float) -> bytes:
+    """Bytes from ``fd`` up to a newline or end of file, or what came before ``timeout`` seconds."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP)
+    deadline = time.monotonic() + timeout
+    data = b""
+    while not data.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or not poller.poll(left * 1000):
+            break
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def _new_output(path: Any, offset: int) -> str:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            return handle.read().decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+@click.group()
+def gateway() -> None:
+    """Start, stop and inspect the profile's Gateway (the process that owns its sessions and runs the
+    agent; `anyy chat` and the other clients talk to it)."""
+
+
+@gateway.command("start")
+@with_profile
+@click.option("--host", default=None, metavar="HOST", help="Address to listen on (default 127.0.0.1, loopback).")
+@click.option("--port", type=int, default=None, metavar="PORT", help="Port to listen on (default: any free one).")
+@click.option(
+    "--wait",
+    "wait_seconds",
+    type=float,
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for the Gateway to be ready.",
+)
+def start_command(profile: Profile, host: str | None, port: int | None, wait_seconds: float) -> None:
+    """Start the profile's Gateway in the background and print where it listens."""
+    profile.require()
+    out_path = profile.path / OUTPUT_FILE
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    read_end, write_end = os.pipe()
+    with open(out_path, "ab") as out:
+        offset = out.tell()
+        argv = [*_gateway_argv(profile, host, port), "--ready-fd", str(write_end)]
+        process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            pass_fds=(write_end,),
+            start_new_session=True,  # not ended by the terminal's Ctrl+C or hang-up
+            close_fds=True,
+        )
+    os.close(write_end)
+    try:
+        line = _read_line(read_end, wait_seconds)
+    finally:
+        os.close(read_end)
+    if line.endswith(b"\n"):
+        import msgspec
+
+        address = msgspec.json.decode(line, type=Address)
+        click.echo(
+            f"Gateway of profile {profile.name} running at {address.url} (pid {address.pid}); "
+            f"its output goes to {out_path}"
+        )
+        return
+    try:
+        code = process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        raise GatewayError(
+            f"the Gateway of profile {profile.name} (pid {process.pid}) was not ready after {wait_seconds:g} s; "
+            f"it may still be starting: see {out_path}, `anyy gateway status --profile {profile.name}`"
+        ) from None
+    said = _new_output(out_path, offset)
+    said = said.removeprefix("error: ") if said.count("\n") == 0 else said
+    raise GatewayError(
+        f"the Gateway of profile {profile.name} did not start (exit status {code}): {said or 'no output'}"
+        + ("" if said else f"; see {out_path}")
+    )
+
+
+def _running(profile: Profile) -> tuple[Address, dict[str, Any]] | None:
+    """The published address and the Gateway's own status, or None when nothing answers there."""
+    from anyy.cli.rpc import GatewayUnavailable, open_client
+
+    address = read_address(profile)
+    if address is None:
+        return None
+    try:
+        with open_client(address) as client:
+            status = client.call("gateway.status", timeout=10)
+    except GatewayUnavailable:
+        return None
+    except TimeoutError:
+        raise GatewayError(
+            f"the Gateway of profile {profile.name} at {address.url} (pid {address.pid}) accepted the connection "
+            f"but did not answer gateway.status within 10 s; see {profile.path / 'logs'}"
+        ) from None
+    return address, status
+
+
+@gateway.command("status")
+@with_profile
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status_command(profile: Profile, as_json: bool) -> None:
+    """Say whether the profile's Gateway runs: address, pid, profile, version. Exit status 0 when it
+    runs, 1 when it does not."""
+    profile.require()
+    found = _running(profile)
+    if found is None:
+        if as_json:
+            echo_json({"running": False, "profile": profile.name})
+        else:
+            click.echo(f"no Gateway is running for profile {profile.name}")
+        raise SystemExit(1)
+    address, status = found
+    record = {
+        "running": True,
+        "profile": status.get("profile", profile.name),
+        "url": address.url,
+        "host": address.host,
+        "port": address.port,
+        "pid": status.get("pid", address.pid),
+        "version": status.get("version"),
+        "started_at": status.get("started_at", address.started_at),
+    }
+    if as_json:
+        echo_json(record)
+        return
+    click.echo(
+        f"Gateway of profile {record['profile']} running at {address.url} "
+        f"(pid {record['pid']}, anyy {record['version']})"
+    )
+
+
+def _wait_exit(pid: int, timeout: float) -> bool:
+    """True once process ``pid`` has exited, False if it still runs after ``timeout`` seconds."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        return bool(poller.poll(timeout * 1000))
+    finally:
+        os.close(pidfd)
+
+
+@gateway.command("stop")
+@with_profile
+@click.option(
+    "--wait",
+    "wait_seconds",
+    type=float,
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for the Gateway to exit.",
+)
+def stop_command(profile: Profile, wait_seconds: float) -> None:
+    """Stop the profile's Gateway: requests in flight finish, running work is recorded as interrupted
+    (the next start recovers it), gateway.json is removed."""
+    profile.require()
+    address = read_address(profile)
+    if address is None:
+        click.echo(f"no Gateway is running for profile {profile.name}: nothing to stop")
+        return
+    found = _running(profile)
+    if found is None or int(found[1].get("pid", -1)) != address.pid:
+        # Nothing answers at the published address: a Gateway killed without cleaning up. The pid may
+        # belong to another process by now, so nothing is signalled.
+        address_path(profile).unlink(missing_ok=True)
+        click.echo(
+            f"no Gateway answers for profile {profile.name} (pid {address.pid} is gone or is not it); "
+            f"removed its stale {address_path(profile).name}"
+        )
+        return
+    with contextlib.suppress(ProcessLookupError):  # it exited meanwhile: what stop wanted
+        os.kill(address.pid, signal.SIGTERM)
+    if not _wait_exit(address.pid, wait_seconds):
+        raise GatewayError(
+            f"the Gateway of profile {profile.name} (pid {address.pid}) is still running {wait_seconds:g} s after "
+            f"SIGTERM; see {profile.path / 'logs'}, or end it with `kill -KILL {address.pid}`"
+        )
+    if address_path(profile).exists() and (left := read_address(profile)) is not None and left.pid == address.pid:
+        raise GatewayError(
+            f"the Gateway of profile {profile.name} exited but left {address_path(profile)} behind; remove it"
+        )
+    click.echo(f"Gateway of profile {profile.name} stopped (pid {address.pid})")
+
+
+@gateway.command("run")
+@with_profile
+@click.option("--host", default=None, metavar="HOST", help="Address to listen on (default 127.0.0.1, loopback).")
+@click.option("--port", type=int, default=None, metavar="PORT", help="Port to listen on (default: any free one).")
+def run_command(profile: Profile, host: str | None, port: int | None) -> None:
+    """Run the profile's Gateway in the foreground until Ctrl+C (or SIGTERM)."""
+    profile.require()
+    argv = _gateway_argv(profile, host, port)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, argv)  # noqa: S606 - our own interpreter and module
