@@ -102,10 +102,13 @@ class SessionActor:
                 EntriesAppended(session_id=self.session_id, entry_ids=[t.entry_id for t in taken if t.entry_id])
             )
             bus.publish(ExecutionStateChanged(session_id=self.session_id, execution_id=execution.id, state="running"))
-            outcome = await self._run(ExecutionRun(self.deps, self.session_id, execution.id), None)
+            run = ExecutionRun(self.deps, self.session_id, execution.id)
+            outcome = await self._run(run, None)
             if outcome is not Outcome.DONE:
                 self._halted_upto = self._pokes
                 return
+            if run.queue_was_empty:
+                return  # seen empty when it completed; a later submission pokes again
 
     async def _run(self, run: ExecutionRun, answer: str | None) -> Outcome:
         self.current = run

@@ -125,6 +125,7 @@ class ExecutionRun:
         self.state = "running"
         self.partial_text = ""  # what the model has streamed so far in this pass (for clients that join late)
         self.finished = asyncio.Event()  # set once the execution settled (the actor is done with it)
+        self.queue_was_empty = False  # nothing was pending when it completed: the actor need not look again
         self._awaiting: asyncio.Task[Any] | None = None
         self._retry_wait: asyncio.Task[Any] | None = None
         self._compactor = Compactor(deps)
@@ -381,8 +382,10 @@ class ExecutionRun:
             appended = store.record_pass(self.execution_id, entries)
             # A response without tool calls ends the execution, unless steering waits for another pass:
             # decided in the same unit of work as the record, so nothing slips in between.
-            if ending and not self.stop_requested and not _steering_pending(store, self.session_id):
+            pending = store.list_submissions(self.session_id) if ending else []
+            if ending and not self.stop_requested and not any(sub.kind == "steering" for sub in pending):
                 store.set_execution_state(self.execution_id, "completed")
+                self.queue_was_empty = not pending
                 return appended, True
             return appended, False
 
