@@ -38,6 +38,7 @@ from anyy.domain.model_io import (
 )
 from anyy.providers import http_errors
 from anyy.providers.base import ProviderError
+from anyy.providers.http_errors import missing_key
 from anyy.providers.tool_arguments import parse_arguments
 
 NO_KEY = "no-key"
@@ -87,11 +88,7 @@ class AnthropicProvider:
 
     async def _stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         if self._key_missing:
-            raise ProviderError(
-                "fatal",
-                f"{self.name}: no API key: ${self._key_env} is not set in the Gateway's environment "
-                f"(set it and restart the Gateway, or change api_key_env in config.toml)",
-            )
+            raise missing_key(self.name, self._key_env)
         try:
             stream = await self._client.messages.create(stream=True, **to_anthropic_params(request))
         except anthropic.APIError as exc:

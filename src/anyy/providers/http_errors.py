@@ -168,3 +168,12 @@ def unreachable(provider: str, base_url: str, detail: str) -> ProviderError:
 
 def timed_out(provider: str, base_url: str) -> ProviderError:
     return ProviderError("transient", f"{provider} at {base_url} did not answer in time (HTTP timeout)")
+
+
+def missing_key(provider: str, key_env: str) -> ProviderError:
+    """The provider needs a key and the variable that should hold it is empty: fatal, said plainly."""
+    return ProviderError(
+        "fatal",
+        f"{provider}: no API key: ${key_env} is not set in the Gateway's environment "
+        "(set it and restart the Gateway, or change api_key_env in config.toml)",
+    )
