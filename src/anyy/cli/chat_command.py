@@ -314,13 +314,16 @@ def run_chat(
     if as_json:
         from anyy.cli.output import echo_json
 
+        execution = (
+            None
+            if execution_id is None
+            else client.call("session.execution", {"session_id": session_id, "execution_id": execution_id})
+        )
         record: dict[str, Any] = {
             "session_id": session_id,
             "submission": {"id": submission["id"], "state": state},
-            "execution": (
-                None if execution_id is None else {"id": execution_id, "state": _execution_state(submission, None)}
-            ),
-            "passes": recorded.passes,
+            "execution": None if execution is None else {"id": execution["id"], "state": execution["state"]},
+            "passes": recorded.passes if execution is None else execution["passes"],
             "result": result,
             "response": recorded.response,
             "exit_code": code,

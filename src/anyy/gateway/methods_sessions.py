@@ -8,9 +8,9 @@ from typing import Any, Literal
 import msgspec
 
 from anyy.domain.entries import Attachment, Entry, EntryKind
-from anyy.domain.errors import Conflict, InvalidInput
+from anyy.domain.errors import Conflict, InvalidInput, NotFound
 from anyy.domain.export import to_jsonl, to_markdown
-from anyy.domain.queue import NewSubmission, Submission, SubmissionKind
+from anyy.domain.queue import Execution, NewSubmission, Submission, SubmissionKind
 from anyy.domain.search import SearchHit
 from anyy.domain.sessions import Page, Session, SessionKind, SessionPatch
 from anyy.domain.tree import TreeView
@@ -181,6 +181,16 @@ async def cancel_retry(gw: Gateway, conn: Connection | None, p: ExecutionRef) ->
     """Cancel only the wait before an automatic retry; the execution ends as interrupted, the queue
     stays as it is. ``stopped`` is False when that execution was not waiting."""
     return StopResult(stopped=await gw.runtime.cancel_retry_wait(p.session_id, p.execution_id))
+
+
+@TABLE.method("session.execution", ExecutionRef)
+async def execution(gw: Gateway, conn: Connection | None, p: ExecutionRef) -> Execution:
+    """One execution: its state, the submissions it answers, how many passes (model calls) it made,
+    its error or note, when it started and ended."""
+    found = await gw.store(lambda s: s.get_execution(p.execution_id))
+    if found.session_id != p.session_id:
+        raise NotFound(f"no execution {p.execution_id!r} in session {p.session_id!r}")
+    return found
 
 
 class AnswerParams(Params):
