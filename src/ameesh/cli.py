@@ -1,14 +1,253 @@
-"""The ``ameesh`` command line. The orchestrator itself arrives with its own issue; this entry point
-already exists so that packaging, the console script and the layer contracts are in place."""
+"""The ``ameesh`` command line: agents, their inbox, the runner and what it recorded.
+
+Read commands take ``--json`` (one JSON document on stdout). Errors go to stderr with exit status 1.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
 import click
 
-from ameesh import __version__
+from ameesh import __version__, canon, paths
+from ameesh.gitid import git_identity
+from ameesh.registry import HARNESSES, ROLES, Registry, RegistryError
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+
+
+@contextmanager
+def opened() -> Iterator[Registry]:
+    """The registry of AMEESH_HOME; refusals become clean command-line errors."""
+    root = paths.home()
+    try:
+        with Registry(paths.registry_path(root)) as reg:
+            yield reg
+    except (RegistryError, canon.CanonError, NotImplementedError) as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def emit(data: Any, as_json: bool, lines: list[str]) -> None:
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    else:
+        for line in lines:
+            click.echo(line)
+
+
+def _when(at: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at)) if at else "-"
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ameesh")
 def main() -> None:
     """Orchestrate coding agents on their harness sessions (Claude Code, Codex CLI, anyy)."""
+
+
+@main.command()
+def init() -> None:
+    """Create AMEESH_HOME and its registry (idempotent)."""
+    with opened() as reg:
+        click.echo(f"ameesh home: {paths.home()} (registry schema {reg.schema_versions()[-1]})")
+
+
+@main.command()
+@click.argument("name")
+@click.option("--harness", type=click.Choice(HARNESSES), required=True)
+@click.option("--role", type=click.Choice(ROLES), default="build", show_default=True)
+@click.option("--dir", "workdir", type=click.Path(file_okay=False, path_type=Path), default=".", show_default=True)
+def add(name: str, harness: str, role: str, workdir: Path) -> None:
+    """Register an agent working in a directory (its git identity is recorded)."""
+    if not workdir.is_dir():
+        raise click.ClickException(f"{workdir} is not a directory")
+    directory = workdir.resolve()
+    common, branch = git_identity(directory)
+    with opened() as reg:
+        reg.add_agent(
+            name, harness=harness, role=role, workdir=str(directory), git_common_dir=common, git_branch=branch
+        )
+        reg.note(name, "agent", f"registered ({harness}, {role}) in {directory}")
+    paths.agent_dir(paths.home(), name).mkdir(parents=True, exist_ok=True)
+    where = f"{directory}" + (f" (branch {branch})" if branch else "")
+    click.echo(f"agent {name}: {harness}, {role}, {where}")
+
+
+def _agent_view(reg: Registry, agent: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": agent["name"],
+        "harness": agent["harness"],
+        "role": agent["role"],
+        "workdir": agent["workdir"],
+        "git_common_dir": agent["git_common_dir"],
+        "git_branch": agent["git_branch"],
+        "session_id": agent["session_id"],
+        "session_lot": agent["session_lot"],
+        "rotation_state": agent["rotation_state"],
+        "settings": {k: agent[k] for k in canon.SETTABLE},
+        "effective": settings,
+        "waiting": reg.waiting_count(agent["name"]),
+    }
+
+
+@main.command(name="list")
+@json_option
+def list_(as_json: bool) -> None:
+    """The agents."""
+    with opened() as reg:
+        views = [_agent_view(reg, a, canon.for_agent(a).effective(a)) for a in reg.agents()]
+    lines = [
+        f"{v['name']:<16} {v['harness']:<7} {v['role']:<12} {v['session_id'] or '-':<38} {v['waiting']} waiting"
+        for v in views
+    ]
+    emit(views, as_json, lines or ["no agents (ameesh add NAME --harness … --dir …)"])
+
+
+@main.command()
+@click.argument("name")
+@json_option
+def show(name: str, as_json: bool) -> None:
+    """One agent: directory, git identity, session, settings and what they resolve to."""
+    with opened() as reg:
+        agent = reg.agent(name)
+        view = _agent_view(reg, agent, canon.for_agent(agent).effective(agent))
+    lines = [f"{k}: {v}" for k, v in view.items() if not isinstance(v, dict)]
+    lines += [f"{k}: {v or '(default)'} → {view['effective'][k]}" for k, v in view["settings"].items()]
+    emit(view, as_json, lines)
+
+
+@main.command()
+@click.argument("name")
+def remove(name: str) -> None:
+    """Forget an agent (its registry rows; the harness's own sessions are left alone)."""
+    with opened() as reg:
+        reg.remove_agent(name)
+    click.echo(f"agent {name} removed")
+
+
+@main.command(name="set")
+@click.argument("name")
+@click.argument("assignments", nargs=-1, required=True)
+def set_(name: str, assignments: tuple[str, ...]) -> None:
+    """Set model=, effort=, tier=, session_policy= (an empty value returns to the default). Next turn."""
+    changes: dict[str, str | None] = {}
+    for item in assignments:
+        key, sep, value = item.partition("=")
+        if not sep or key not in canon.SETTABLE:
+            raise click.UsageError(f"{item!r}: expected KEY=VALUE with KEY one of {', '.join(canon.SETTABLE)}")
+        changes[key] = value.strip() or None
+    with opened() as reg:
+        agent = reg.agent(name)
+        cfg = canon.for_agent(agent)
+        merged = {**agent, **changes}
+        cfg.check(agent["role"], cfg.effective(merged))
+        with reg.tx():
+            reg.update_agent(name, **changes)
+            said = ", ".join(f"{k}={v if v is not None else '(default)'}" for k, v in changes.items())
+            reg.note(name, "settings", f"set {said} (from the next turn)")
+        effective = cfg.effective(reg.agent(name))
+    click.echo(", ".join(f"{k}={effective[k]}" for k in changes))
+
+
+@main.command()
+@click.argument("name")
+@click.argument("text")
+@click.option("--lot", default=None, help="The lot (unit of work) this message belongs to.")
+def send(name: str, text: str, lot: str | None) -> None:
+    """Put a message in the agent's inbox (played by `ameesh run`)."""
+    with opened() as reg:
+        num = reg.send(name, text, lot)
+    click.echo(f"message {num} waiting for {name}")
+
+
+@main.command()
+@click.option("--watch", is_flag=True, help="Keep running and play new messages as they come.")
+@click.option("--poll", type=float, default=1.0, show_default=True, help="Seconds between looks with --watch.")
+def run(watch: bool, poll: float) -> None:
+    """Play the inbox: one turn at a time per agent, all agents at once, until it is empty."""
+    from ameesh.runner import Runner
+
+    with opened() as reg:
+        runner = Runner(reg, paths.home())
+        try:
+            report = asyncio.run(runner.run(watch=watch, poll=poll))
+        except KeyboardInterrupt:
+            sys.exit(130)
+    click.echo(f"{report.turns} turns played, {report.failed} failed")
+    if report.blocked:
+        click.echo(f"blocked (see ameesh alerts): {', '.join(report.blocked)}", err=True)
+        sys.exit(3)
+
+
+@main.command()
+@click.argument("name")
+@click.option("--brief", type=click.File("r", encoding="utf-8"), required=True, help="The brief of the new session.")
+def restart(name: str, brief: Any) -> None:
+    """Close the agent's session now; its next turn opens a new one on the brief."""
+    from ameesh.runner import restart as do_restart
+
+    text = brief.read().strip()
+    if not text:
+        raise click.ClickException("the brief is empty")
+    with opened() as reg:
+        old = do_restart(reg, paths.home(), name, text)
+    click.echo(f"{name}: session {old or '(none)'} closed; the next turn starts on the brief")
+
+
+@main.command()
+@click.argument("name")
+@json_option
+def thread(name: str, as_json: bool) -> None:
+    """The readable thread: prompts, answers, sessions, rotations, summaries, alerts, in order."""
+    with opened() as reg:
+        items = reg.thread(name)
+    lines = [f"[{_when(i['at'])}] {i['kind']}{' (' + i['lot'] + ')' if i['lot'] else ''}: {i['text']}" for i in items]
+    emit(items, as_json, lines)
+
+
+@main.command()
+@click.argument("name")
+@json_option
+def sessions(name: str, as_json: bool) -> None:
+    """The agent's session history, oldest first."""
+    with opened() as reg:
+        rows = reg.sessions(name)
+    lines = [
+        f"{r['session_id']}  lot={r['lot'] or '-'}  turns={r['turns']}  context={r['last_context_tokens'] or '-'}"
+        f"  opened {_when(r['opened_at'])}  "
+        + (f"closed {_when(r['closed_at'])} ({r['close_reason']})" if r["closed_at"] else "current")
+        for r in rows
+    ]
+    emit(rows, as_json, lines)
+
+
+@main.command()
+@click.argument("name", required=False)
+@json_option
+def alerts(name: str | None, as_json: bool) -> None:
+    """Active alerts (session_too_big, workdir_missing, harness_failing)."""
+    with opened() as reg:
+        rows = reg.alerts(name)
+    emit(rows, as_json, [f"{r['agent']}: {r['kind']}: {r['message']}" for r in rows] or ["no alerts"])
+
+
+@main.command()
+@json_option
+def status(as_json: bool) -> None:
+    """Agents, waiting messages and alerts at a glance."""
+    with opened() as reg:
+        agents = reg.agents()
+        data = {
+            "home": str(paths.home()),
+            "agents": len(agents),
+            "waiting": sum(reg.waiting_count(a["name"]) for a in agents),
+            "alerts": len(reg.alerts()),
+        }
+    emit(data, as_json, [f"{k}: {v}" for k, v in data.items()])

@@ -1,0 +1,116 @@
+"""Harness adapters: one interface over Claude Code, Codex CLI, pi, anyy and our scripted fake.
+
+A turn is one run of the harness's command line under a timeout, in its own process group (killed whole on
+timeout), judged by what it printed — not only by its exit code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    prompt: str
+    cwd: Path
+    session_id: str | None  # the session to resume or to create (a pre-allocated id), or None
+    new_session: bool  # True: create session_id (or let the harness choose one); False: resume it
+    model: str | None = None
+    effort: str | None = None
+    timeout: float = 3600.0
+
+
+@dataclass
+class TurnResult:
+    outcome: str  # ok | failed | timeout
+    session_id: str | None = None
+    text: str = ""
+    usage: dict[str, Any] = field(default_factory=dict)
+    context_tokens: int | None = None  # the context the harness re-read on its last model call
+    error: str | None = None
+    duration: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "ok"
+
+
+class Harness(Protocol):
+    name: str
+
+    def new_session_id(self) -> str | None:
+        """An id to create the next session with, or None when the harness chooses it."""
+
+    def session_exists(self, session_id: str, cwd: Path) -> bool:
+        """Whether the harness can resume ``session_id`` from ``cwd`` (after a crash during a first turn)."""
+
+    def command(self, request: TurnRequest) -> list[str]: ...
+
+    def environment(self) -> dict[str, str]: ...
+
+    def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult: ...
+
+    def attach_command(self, session_id: str, cwd: Path) -> list[str]:
+        """The command that opens ``session_id`` interactively (H3)."""
+
+
+async def play(harness: Harness, request: TurnRequest) -> TurnResult:
+    """Run one turn of ``harness`` under ``request.timeout``; never raises for the harness's failures."""
+    started = time.monotonic()
+    env = {**os.environ, **harness.environment()}
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *harness.command(request),
+            cwd=request.cwd,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return TurnResult("failed", error=f"cannot start {harness.name}: {exc}", duration=time.monotonic() - started)
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), request.timeout)
+    except (TimeoutError, asyncio.CancelledError) as exc:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        await proc.wait()
+        if isinstance(exc, asyncio.CancelledError):
+            raise
+        return TurnResult(
+            "timeout",
+            session_id=request.session_id,
+            error=f"{harness.name} gave no answer within {request.timeout:g} s (killed)",
+            duration=time.monotonic() - started,
+        )
+    result = harness.parse(
+        request, proc.returncode or 0, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+    )
+    result.duration = time.monotonic() - started
+    return result
+
+
+def tail(text: str, limit: int = 400) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else "…" + text[-limit:]
+
+
+def get(name: str) -> Harness:
+    """The adapter for a harness name."""
+    if name == "fake":
+        from ameesh.harnesses.fake import FakeHarness
+
+        return FakeHarness()
+    if name == "claude":
+        from ameesh.harnesses.claude import ClaudeHarness
+
+        return ClaudeHarness()
+    raise NotImplementedError(f"the {name} harness adapter is not written yet (available: fake, claude)")

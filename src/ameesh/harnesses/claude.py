@@ -1,0 +1,114 @@
+"""Claude Code: ``claude -p PROMPT --output-format stream-json --verbose``, model and effort every turn.
+
+The first turn of a session creates it with a pre-allocated id (``--session-id``); later turns, and crash
+recovery once the transcript exists, use ``--resume``. The result is judged by ``is_error``, not by the
+exit code alone. The context re-read is the last assistant message's usage (input + cache read + cache
+creation), from the stream, else from the transcript; never the turn's summed ``usage``. The command is
+``AMEESH_CLAUDE_BIN`` (default ``claude``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+from ameesh.harnesses import TurnRequest, TurnResult, tail
+
+
+def config_dir() -> Path:
+    value = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(value) if value else Path.home() / ".claude"
+
+
+def transcript_path(session_id: str, cwd: Path) -> Path:
+    """Where Claude Code keeps a session's transcript: keyed by the working directory."""
+    return config_dir() / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(cwd)) / f"{session_id}.jsonl"
+
+
+def context_of(usage: Any) -> int | None:
+    if not isinstance(usage, dict):
+        return None
+    keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    values = [usage.get(k) for k in keys]
+    if not any(isinstance(v, int) for v in values):
+        return None
+    return sum(v for v in values if isinstance(v, int))
+
+
+def last_assistant_context(lines: list[str]) -> int | None:
+    """The context of the last assistant message among JSON lines (stream-json events or a transcript)."""
+    found = None
+    for line in lines:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("type") == "assistant":
+            message = event.get("message")
+            if isinstance(message, dict):
+                found = context_of(message.get("usage")) or found
+    return found
+
+
+class ClaudeHarness:
+    name = "claude"
+
+    def __init__(self, binary: str | None = None) -> None:
+        self.binary = binary or os.environ.get("AMEESH_CLAUDE_BIN") or "claude"
+
+    def new_session_id(self) -> str | None:
+        return str(uuid.uuid4())
+
+    def session_exists(self, session_id: str, cwd: Path) -> bool:
+        return transcript_path(session_id, cwd).exists()
+
+    def command(self, request: TurnRequest) -> list[str]:
+        argv = [self.binary, "-p", request.prompt, "--output-format", "stream-json", "--verbose"]
+        if request.session_id:
+            argv += ["--session-id" if request.new_session else "--resume", request.session_id]
+        if request.model:
+            argv += ["--model", request.model]
+        if request.effort:
+            argv += ["--effort", request.effort]
+        return argv
+
+    def environment(self) -> dict[str, str]:
+        return {}
+
+    def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult:
+        lines = stdout.splitlines()
+        result: dict[str, Any] | None = None
+        for line in lines:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and event.get("type") == "result":
+                result = event
+        if result is None:
+            return TurnResult(
+                "failed",
+                session_id=request.session_id,
+                error=f"claude gave no result (exit {returncode}): {tail(stderr or stdout)}",
+            )
+        sid = result.get("session_id") if isinstance(result.get("session_id"), str) else request.session_id
+        text = str(result.get("result") or "")
+        if result.get("is_error") or returncode != 0:
+            why = text or result.get("subtype") or tail(stderr)
+            return TurnResult("failed", session_id=sid, error=f"claude: {why} (exit {returncode})")
+        context = last_assistant_context(lines)
+        if context is None and sid:
+            path = transcript_path(sid, request.cwd)
+            if path.exists():
+                context = last_assistant_context(path.read_text(encoding="utf-8", errors="replace").splitlines())
+        usage = result.get("usage")
+        return TurnResult(
+            "ok", session_id=sid, text=text, usage=usage if isinstance(usage, dict) else {}, context_tokens=context
+        )
+
+    def attach_command(self, session_id: str, cwd: Path) -> list[str]:
+        return [self.binary, "--resume", session_id]

@@ -1,0 +1,112 @@
+"""The scripted fake harness: a small program that behaves like a coding-agent CLI, for fast tests.
+
+    python -m ameesh.harnesses.fakeprog -p PROMPT [--session-id ID | --resume ID] [--model M] [--effort E]
+
+Like Claude Code, ``--session-id`` creates a session (and fails if it exists) and ``--resume`` continues
+one (and fails if it does not). It prints one JSON object: ``type, is_error, result, session_id, usage,
+context_tokens``. Sessions and a log of every call (``calls.jsonl``) live in ``FAKE_HARNESS_HOME``.
+
+By default it answers ``FRESH: <prompt>`` on a new session and ``RESUMED (N earlier turns): <prompt>``
+after that; the context re-read grows with the history (1000 tokens + characters / 4). A script
+(``FAKE_HARNESS_SCRIPT``, a JSON file ``{"rules": [...]}``) changes that: the first rule whose ``match``
+is in the prompt (no ``match``: any prompt) and whose ``times`` is not used up applies. A rule may set
+``answer``, ``context_tokens``, ``fail`` (an error result), ``exit`` (exit status), ``hang`` (never
+answer), ``notify`` (a path, FIFO or file, written with ``started`` before anything else), ``stdout`` or
+``stdout_file`` (printed verbatim instead of the JSON object).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def _rule(home: Path, prompt: str) -> dict[str, Any]:
+    script = os.environ.get("FAKE_HARNESS_SCRIPT")
+    if not script:
+        return {}
+    rules = json.loads(Path(script).read_text(encoding="utf-8")).get("rules", [])
+    with open(home / "counters.lock", "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        counters_path = home / "counters.json"
+        counters = json.loads(counters_path.read_text(encoding="utf-8")) if counters_path.exists() else {}
+        for index, rule in enumerate(rules):
+            if rule.get("match") is not None and rule["match"] not in prompt:
+                continue
+            used = counters.get(str(index), 0)
+            if rule.get("times") is not None and used >= rule["times"]:
+                continue
+            counters[str(index)] = used + 1
+            counters_path.write_text(json.dumps(counters), encoding="utf-8")
+            return dict(rule)
+    return {}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="fakeprog")
+    parser.add_argument("-p", dest="prompt", required=True)
+    parser.add_argument("--session-id")
+    parser.add_argument("--resume")
+    parser.add_argument("--model")
+    parser.add_argument("--effort")
+    args = parser.parse_args(argv)
+    home = Path(os.environ.get("FAKE_HARNESS_HOME") or Path.cwd() / ".fake-harness")
+    (home / "sessions").mkdir(parents=True, exist_ok=True)
+    with open(home / "calls.jsonl", "a", encoding="utf-8") as log:
+        log.write(json.dumps({**vars(args), "cwd": os.getcwd()}) + "\n")
+
+    rule = _rule(home, args.prompt)
+    if rule.get("notify"):
+        with open(rule["notify"], "w", encoding="utf-8") as note:
+            note.write("started\n")
+    if rule.get("hang"):
+        while True:
+            time.sleep(60)
+    if rule.get("stdout_file"):
+        sys.stdout.write(Path(rule["stdout_file"]).read_text(encoding="utf-8"))
+        return int(rule.get("exit", 0))
+    if rule.get("stdout") is not None:
+        sys.stdout.write(rule["stdout"])
+        return int(rule.get("exit", 0))
+
+    sid = args.session_id or args.resume
+    if not sid:
+        print("fakeprog: --session-id or --resume is required", file=sys.stderr)
+        return 2
+    path = home / "sessions" / f"{sid}.json"
+    if args.session_id and path.exists():
+        print(f"Error: Session ID {sid} is already in use.", file=sys.stderr)
+        return 1
+    if args.resume and not path.exists():
+        print(f"No conversation found with session ID: {sid}", file=sys.stderr)
+        return 1
+    history: list[dict[str, str]] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+
+    if rule.get("fail"):
+        print(json.dumps({"type": "result", "is_error": True, "result": rule["fail"], "session_id": sid}))
+        return int(rule.get("exit", 1))
+    first_line = args.prompt.strip().splitlines()[-1] if args.prompt.strip() else ""
+    if "answer" in rule:
+        answer = str(rule["answer"])
+    elif history:
+        answer = f"RESUMED ({len(history)} earlier turns): {first_line}"
+    else:
+        answer = f"FRESH: {first_line}"
+    history.append({"prompt": args.prompt, "answer": answer})
+    path.write_text(json.dumps(history), encoding="utf-8")
+    chars = sum(len(t["prompt"]) + len(t["answer"]) for t in history)
+    context = int(rule.get("context_tokens", 1000 + chars // 4))
+    usage = {"input_tokens": context, "output_tokens": max(1, len(answer) // 4)}
+    result = {"type": "result", "is_error": False, "result": answer, "session_id": sid, "usage": usage}
+    print(json.dumps({**result, "context_tokens": context, "model": args.model, "effort": args.effort}))
+    return int(rule.get("exit", 0))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

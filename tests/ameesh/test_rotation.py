@@ -1,0 +1,139 @@
+"""H4 to H8: session policies, rotation with a resume summary, alerts."""
+
+from __future__ import annotations
+
+from tests.ameesh.conftest import Ameesh
+
+
+def _kinds(ameesh: Ameesh, name: str) -> list[str]:
+    return [i["kind"] for i in ameesh.json("thread", name)]
+
+
+def test_h8_rotation_after_min_turns_in_four_steps(ameesh: Ameesh) -> None:
+    ameesh.monkeypatch.setenv("AMEESH_SESSION_MAX_TOKENS", "10")
+    ameesh.script({"match": "resume summary", "answer": "SUMMARY: one two three"})
+    ameesh.add("orc", "--role", "orchestrator")
+    ameesh("set", "orc", "session_policy=taille")
+    for text in ("one", "two", "three", "four"):
+        ameesh("send", "orc", text)
+    ameesh("run")
+    old, new = ameesh.json("sessions", "orc")
+    assert old["turns"] == 4  # three turns and the summary turn, played in the old session (step 1)
+    assert old["summary"] == "SUMMARY: one two three"
+    assert old["closed_at"] is not None  # step 3: kept in the history
+    assert new["closed_at"] is None
+    thread = ameesh.json("thread", "orc")
+    summary_at = next(i for i, item in enumerate(thread) if item["kind"] == "summary")
+    assert thread[summary_at]["text"] == "SUMMARY: one two three"  # step 2
+    assert thread[summary_at + 1]["kind"] == "rotation"
+    last_call = ameesh.calls()[-1]
+    assert last_call["session_id"] == new["session_id"]  # step 4: a new session, prefixed with the summary
+    assert last_call["prompt"].startswith("Resume summary of your previous session:\n\nSUMMARY: one two three")
+    assert last_call["prompt"].endswith("four")
+    assert ameesh.json("show", "orc")["rotation_state"] is None
+
+
+def test_h8_never_before_min_turns_and_never_under_jamais(ameesh: Ameesh) -> None:
+    ameesh.monkeypatch.setenv("AMEESH_SESSION_MAX_TOKENS", "10")
+    ameesh.add("bob")
+    ameesh("set", "bob", "session_policy=jamais")
+    ameesh.add("ann")
+    for text in ("one", "two"):
+        ameesh("send", "ann", text)
+    for text in ("one", "two", "three", "four"):
+        ameesh("send", "bob", text)
+    ameesh("run")
+    assert len(ameesh.json("sessions", "ann")) == 1
+    assert len(ameesh.json("sessions", "bob")) == 1
+    # H7: the alert watches the tokens re-read per turn, whatever the policy (once per session).
+    alerts = ameesh.json("alerts", "bob")
+    assert [a["kind"] for a in alerts] == ["session_too_big"]
+
+
+def test_h8_rotation_on_a_long_turn(ameesh: Ameesh) -> None:
+    ameesh.monkeypatch.setenv("AMEESH_SESSION_MAX_TURN_SECONDS", "0")
+    ameesh.monkeypatch.setenv("AMEESH_SESSION_MIN_TURNS", "1")
+    ameesh.add("bob")
+    ameesh("send", "bob", "one")
+    ameesh("run")
+    [old] = ameesh.json("sessions", "bob")
+    assert "turn lasted" in old["close_reason"]
+
+
+def test_h8_a_failed_or_empty_summary_keeps_the_session(ameesh: Ameesh) -> None:
+    ameesh.monkeypatch.setenv("AMEESH_SESSION_MAX_TOKENS", "10")
+    ameesh.script(
+        {"match": "resume summary", "times": 1, "fail": "overloaded"},
+        {"match": "resume summary", "times": 1, "answer": "   "},
+        {"match": "resume summary", "answer": "SUMMARY ok"},
+    )
+    ameesh.add("bob")
+    for text in ("one", "two", "three", "four", "five", "six"):
+        ameesh("send", "bob", text)
+    ameesh("run")
+    notes = [i["text"] for i in ameesh.json("thread", "bob") if i["kind"] == "rotation"]
+    assert "overloaded" in notes[0]
+    assert "kept until the next try" in notes[0]
+    assert "the summary was empty" in notes[1]
+    old, new = ameesh.json("sessions", "bob")
+    assert old["turns"] == 5 + 1  # turns one to five and the summary that worked
+    assert old["summary"] == "SUMMARY ok"
+    assert ameesh.answers("bob")[3] == "RESUMED (3 earlier turns): four"  # still the old session
+    assert ameesh.answers("bob")[4] == "RESUMED (5 earlier turns): five"  # (the empty summary was a turn)
+    assert ameesh.calls()[-1]["session_id"] == new["session_id"]
+
+
+def test_h8_a_crash_between_steps_resumes_at_the_recorded_step(ameesh: Ameesh) -> None:
+    ameesh.add("bob")
+    ameesh("send", "bob", "one")
+    ameesh("run")
+    [first] = ameesh.json("sessions", "bob")
+    with ameesh.registry() as reg:  # as left by a runner killed after step 1
+        reg.update_agent("bob", rotation_state="summarised", rotation_reason="test", pending_summary="S1")
+    ameesh("send", "bob", "two")
+    ameesh("run")
+    old, _new = ameesh.json("sessions", "bob")
+    assert old["session_id"] == first["session_id"]
+    assert old["close_reason"] == "test"
+    assert _kinds(ameesh, "bob").count("summary") == 1
+    assert ameesh.calls()[-1]["prompt"].startswith("Resume summary of your previous session:\n\nS1")
+    assert ameesh.answers("bob")[-1].startswith("FRESH")
+
+
+def test_h6_par_lot_opens_a_fresh_session_when_the_lot_changes(ameesh: Ameesh) -> None:
+    ameesh.script({"match": "resume summary", "answer": "SUMMARY of lot A"})
+    ameesh.add("bob")
+    ameesh("send", "bob", "--lot", "A", "a1")
+    ameesh("send", "bob", "--lot", "A", "a2")
+    ameesh("send", "bob", "--lot", "B", "b1")
+    ameesh("run")
+    old, new = ameesh.json("sessions", "bob")
+    assert (old["lot"], old["turns"], new["lot"]) == ("A", 3, "B")
+    assert old["close_reason"] == "lot A → B"
+    assert ameesh.calls()[-1]["prompt"].startswith("Resume summary of your previous session:\n\nSUMMARY of lot A")
+
+
+def test_h6_taille_and_jamais_keep_the_session_across_lots(ameesh: Ameesh) -> None:
+    for name, policy in (("orc", "taille"), ("bob", "jamais")):
+        ameesh.add(name)
+        ameesh("set", name, f"session_policy={policy}")
+        ameesh("send", name, "--lot", "A", "a1")
+        ameesh("send", name, "--lot", "B", "b1")
+    ameesh("run")
+    for name in ("orc", "bob"):
+        assert len(ameesh.json("sessions", name)) == 1
+
+
+def test_h7_restart_on_a_brief(ameesh: Ameesh) -> None:
+    brief = ameesh.work / "brief.md"
+    brief.write_text("BRIEF: scope and rules\n", encoding="utf-8")
+    ameesh.add("bob")
+    ameesh("send", "bob", "one")
+    ameesh("run")
+    ameesh("restart", "bob", "--brief", str(brief))
+    ameesh("send", "bob", "two")
+    ameesh("run")
+    old, new = ameesh.json("sessions", "bob")
+    assert old["close_reason"] == "restart on a brief"
+    assert "BRIEF: scope and rules" in ameesh.calls()[-1]["prompt"]
+    assert ameesh.calls()[-1]["session_id"] == new["session_id"]
