@@ -305,6 +305,12 @@ def run_chat(
             return EXIT_CTRL_C
         submission = waited.submission
         recorded = recorded_answer(client, session_id, submission)
+        execution_id = submission.get("execution_id")
+        execution = (
+            None
+            if execution_id is None or not as_json
+            else client.call("session.execution", {"session_id": session_id, "execution_id": execution_id})
+        )
     state = str(submission.get("state"))
     if waited.timed_out and state not in SETTLED:
         result, code = "timeout", EXIT_TIMEOUT
@@ -314,11 +320,6 @@ def run_chat(
     if as_json:
         from anyy.cli.output import echo_json
 
-        execution = (
-            None
-            if execution_id is None
-            else client.call("session.execution", {"session_id": session_id, "execution_id": execution_id})
-        )
         record: dict[str, Any] = {
             "session_id": session_id,
             "submission": {"id": submission["id"], "state": state},

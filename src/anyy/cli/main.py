@@ -17,7 +17,8 @@ import click
 from anyy import __version__
 from anyy.cli.backup_commands import backup, restore
 from anyy.cli.chat_command import chat
-from anyy.cli.context import PROFILE_HELP, CliState
+from anyy.cli.context import PROFILE_HELP, CliState, selected_profile
+from anyy.cli.dashboard_command import dashboard
 from anyy.cli.gateway_commands import gateway
 from anyy.cli.profile_commands import profile
 from anyy.cli.sessions_commands import sessions
@@ -55,16 +56,28 @@ def _silence_stdout() -> None:
         pass
 
 
-@click.group(cls=AnyyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=AnyyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="anyy")
 @click.option("--profile", "profile_option", metavar="NAME", default=None, help=PROFILE_HELP)
+@click.option("--resume", metavar="ID", default=None, help="TUI: open this session (it keeps its own role).")
+@click.option("--role", metavar="NAME", default=None, help="TUI: start a new session with this role.")
 @click.pass_context
-def main(ctx: click.Context, profile_option: str | None) -> None:
+def main(ctx: click.Context, profile_option: str | None, resume: str | None, role: str | None) -> None:
     """anyy, a personal agent runtime whose conversations last.
 
     Everything belongs to a profile: a folder under $ANYY_HOME (default: the platform's data folder).
+    Without a command, opens the TUI on a new session (starting the profile's Gateway if needed).
     """
     ctx.obj = CliState(profile_option=profile_option)
+    if ctx.invoked_subcommand is not None:
+        if resume is not None or role is not None:
+            raise click.UsageError("--resume and --role open the TUI: give them without a command")
+        return
+    if resume is not None and role is not None:
+        raise click.UsageError("--role starts a new session: a resumed session keeps its own role (B3)")
+    from anyy.tui.launch import run_tui  # Textual is loaded only when the TUI opens
+
+    run_tui(selected_profile(profile_option), resume=resume, role=role)
 
 
 main.add_command(profile)
@@ -73,6 +86,7 @@ main.add_command(gateway)
 main.add_command(chat)
 main.add_command(backup)
 main.add_command(restore)
+main.add_command(dashboard)
 
 
 if __name__ == "__main__":

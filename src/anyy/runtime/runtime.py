@@ -278,20 +278,22 @@ class Runtime:
     ) -> Session:
         """Change this session's provider, model or effort (M1); recorded as a model-change entry and
         used from the next model call on."""
-        current: Session = await self.deps.owner.call(lambda s: s.get_session(session_id))
-        new_provider = current.provider if provider is None else provider
-        new_model = current.model if model is None else model
-        new_effort = current.effort if effort is None else effort
-        self.deps.models.resolve(new_provider, new_model, None)  # unknown provider or model: an error now
-        patch = SessionPatch(provider=new_provider, model=new_model, effort=new_effort)
-        entry = NewEntry(
-            kind=EntryKind.MODEL_CHANGE,
-            text=f"{new_provider}/{new_model}" + (f" ({new_effort})" if new_effort else ""),
-            data=ModelChangeData(provider=new_provider, model=new_model, effort=new_effort),
-        )
+        models = self.deps.models
 
         def apply(store: SqliteStore) -> Session:
-            store.update_session(session_id, patch)
+            # Read, check and write in one unit of work on the store's thread: two changes sent at once
+            # (effort, then model) each keep what the other set.
+            current = store.get_session(session_id)
+            new_provider = current.provider if provider is None else provider
+            new_model = current.model if model is None else model
+            new_effort = current.effort if effort is None else effort
+            models.resolve(new_provider, new_model, None)  # unknown provider or model: an error, nothing written
+            store.update_session(session_id, SessionPatch(provider=new_provider, model=new_model, effort=new_effort))
+            entry = NewEntry(
+                kind=EntryKind.MODEL_CHANGE,
+                text=f"{new_provider}/{new_model}" + (f" ({new_effort})" if new_effort else ""),
+                data=ModelChangeData(provider=new_provider, model=new_model, effort=new_effort),
+            )
             store.append_entries(session_id, [entry])
             return store.get_session(session_id)
 

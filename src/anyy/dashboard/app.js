@@ -1,0 +1,758 @@
+// The anyy Dashboard: one ES module, no build step. It speaks the Gateway's JSON-RPC over one WebSocket
+// (docs/api.md), like the CLI and the TUI. The access token arrives in the URL fragment (#token=…, never
+// sent to a server nor in a Referer), is kept in sessionStorage and passed on the WebSocket URL.
+// Model output is untrusted: it is rendered with DOM nodes and text only (see renderMarkdown).
+
+const PAGE = 50; // sessions and history entries per page
+const CONFLICT = -32009;
+const TOKEN_KEY = "anyy.token";
+const $ = (id) => document.getElementById(id);
+
+// -- the token ------------------------------------------------------------------------------------
+function fragmentParams() {
+  return new URLSearchParams(location.hash.replace(/^#/, ""));
+}
+
+function takeToken() {
+  const params = fragmentParams();
+  const given = params.get("token");
+  if (given) {
+    sessionStorage.setItem(TOKEN_KEY, given);
+    params.delete("token");
+    const rest = params.toString();
+    history.replaceState(null, "", location.pathname + (rest ? "#" + rest : ""));
+  }
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+// -- JSON-RPC over the WebSocket --------------------------------------------------------------------
+class RpcError extends Error {
+  constructor(error) {
+    super(error.message);
+    this.code = error.code;
+  }
+}
+
+class Rpc {
+  constructor(url, onEvent, onClose) {
+    this.nextId = 1;
+    this.pending = new Map();
+    this.onEvent = onEvent;
+    this.ws = new WebSocket(url);
+    this.ready = new Promise((resolve, reject) => {
+      this.ws.addEventListener("open", () => resolve());
+      this.ws.addEventListener("error", () => reject(new Error("cannot reach the Gateway")));
+    });
+    this.ws.addEventListener("message", (message) => this.receive(message.data));
+    this.ws.addEventListener("close", (event) => {
+      for (const { reject } of this.pending.values()) reject(new Error("the connection to the Gateway closed"));
+      this.pending.clear();
+      onClose(event);
+    });
+  }
+
+  receive(data) {
+    const message = JSON.parse(data);
+    if (message.method === "event" && message.id === undefined) {
+      this.onEvent(message.params);
+      return;
+    }
+    const waiter = this.pending.get(message.id);
+    if (!waiter) return;
+    this.pending.delete(message.id);
+    if (message.error) waiter.reject(new RpcError(message.error));
+    else waiter.resolve(message.result);
+  }
+
+  call(method, params = {}) {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.ws.send(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
+    });
+  }
+}
+
+// -- safe Markdown ----------------------------------------------------------------------------------
+// A small subset, built as DOM nodes from text: paragraphs, fenced code blocks, inline code, **bold**,
+// *italic*, [links](https://…) with http/https only. No model text ever reaches innerHTML.
+const INLINE = /(`[^`\n]+`)|(\*\*[^*\n]+\*\*)|(\*[^*\n]+\*|_[^_\n]+_)|(\[[^\]\n]+\]\([^)\s]+\))/;
+
+function appendInline(parent, text) {
+  let rest = text;
+  while (rest.length > 0) {
+    const match = INLINE.exec(rest);
+    if (!match) {
+      parent.append(document.createTextNode(rest));
+      return;
+    }
+    if (match.index > 0) parent.append(document.createTextNode(rest.slice(0, match.index)));
+    const token = match[0];
+    if (match[1]) {
+      const code = document.createElement("code");
+      code.textContent = token.slice(1, -1);
+      parent.append(code);
+    } else if (match[2]) {
+      const strong = document.createElement("strong");
+      appendInline(strong, token.slice(2, -2));
+      parent.append(strong);
+    } else if (match[3]) {
+      const em = document.createElement("em");
+      appendInline(em, token.slice(1, -1));
+      parent.append(em);
+    } else {
+      const split = token.indexOf("](");
+      const label = token.slice(1, split);
+      const href = token.slice(split + 2, -1);
+      if (/^https?:\/\//i.test(href)) {
+        const a = document.createElement("a");
+        a.href = href;
+        a.rel = "noopener noreferrer";
+        a.target = "_blank";
+        a.textContent = label;
+        parent.append(a);
+      } else {
+        parent.append(document.createTextNode(token));
+      }
+    }
+    rest = rest.slice(match.index + token.length);
+  }
+}
+
+export function renderMarkdown(text) {
+  const fragment = document.createDocumentFragment();
+  const parts = text.split(/^```[^\n]*\n?/m);
+  parts.forEach((part, i) => {
+    if (i % 2 === 1) {
+      const pre = document.createElement("pre");
+      const code = document.createElement("code");
+      code.textContent = part.replace(/\n$/, "");
+      pre.append(code);
+      fragment.append(pre);
+      return;
+    }
+    for (const block of part.split(/\n{2,}/)) {
+      if (!block.trim()) continue;
+      const p = document.createElement("p");
+      block.split("\n").forEach((line, n) => {
+        if (n > 0) p.append(document.createElement("br"));
+        appendInline(p, line);
+      });
+      fragment.append(p);
+    }
+  });
+  return fragment;
+}
+
+// -- state ------------------------------------------------------------------------------------------
+const state = {
+  rpc: null,
+  kind: "chat",
+  list: { cursor: null, done: false, loading: false, generation: 0 },
+  session: null, // the open Session
+  subscription: null,
+  history: { cursor: null, loading: false, shown: new Set() },
+  running: null, // the execution the page saw running
+  stopped: new Set(), // executions stopped from this page: their late deltas are not shown
+  liveText: "",
+  queue: [],
+  editing: new Map(), // submission id -> {text, version} while its edit box is open
+  openGeneration: 0,
+  retryTimer: null,
+};
+
+function banner(text) {
+  const el = $("banner");
+  el.textContent = text;
+  el.hidden = !text;
+}
+
+function notice(text) {
+  const el = $("notice");
+  el.textContent = text;
+  el.hidden = !text;
+}
+
+function when(seconds) {
+  return new Date(seconds * 1000).toLocaleString();
+}
+
+// -- the session lists (B1) -------------------------------------------------------------------------
+function sessionItem(session) {
+  const li = document.createElement("li");
+  li.dataset.id = session.id;
+  if (state.session && state.session.id === session.id) li.classList.add("current");
+  const button = document.createElement("button");
+  button.type = "button";
+  const title = document.createElement("span");
+  title.className = "title";
+  title.textContent = session.title || "Untitled";
+  const meta = document.createElement("span");
+  meta.className = "meta muted";
+  meta.textContent = when(session.updated_at);
+  button.append(title, meta);
+  button.addEventListener("click", () => openSession(session.id));
+  li.append(button);
+  return li;
+}
+
+async function loadSessions() {
+  const list = state.list;
+  if (list.loading || list.done) return;
+  list.loading = true;
+  const generation = list.generation;
+  try {
+    const page = await state.rpc.call("session.list", { kind: state.kind, limit: PAGE, cursor: list.cursor });
+    if (generation !== state.list.generation) return;
+    const ul = $("sessions");
+    for (const session of page.items) ul.append(sessionItem(session));
+    list.cursor = page.next_cursor;
+    list.done = page.next_cursor === null;
+  } finally {
+    list.loading = false;
+  }
+  if (generation !== state.list.generation) return;
+  const ul = $("sessions");
+  if (!list.done && ul.scrollHeight <= ul.clientHeight) await loadSessions();
+}
+
+function resetSessions() {
+  state.list = { cursor: null, done: false, loading: false, generation: state.list.generation + 1 };
+  $("sessions").replaceChildren();
+  return loadSessions();
+}
+
+function selectTab(kind) {
+  state.kind = kind;
+  for (const tab of document.querySelectorAll(".tabs [role=tab]")) {
+    tab.setAttribute("aria-selected", String(tab.dataset.kind === kind));
+  }
+  return resetSessions();
+}
+
+// -- a conversation ---------------------------------------------------------------------------------
+function entryNode(entry) {
+  const li = document.createElement("li");
+  li.className = `entry kind-${entry.kind}`;
+  li.dataset.entryId = String(entry.id);
+  if (entry.kind === "assistant") {
+    li.append(renderMarkdown(entry.text));
+  } else if (entry.kind === "user") {
+    li.textContent = entry.text;
+  } else {
+    li.classList.add("muted");
+    const label = entry.kind.replace(/_/g, " ");
+    li.textContent = entry.text ? `${label}: ${entry.text.slice(0, 500)}` : label;
+  }
+  return li;
+}
+
+function atBottom(el) {
+  return el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+}
+
+function scrollToBottom() {
+  const box = $("messages");
+  box.scrollTop = box.scrollHeight;
+}
+
+async function loadOlder() {
+  const h = state.history;
+  if (h.loading || h.cursor === null || !state.session) return;
+  h.loading = true;
+  const generation = state.openGeneration;
+  try {
+    const page = await state.rpc.call("session.history", {
+      session_id: state.session.id,
+      limit: PAGE,
+      cursor: h.cursor,
+    });
+    if (generation !== state.openGeneration) return;
+    const box = $("messages");
+    const fromBottom = box.scrollHeight - box.scrollTop;
+    const nodes = page.items.filter((e) => !h.shown.has(e.id)).reverse();
+    for (const entry of nodes) h.shown.add(entry.id);
+    $("entries").prepend(...nodes.map(entryNode));
+    box.scrollTop = box.scrollHeight - fromBottom;
+    h.cursor = page.next_cursor;
+  } finally {
+    h.loading = false;
+  }
+}
+
+async function appendNewEntries(count) {
+  // The newest page holds what was just appended; entries already shown are skipped.
+  const session = state.session;
+  const page = await state.rpc.call("session.history", { session_id: session.id, limit: Math.max(count, 1) + 5 });
+  if (!state.session || state.session.id !== session.id) return;
+  const box = $("messages");
+  const follow = atBottom(box);
+  const fresh = page.items.filter((e) => !state.history.shown.has(e.id)).reverse();
+  for (const entry of fresh) {
+    state.history.shown.add(entry.id);
+    $("entries").append(entryNode(entry));
+    if (entry.kind === "assistant") setLive("");
+  }
+  if (follow) scrollToBottom();
+}
+
+function setLive(text) {
+  state.liveText = text;
+  const live = $("live");
+  live.replaceChildren(renderMarkdown(text));
+  live.hidden = !text;
+}
+
+function setRunning(executionId, label) {
+  state.running = executionId;
+  $("status").textContent = label || (executionId ? "Working… (Escape stops)" : "");
+  document.body.classList.toggle("busy", executionId !== null);
+  $("send").title = executionId ? "Adds a follow-up: it starts when this response ends" : "Sends a prompt";
+}
+
+async function openSession(id) {
+  const generation = ++state.openGeneration;
+  const rpc = state.rpc;
+  if (state.subscription) {
+    const old = state.subscription;
+    state.subscription = null;
+    rpc.call("events.unsubscribe", { subscription: old }).catch(() => {});
+  }
+  banner("");
+  notice("");
+  state.editing.clear();
+  let view;
+  let subscribed;
+  try {
+    subscribed = await rpc.call("events.subscribe", { session_id: id });
+    view = await rpc.call("session.get", { session_id: id });
+  } catch (error) {
+    if (subscribed) rpc.call("events.unsubscribe", { subscription: subscribed.subscription }).catch(() => {});
+    if (generation === state.openGeneration) banner(error.message);
+    return;
+  }
+  if (generation !== state.openGeneration) {
+    rpc.call("events.unsubscribe", { subscription: subscribed.subscription }).catch(() => {});
+    return;
+  }
+  state.subscription = subscribed.subscription;
+  state.session = view.session;
+  history.replaceState(null, "", `${location.pathname}#session=${encodeURIComponent(id)}`);
+  for (const li of $("sessions").children) li.classList.toggle("current", li.dataset.id === id);
+  $("empty").hidden = true;
+  $("conversation").hidden = false;
+  $("rename-form").hidden = true;
+  $("rename").hidden = false;
+  showHeader();
+  state.history = { cursor: null, loading: false, shown: new Set() };
+  $("entries").replaceChildren();
+  setLive("");
+  clearRetry();
+  setRunning(view.running_execution);
+  if (view.running_execution) setLive(view.live_text);
+  const page = await rpc.call("session.history", { session_id: id, limit: PAGE });
+  if (generation !== state.openGeneration) return;
+  const entries = page.items.slice().reverse();
+  for (const entry of entries) state.history.shown.add(entry.id);
+  $("entries").append(...entries.map(entryNode));
+  state.history.cursor = page.next_cursor;
+  scrollToBottom();
+  const box = $("messages");
+  while (state.history.cursor !== null && box.scrollHeight <= box.clientHeight) await loadOlder();
+  await refreshQueue();
+  $("editor").focus();
+}
+
+function showHeader() {
+  const session = state.session;
+  $("title").textContent = session.title || "Untitled";
+  $("effort-select").value = session.effort || "";
+  // What the Gateway last confirmed for this session (the selects may show a choice still in flight).
+  $("conv-header").dataset.model = `${session.provider}/${session.model}`;
+  $("conv-header").dataset.effort = session.effort || "";
+  const select = $("model-select");
+  const value = `${session.provider}/${session.model}`;
+  if (![...select.options].some((o) => o.value === value)) {
+    const option = document.createElement("option");
+    option.value = value;
+    option.textContent = value;
+    select.append(option);
+  }
+  select.value = value;
+}
+
+// -- events -----------------------------------------------------------------------------------------
+function onEvent(event) {
+  if (!state.session || event.session_id !== state.session.id) return;
+  switch (event.type) {
+    case "text_delta":
+      if (state.stopped.has(event.execution_id)) return;
+      if (state.running === null) setRunning(event.execution_id);
+      if (event.execution_id === state.running) {
+        const box = $("messages");
+        const follow = atBottom(box);
+        setLive(state.liveText + event.text);
+        if (follow) scrollToBottom();
+      }
+      return;
+    case "execution_state":
+      onExecutionState(event);
+      return;
+    case "entries_appended":
+      appendNewEntries(event.entry_ids.length).catch(report);
+      return;
+    case "queue_changed":
+      refreshQueue().catch(report);
+      return;
+    case "retry_wait":
+      showRetry(event);
+      return;
+    case "tool_started":
+      $("status").textContent = `Running tool ${event.name}…`;
+      return;
+    case "notice":
+      notice(event.text);
+      return;
+    default:
+      return;
+  }
+}
+
+function onExecutionState(event) {
+  clearRetry();
+  if (event.state === "running") {
+    if (!state.stopped.has(event.execution_id)) {
+      setLive("");
+      setRunning(event.execution_id);
+    }
+  } else if (event.state === "suspended") {
+    setRunning(null, event.note || "Waiting for your answer");
+    showQuestion(event.execution_id);
+  } else if (event.execution_id === state.running || state.running === null) {
+    setLive("");
+    setRunning(null, event.state === "completed" ? "" : event.error || event.state);
+  }
+}
+
+function report(error) {
+  banner(error.message || String(error));
+}
+
+// -- retries and clarifications ---------------------------------------------------------------------
+function clearRetry() {
+  if (state.retryTimer) clearInterval(state.retryTimer);
+  state.retryTimer = null;
+  const box = $("retry");
+  if (box) box.remove();
+}
+
+function showRetry(event) {
+  clearRetry();
+  const box = document.createElement("div");
+  box.id = "retry";
+  const label = document.createElement("span");
+  const cancel = document.createElement("button");
+  cancel.type = "button";
+  cancel.textContent = "Cancel retry";
+  cancel.addEventListener("click", () => {
+    state.rpc
+      .call("session.retry.cancel", { session_id: event.session_id, execution_id: event.execution_id })
+      .catch(report);
+  });
+  box.append(label, cancel);
+  $("status").after(box);
+  const end = Date.now() + event.delay * 1000;
+  const tick = () => {
+    const left = Math.max(0, Math.ceil((end - Date.now()) / 1000));
+    label.textContent = `${event.error} — retry ${event.attempt} of ${event.of} in ${left} s `;
+  };
+  tick();
+  state.retryTimer = setInterval(tick, 250);
+}
+
+function showQuestion(executionId) {
+  const old = $("question");
+  if (old) old.remove();
+  const form = document.createElement("form");
+  form.id = "question";
+  const label = document.createElement("span");
+  label.textContent = "The agent asks a question (see above). Your answer: ";
+  const input = document.createElement("input");
+  input.setAttribute("aria-label", "Answer");
+  const button = document.createElement("button");
+  button.type = "submit";
+  button.textContent = "Answer";
+  form.append(label, input, button);
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    state.rpc
+      .call("session.answer", { session_id: state.session.id, execution_id: executionId, text: input.value })
+      .then(() => form.remove())
+      .catch(report);
+  });
+  $("status").after(form);
+}
+
+// -- the queue (Q2, Q3) -----------------------------------------------------------------------------
+async function refreshQueue() {
+  if (!state.session) return;
+  const session = state.session;
+  const items = await state.rpc.call("session.queue.list", { session_id: session.id });
+  if (!state.session || state.session.id !== session.id) return;
+  state.queue = items;
+  const present = new Set(items.map((item) => item.id));
+  for (const [id, edit] of state.editing) {
+    if (!present.has(id)) {
+      // Taken by the agent (or removed elsewhere) while being edited: the text is not lost.
+      state.editing.delete(id);
+      keepInEditor(edit.text);
+      notice("That item was taken meanwhile; your edited text is back in the editor.");
+    }
+  }
+  renderQueue();
+}
+
+function keepInEditor(text) {
+  const editor = $("editor");
+  if (!text.trim() || editor.value.includes(text)) return;
+  editor.value = editor.value ? `${text}\n\n${editor.value}` : text;
+}
+
+function renderQueue() {
+  const ol = $("queue");
+  ol.replaceChildren(...state.queue.map(queueItem));
+}
+
+function queueItem(item) {
+  const li = document.createElement("li");
+  li.className = `queued kind-${item.kind}`;
+  li.dataset.id = item.id;
+  const kind = document.createElement("span");
+  kind.className = "badge";
+  kind.textContent = item.kind === "steering" ? "steering" : item.kind === "follow_up" ? "follow-up" : "prompt";
+  li.append(kind);
+  const edit = state.editing.get(item.id);
+  if (edit) {
+    const area = document.createElement("textarea");
+    area.className = "edit";
+    area.setAttribute("aria-label", "Edit pending item");
+    area.value = edit.text;
+    area.addEventListener("input", () => {
+      edit.text = area.value;
+    });
+    area.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") {
+        e.preventDefault();
+        e.stopPropagation();
+        cancelEdit(item.id);
+      }
+    });
+    li.append(area, button("Save", () => saveEdit(item)), button("Cancel", () => cancelEdit(item.id)));
+  } else {
+    const text = document.createElement("span");
+    text.className = "text";
+    text.textContent = item.text;
+    li.append(text);
+    if (item.attachments.length) {
+      const files = document.createElement("span");
+      files.className = "muted attachments";
+      files.textContent = item.attachments.map((a) => a.name).join(", ");
+      li.append(files);
+    }
+    if (item.kind !== "steering") li.append(button("Steer", () => queueAction("session.queue.steer", item)));
+    li.append(button("Edit", () => startEdit(item)), button("Delete", () => queueAction("session.queue.cancel", item)));
+  }
+  return li;
+}
+
+function button(label, onClick) {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.textContent = label;
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function startEdit(item) {
+  state.editing.set(item.id, { text: item.text, version: item.version });
+  renderQueue();
+  const area = document.querySelector(`#queue li[data-id="${item.id}"] textarea`);
+  if (area) area.focus();
+}
+
+function cancelEdit(id) {
+  state.editing.delete(id);
+  renderQueue();
+}
+
+async function saveEdit(item) {
+  const edit = state.editing.get(item.id);
+  if (!edit) return;
+  try {
+    // Attachments are not sent: the Gateway keeps them.
+    await state.rpc.call("session.queue.update", { submission_id: item.id, version: edit.version, text: edit.text });
+    state.editing.delete(item.id);
+    notice("");
+  } catch (error) {
+    if (error.code !== CONFLICT) throw error;
+    state.editing.delete(item.id);
+    keepInEditor(edit.text);
+    notice("That item changed meanwhile (taken or edited elsewhere): the queue is refreshed and your text is in the editor.");
+  }
+  await refreshQueue();
+}
+
+async function queueAction(method, item) {
+  try {
+    await state.rpc.call(method, { submission_id: item.id, version: item.version });
+    notice("");
+  } catch (error) {
+    if (error.code !== CONFLICT) throw error;
+    notice("That item was taken or changed meanwhile: the queue is refreshed.");
+  }
+  await refreshQueue();
+}
+
+// -- sending and stopping (Q2, S1) ------------------------------------------------------------------
+async function send() {
+  const editor = $("editor");
+  const text = editor.value;
+  if (!text.trim() || !state.session) return;
+  const kind = state.running ? "follow_up" : "prompt";
+  await state.rpc.call("session.send", { session_id: state.session.id, text, kind });
+  // Only what was sent leaves the editor (the user may have typed on meanwhile).
+  editor.value = editor.value.startsWith(text) ? editor.value.slice(text.length) : editor.value;
+  notice("");
+}
+
+function stopDisplayed() {
+  const executionId = state.running;
+  if (!executionId || !state.session) return;
+  state.stopped.add(executionId);
+  setLive("");
+  setRunning(null, "Stopped");
+  state.rpc.call("session.stop", { session_id: state.session.id, execution_id: executionId }).catch(report);
+}
+
+// -- model and effort (M1) --------------------------------------------------------------------------
+async function loadModels() {
+  const models = await state.rpc.call("models.list");
+  const select = $("model-select");
+  select.replaceChildren();
+  for (const provider of models.providers) {
+    for (const model of provider.models) {
+      const option = document.createElement("option");
+      option.value = `${provider.name}/${model}`;
+      option.textContent = `${provider.name}/${model}`;
+      select.append(option);
+    }
+  }
+  for (const alias of models.aliases || []) {
+    const name = typeof alias === "string" ? alias : alias.name;
+    if (!name) continue;
+    const option = document.createElement("option");
+    option.value = `alias/${name}`;
+    option.textContent = name;
+    select.append(option);
+  }
+}
+
+async function changeSettings(params) {
+  if (!state.session) return;
+  state.session = await state.rpc.call("session.settings", { session_id: state.session.id, ...params });
+  showHeader();
+}
+
+// -- wiring -----------------------------------------------------------------------------------------
+function wire() {
+  $("new-session").addEventListener("click", async () => {
+    const session = await state.rpc.call("session.create", { kind: state.kind });
+    await resetSessions();
+    await openSession(session.id);
+  });
+  for (const tab of document.querySelectorAll(".tabs [role=tab]")) {
+    tab.addEventListener("click", () => selectTab(tab.dataset.kind).catch(report));
+  }
+  $("sessions").addEventListener("scroll", () => {
+    const ul = $("sessions");
+    if (ul.scrollHeight - ul.scrollTop - ul.clientHeight < 200) loadSessions().catch(report);
+  });
+  $("messages").addEventListener("scroll", () => {
+    if ($("messages").scrollTop < 100) loadOlder().catch(report);
+  });
+  $("composer").addEventListener("submit", (e) => {
+    e.preventDefault();
+    send().catch(report);
+  });
+  $("editor").addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      send().catch(report);
+    }
+  });
+  document.addEventListener("keydown", (e) => {
+    if (e.key !== "Escape" || e.defaultPrevented) return;
+    if (!$("rename-form").hidden) {
+      $("rename-form").hidden = true;
+      $("rename").hidden = false;
+      return;
+    }
+    stopDisplayed();
+  });
+  $("rename").addEventListener("click", () => {
+    $("rename-input").value = state.session.title;
+    $("rename-form").hidden = false;
+    $("rename").hidden = true;
+    $("rename-input").focus();
+  });
+  $("rename-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const session = await state.rpc.call("session.rename", {
+      session_id: state.session.id,
+      title: $("rename-input").value,
+    });
+    state.session = session;
+    $("rename-form").hidden = true;
+    $("rename").hidden = false;
+    showHeader();
+    const li = document.querySelector(`#sessions li[data-id="${session.id}"] .title`);
+    if (li) li.textContent = session.title || "Untitled";
+  });
+  $("model-select").addEventListener("change", () => {
+    const [provider, ...rest] = $("model-select").value.split("/");
+    const model = rest.join("/");
+    changeSettings(provider === "alias" ? { model } : { provider, model }).catch(report);
+  });
+  $("effort-select").addEventListener("change", () => {
+    changeSettings({ effort: $("effort-select").value }).catch(report);
+  });
+}
+
+async function main() {
+  wire();
+  const token = takeToken();
+  if (!token) {
+    banner("No access token: open the Dashboard with `anyy dashboard` (it passes the profile's token).");
+    return;
+  }
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const url = `${scheme}://${location.host}/ws?token=${encodeURIComponent(token)}`;
+  state.rpc = new Rpc(url, onEvent, (event) => {
+    document.body.classList.add("offline");
+    banner(
+      event.code === 4401
+        ? "The Gateway refused the token (it restarts with a new one): open the Dashboard again with `anyy dashboard`."
+        : "Disconnected from the Gateway. Start it with `anyy gateway start`, then reload this page.",
+    );
+  });
+  await state.rpc.ready;
+  const status = await state.rpc.call("gateway.status");
+  $("profile").textContent = status.profile;
+  await Promise.all([loadModels().then(() => state.session && showHeader()), selectTab("chat")]);
+  const wanted = fragmentParams().get("session");
+  if (wanted) await openSession(wanted);
+  document.body.dataset.ready = "true";
+  performance.mark("anyy-ready"); // time to interactive, read by the tests
+}
+
+main().catch(report);

@@ -1,0 +1,42 @@
+"""The multi-line editor: Enter sends (or queues steering while busy), Alt+Enter a follow-up,
+Shift+Enter or Ctrl+J a new line."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.message import Message
+from textual.widgets import TextArea
+
+NEWLINE_KEYS = frozenset({"shift+enter", "ctrl+j"})
+
+
+class Editor(TextArea):
+    DEFAULT_CSS = "Editor { height: auto; min-height: 3; max-height: 12; }"
+
+    class Submitted(Message):
+        """The user asked to send the editor's text: ``follow_up`` for Alt+Enter."""
+
+        def __init__(self, text: str, *, follow_up: bool) -> None:
+            super().__init__()
+            self.text = text
+            self.follow_up = follow_up
+
+    def __init__(self) -> None:
+        super().__init__(id="editor", soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
+
+    async def _on_key(self, event: events.Key) -> None:
+        # Handled here, before TextArea's own handler (which would insert a newline for Enter).
+        if event.key in ("enter", "alt+enter"):
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Submitted(self.text, follow_up=event.key == "alt+enter"))
+        elif event.key in NEWLINE_KEYS:
+            event.stop()
+            event.prevent_default()
+            start, end = self.selection
+            self.replace("\n", start, end, maintain_selection_offset=False)
+
+    def set_draft(self, text: str) -> None:
+        """Replace the text and put the cursor at its end."""
+        self.load_text(text)
+        self.move_cursor(self.document.end)

@@ -1,0 +1,20 @@
+"""``anyy [--resume ID | --role NAME]``: find (or start) the profile's Gateway, then run the TUI."""
+
+from __future__ import annotations
+
+from anyy.domain.errors import AnyyError
+from anyy.profiles.profile import Profile
+from anyy.tui.app import AnyyApp
+from anyy.tui.gateway import ensure_gateway
+
+
+class TuiError(AnyyError):
+    pass
+
+
+def run_tui(profile: Profile, *, resume: str | None = None, role: str | None = None) -> None:
+    address, note = ensure_gateway(profile)
+    app = AnyyApp(address, session_id=resume, role=role, note=note)
+    app.run()
+    if app.failure is not None:
+        raise TuiError(app.failure)

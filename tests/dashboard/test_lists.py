@@ -1,0 +1,89 @@
+"""B1 (and X1): New session, the Chats and Background lists by pages, a conversation's history by
+pages (older ones on scrolling up), rename."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from tests.dashboard.conftest import Dashboard
+
+
+def test_b1_chats_and_background_tabs_page_by_scroll(dashboard: Dashboard) -> None:
+    live = dashboard.live
+    for i in range(120):
+        live.call("session.create", {"title": f"chat {i:03d}"})
+    for i in range(3):
+        live.call("session.create", {"title": f"job {i}", "kind": "background"})
+    page = dashboard.open()
+    items = page.locator("#sessions li")
+    expect(items).to_have_count(50)  # one page
+    expect(items.first.locator(".title")).to_have_text("chat 119")  # most recent first
+    dashboard.screenshot("dashboard-lists")
+    page.locator("#sessions").evaluate("ul => { ul.scrollTop = ul.scrollHeight; }")
+    expect(items).to_have_count(100)
+    page.locator("#sessions").evaluate("ul => { ul.scrollTop = ul.scrollHeight; }")
+    expect(items).to_have_count(120)
+    expect(items.last.locator(".title")).to_have_text("chat 000")
+    expect(page.locator("#sessions .title", has_text="job")).to_have_count(0)
+
+    page.get_by_role("tab", name="Background").click()
+    expect(items).to_have_count(3)
+    expect(items.locator(".title")).to_have_text(["job 2", "job 1", "job 0"])
+    page.get_by_role("tab", name="Chats").click()
+    expect(items).to_have_count(50)
+
+
+def test_b1_history_pages_load_on_scroll_up(dashboard: Dashboard) -> None:
+    live = dashboard.live
+    session = live.call("session.create", {"title": "long"})
+    live.model.enqueue(*[f"answer {i}" for i in range(60)])
+    last = None
+    for i in range(60):
+        last = live.call("session.send", {"session_id": session["id"], "text": f"question {i}"})
+    assert last is not None
+    assert live.call("session.wait", {"submission_id": last["id"]})["state"] == "completed"
+
+    page = dashboard.open()
+    page.locator("#sessions li", has_text="long").click()
+    entries = page.locator("#entries li")
+    expect(entries).to_have_count(50)  # the newest page, oldest at the top
+    expect(entries.last).to_have_text("answer 59")
+    expect(entries.first).to_have_text("question 35")
+    page.locator("#messages").evaluate("box => { box.scrollTop = 0; }")
+    expect(entries).to_have_count(100)
+    page.locator("#messages").evaluate("box => { box.scrollTop = 0; }")
+    expect(entries).to_have_count(120)
+    expect(entries.first).to_have_text("question 0")
+    expect(entries.last).to_have_text("answer 59")
+
+
+def test_b1_new_session_and_rename(dashboard: Dashboard) -> None:
+    page = dashboard.open()
+    expect(page.locator("#sessions li")).to_have_count(0)
+    page.get_by_role("button", name="New session").click()
+    expect(page.locator("#conversation")).to_be_visible()
+    expect(page.locator("#sessions li")).to_have_count(1)
+    page.get_by_role("button", name="Rename").click()
+    page.get_by_label("Title").fill("Holiday plans")
+    page.get_by_label("Title").press("Enter")
+    expect(page.locator("#title")).to_have_text("Holiday plans")
+    expect(page.locator("#sessions li .title")).to_have_text(["Holiday plans"])
+    listed = dashboard.live.call("session.list", {"kind": "chat"})["items"]
+    assert [s["title"] for s in listed] == ["Holiday plans"]
+    page.reload()  # the open conversation is in the fragment; the token in sessionStorage
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    expect(page.locator("#title")).to_have_text("Holiday plans")
+
+
+def test_x1_missing_conversation_names_the_profile_and_lists(dashboard: Dashboard) -> None:
+    page = dashboard.open("session=ses_missing")
+    banner = page.locator("#banner")
+    expect(banner).to_contain_text("profile 'default'")
+    expect(banner).to_contain_text("Chats")
+    expect(banner).to_contain_text("Background")
+
+
+def test_token_is_taken_out_of_the_address(dashboard: Dashboard) -> None:
+    page = dashboard.open()
+    assert "token" not in page.url
+    assert page.evaluate("sessionStorage.getItem('anyy.token')") == dashboard.live.token
