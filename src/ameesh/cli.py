@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shlex
 import sys
 import time
 from collections.abc import Iterator
@@ -251,3 +253,34 @@ def status(as_json: bool) -> None:
             "alerts": len(reg.alerts()),
         }
     emit(data, as_json, [f"{k}: {v}" for k, v in data.items()])
+
+
+@main.command()
+@click.argument("name")
+@click.option("--exec", "do_exec", is_flag=True, help="Open the session now instead of printing the command.")
+def attach(name: str, do_exec: bool) -> None:
+    """The command that opens the agent's current session interactively in its harness (H3)."""
+    from ameesh import harnesses
+    from ameesh.runner import Runner
+
+    root = paths.home()
+    with opened() as reg:
+        agent = reg.agent(name)
+        sid, _ = Runner(reg, root).current_session(agent)
+        harness = harnesses.get(agent["harness"], paths.agent_dir(root, name))
+    if sid is None:
+        raise click.ClickException(
+            f"agent {name} has no session yet: its first turn opens one (ameesh send {name} …; ameesh run)"
+        )
+    workdir = Path(agent["workdir"])
+    argv = harness.attach_command(sid, workdir)
+    if not do_exec:
+        click.echo(f"cd {shlex.quote(str(workdir))} && {shlex.join(argv)}")
+        return
+    if not workdir.is_dir():
+        raise click.ClickException(f"the working directory {workdir} is gone (see ameesh alerts)")
+    os.chdir(workdir)
+    try:
+        os.execvpe(argv[0], argv, {**os.environ, **harness.environment()})  # noqa: S606 - asked for
+    except OSError as exc:
+        raise click.ClickException(f"cannot run {argv[0]}: {exc}") from None

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ameesh import canon, harnesses, paths
+from ameesh import canon, harnesses, paths, worktrees
 from ameesh.canon import Canon
 from ameesh.harnesses import Harness, TurnRequest, TurnResult
 from ameesh.registry import Registry
@@ -51,7 +51,7 @@ class Runner:
         self,
         registry: Registry,
         root: Path,
-        harness_for: Callable[[str], Harness] = harnesses.get,
+        harness_for: Callable[[str, Path], Harness] = harnesses.get,
     ) -> None:
         self.reg = registry
         self.canons: dict[str, Canon] = {}  # each agent's, read again at every turn
@@ -134,11 +134,13 @@ class Runner:
             return True
         workdir = Path(agent["workdir"])
         if not workdir.is_dir():
-            self.reg.alert(name, "workdir_missing", f"the working directory {workdir} is gone")
-            return False
+            moved = worktrees.relocate(self.reg, agent)  # H9: adopted, or an alert says why not
+            if moved is None:
+                return False
+            agent, workdir = self.reg.agent(name), moved
         self.canons[name] = canon.for_agent(agent)  # read at every turn: a change applies at the next one
         settings = self.canons[name].effective(agent)
-        harness = self.harness_for(agent["harness"])
+        harness = self.harness_for(agent["harness"], paths.agent_dir(self.root, name))
         if agent["rotation_state"] in {"due", "summarised", "written"}:
             await self.rotate(name, harness, settings)
             agent = self.reg.agent(name)

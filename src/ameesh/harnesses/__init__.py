@@ -103,8 +103,8 @@ def tail(text: str, limit: int = 400) -> str:
     return text if len(text) <= limit else "…" + text[-limit:]
 
 
-def get(name: str) -> Harness:
-    """The adapter for a harness name."""
+def get(name: str, state_dir: Path | None = None) -> Harness:
+    """The adapter for a harness name; ``state_dir`` is the agent's state directory (pi keeps its files there)."""
     if name == "fake":
         from ameesh.harnesses.fake import FakeHarness
 
@@ -113,4 +113,16 @@ def get(name: str) -> Harness:
         from ameesh.harnesses.claude import ClaudeHarness
 
         return ClaudeHarness()
-    raise NotImplementedError(f"the {name} harness adapter is not written yet (available: fake, claude)")
+    if name == "codex":
+        from ameesh.harnesses.codex import CodexHarness
+
+        return CodexHarness()
+    if name == "pi":
+        from ameesh.harnesses.pi import PiHarness
+
+        return PiHarness(state_dir / "pi-sessions" if state_dir else None)
+    if name == "anyy":
+        from ameesh.harnesses.anyy import AnyyHarness
+
+        return AnyyHarness()
+    raise NotImplementedError(f"unknown harness {name!r} (available: fake, claude, codex, pi, anyy)")

@@ -1,0 +1,83 @@
+"""anyy, through its command line only (ameesh never imports anyy): ``anyy chat [--session ID] --json TEXT``.
+
+The first turn has no ``--session`` (anyy chooses the id, printed in the JSON object); later turns pass it.
+anyy has no per-turn model flag: the agent's ``model`` setting names the anyy *profile* (``--profile``),
+passed on every turn since session ids belong to a profile; effort is the profile's business. Exit
+statuses: 0 completed, 3 suspended (a question for the user), 4 failed, 5 interrupted, 6 cleared from the
+queue, 7 timeout. The JSON object does not carry the context size: it is reported as unknown (None). The
+command is ``AMEESH_ANYY_BIN`` (default ``anyy``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ameesh.harnesses import TurnRequest, TurnResult, tail
+
+EXIT_MEANINGS = {3: "suspended", 4: "failed", 5: "interrupted", 6: "cleared", 7: "timeout"}
+
+
+class AnyyHarness:
+    name = "anyy"
+
+    def __init__(self, binary: str | None = None) -> None:
+        self.binary = binary or os.environ.get("AMEESH_ANYY_BIN") or "anyy"
+
+    def new_session_id(self) -> str | None:
+        return None  # anyy chooses the session id
+
+    def session_exists(self, session_id: str, cwd: Path) -> bool:
+        return True  # anyy keeps sessions in its Gateway; an id we hold is one it gave us
+
+    def command(self, request: TurnRequest) -> list[str]:
+        argv = [self.binary, "chat"]
+        if request.model:
+            argv += ["--profile", request.model]
+        if request.session_id and not request.new_session:
+            argv += ["--session", request.session_id]
+        return [*argv, "--json", request.prompt]
+
+    def environment(self) -> dict[str, str]:
+        return {}
+
+    def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult:
+        record: dict[str, Any] | None = None
+        for line in stdout.splitlines() or [stdout]:
+            try:
+                candidate = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(candidate, dict) and "session_id" in candidate:
+                record = candidate
+        if record is None:
+            try:
+                whole = json.loads(stdout)
+            except ValueError:
+                whole = None
+            record = whole if isinstance(whole, dict) else None
+        if record is None:
+            return TurnResult(
+                "failed",
+                session_id=request.session_id,
+                error=f"anyy: no JSON answer (exit {returncode}): {tail(stderr)}",
+            )
+        sid = record.get("session_id") if isinstance(record.get("session_id"), str) else request.session_id
+        if returncode != 0 or record.get("result") != "completed":
+            word = EXIT_MEANINGS.get(returncode) or str(record.get("result") or f"exit {returncode}")
+            detail = record.get("error") or record.get("question") or tail(stderr)
+            outcome = "timeout" if returncode == 7 else "failed"
+            return TurnResult(outcome, session_id=sid, error=f"anyy: {word}" + (f": {detail}" if detail else ""))
+        passes = record.get("passes")
+        return TurnResult(
+            "ok",
+            session_id=sid,
+            text=str(record.get("response") or ""),
+            usage={"passes": passes} if passes is not None else {},
+            context_tokens=None,
+        )
+
+    def attach_command(self, session_id: str, cwd: Path) -> list[str]:
+        return [self.binary, "--resume", session_id]

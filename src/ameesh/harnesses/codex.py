@@ -1,0 +1,130 @@
+"""Codex CLI: ``codex exec --json [-m MODEL] [-c model_reasoning_effort="E"] PROMPT`` with stdin closed.
+
+Codex chooses the thread id: it comes in the first event, ``thread.started``. Later turns resume it with
+``codex exec resume --json [-m] [-c] THREAD_ID PROMPT`` (options after ``resume``); model and effort are
+passed every turn because a resumed thread keeps neither. A turn is failed on an ``error`` or
+``turn.failed`` event, or when no ``turn.completed`` came (e.g. killed while printing "Reconnecting...").
+``turn.completed.usage`` is cumulative over the thread, so the context re-read is taken from the rollout
+file (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*-THREAD_ID.jsonl``): its last ``token_count`` event's
+``info.last_token_usage.input_tokens``; only without a rollout, the turn's usage. The command is
+``AMEESH_CODEX_BIN`` (default ``codex``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ameesh.harnesses import TurnRequest, TurnResult, tail
+
+
+def codex_home() -> Path:
+    value = os.environ.get("CODEX_HOME")
+    return Path(value) if value else Path.home() / ".codex"
+
+
+def rollout_path(thread_id: str) -> Path | None:
+    """The newest rollout file of ``thread_id``, or None."""
+    sessions = codex_home() / "sessions"
+    if not sessions.is_dir():
+        return None
+    found = sorted(sessions.glob(f"*/*/*/rollout-*-{thread_id}.jsonl"))
+    return found[-1] if found else None
+
+
+def _events(text: str) -> list[dict[str, Any]]:
+    events = []
+    for line in text.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+    return events
+
+
+def rollout_context(path: Path) -> int | None:
+    """The input tokens of the last model call recorded in a rollout file (its last ``token_count``)."""
+    found = None
+    for event in _events(path.read_text(encoding="utf-8", errors="replace")):
+        payload = event.get("payload") if event.get("type") == "event_msg" else event
+        if not isinstance(payload, dict) or payload.get("type") != "token_count":
+            continue
+        info = payload.get("info")
+        last = info.get("last_token_usage") if isinstance(info, dict) else None
+        tokens = last.get("input_tokens") if isinstance(last, dict) else None
+        if isinstance(tokens, int):
+            found = tokens
+    return found
+
+
+class CodexHarness:
+    name = "codex"
+
+    def __init__(self, binary: str | None = None) -> None:
+        self.binary = binary or os.environ.get("AMEESH_CODEX_BIN") or "codex"
+
+    def new_session_id(self) -> str | None:
+        return None  # Codex chooses the thread id (thread.started)
+
+    def session_exists(self, session_id: str, cwd: Path) -> bool:
+        return rollout_path(session_id) is not None
+
+    def command(self, request: TurnRequest) -> list[str]:
+        resume = request.session_id is not None and not request.new_session
+        argv = [self.binary, "exec", *(["resume"] if resume else []), "--json"]
+        if request.model:
+            argv += ["-m", request.model]
+        if request.effort:
+            argv += ["-c", f'model_reasoning_effort="{request.effort}"']
+        if resume and request.session_id:
+            argv.append(request.session_id)
+        argv.append(request.prompt)
+        return argv
+
+    def environment(self) -> dict[str, str]:
+        return {}
+
+    def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult:
+        sid = request.session_id
+        texts: list[str] = []
+        usage: dict[str, Any] | None = None
+        errors: list[str] = []
+        for event in _events(stdout):
+            kind = event.get("type")
+            if kind == "thread.started" and isinstance(event.get("thread_id"), str):
+                sid = event["thread_id"]
+            elif kind == "item.completed":
+                item = event.get("item")
+                if isinstance(item, dict) and item.get("type") == "agent_message":
+                    texts.append(str(item.get("text") or ""))
+            elif kind == "turn.completed":
+                usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+            elif kind == "error":
+                errors.append(str(event.get("message") or "error"))
+            elif kind == "turn.failed":
+                error = event.get("error")
+                errors.append(str(error.get("message") if isinstance(error, dict) else error or "turn failed"))
+        if errors:
+            return TurnResult("failed", session_id=sid, error=f"codex: {errors[-1]} (exit {returncode})")
+        if usage is None:
+            return TurnResult(
+                "failed",
+                session_id=sid,
+                error=f"codex: no turn.completed (exit {returncode}): {tail(stderr or stdout)}",
+            )
+        if returncode != 0:
+            return TurnResult("failed", session_id=sid, error=f"codex exited {returncode}: {tail(stderr or stdout)}")
+        context = None
+        path = rollout_path(sid) if sid else None
+        if path is not None:
+            context = rollout_context(path)
+        if context is None and isinstance(usage.get("input_tokens"), int):
+            context = usage["input_tokens"]
+        return TurnResult("ok", session_id=sid, text=texts[-1] if texts else "", usage=usage, context_tokens=context)
+
+    def attach_command(self, session_id: str, cwd: Path) -> list[str]:
+        return [self.binary, "resume", session_id]
