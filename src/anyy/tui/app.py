@@ -9,6 +9,10 @@ What the keys do (SPEC Q4, Q5, S2-S6):
 - Esc: during a retry wait, cancels only the wait (``session.retry.cancel``); while working, brings
   the pending items back into the editor, then stops the captured execution. Screens above the main
   one (pickers) take Esc first.
+- Ctrl+T: the session's tree, like ``/tree`` (the editor's draft stays where it is).
+
+Commands typed alone in the editor (SPEC B2, T1, T2, M1, X2): ``/new``, ``/sessions``, ``/tree``,
+``/provider``, ``/model``, ``/effort``, ``/help``. ``/sessions`` and ``/tree`` need an idle session.
 
 Every stop names the execution captured when the key was pressed, so a late stop can never hit a
 later turn (the Gateway ignores a stop whose execution already ended).
@@ -17,7 +21,8 @@ later turn (the Gateway ignores a stop whose execution already ended).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
@@ -29,10 +34,13 @@ from anyy.tui.client import GatewayClient, GatewayGone
 from anyy.tui.conversation import ConversationView, tool_call_line
 from anyy.tui.editor import Editor
 from anyy.tui.pending import PendingQueue
+from anyy.tui.screens import COMMANDS, ChoiceScreen, ConfirmScreen, HelpScreen, SessionPicker, TreeChoice, TreeScreen
 from anyy.tui.status import StatusLine
 from commons.jsonrpc import CONFLICT, RpcError
 
 HISTORY_PAGE = 50
+EFFORTS = [("default", "default (the provider chooses)"), ("low", "low"), ("medium", "medium"), ("high", "high")]
+WAIT_OR_STOP = "{command}: wait for the response to finish, or stop it (Ctrl+C) first."
 ENDED = frozenset({"completed", "failed", "interrupted", "timed_out", "suspended", "cancelled"})
 
 
@@ -49,6 +57,7 @@ class AnyyApp(App[None]):
         Binding("ctrl+c", "interrupt", "Stop", priority=True),
         Binding("alt+up", "recall", "Pending back to the editor", priority=True),
         Binding("escape", "escape", "Stop / cancel the retry", show=False),
+        Binding("ctrl+t", "tree", "Tree"),
     ]
 
     def __init__(
@@ -71,6 +80,7 @@ class AnyyApp(App[None]):
         self.failure: str | None = None  # why the app could not open its session
         self.notices: list[str] = []
         self.history_cursor: str | None = None
+        self.subscription: str | None = None
         self._shown_entries: set[int] = set()
         self._changed = asyncio.Event()
 
@@ -128,21 +138,33 @@ class AnyyApp(App[None]):
 
     async def open_session(self, session: dict[str, Any], live: dict[str, Any] | None) -> None:
         """Show ``session``: subscribe to its events, then its latest page of history and its queue."""
+        if self.subscription is not None:
+            with contextlib.suppress(RpcError):
+                await self.call("events.unsubscribe", {"subscription": self.subscription})
         self.session = session
         self.running, self.retry_waiting = None, None
-        await self.call("events.subscribe", {"session_id": self.session_id})
-        page = await self.call("session.history", {"session_id": self.session_id, "limit": HISTORY_PAGE})
-        self.history_cursor = page.get("next_cursor")
-        if self.history_cursor:
-            await self.say("Older messages are not shown (PageUp at the top loads them: not yet).")
-        for entry in reversed(page["items"]):
-            await self.show_entry(entry, live=False)
+        self.subscription = (await self.call("events.subscribe", {"session_id": self.session_id}))["subscription"]
+        await self.show_history()
         if live is not None and live.get("running_execution"):
             self.running = str(live["running_execution"])
             if live.get("live_text"):
                 await self.conversation.stream_delta(self.running, str(live["live_text"]))
         await self.refresh_queue()
         self._show_state()
+
+    async def switch_session(self, session: dict[str, Any], live: dict[str, Any] | None) -> None:
+        """Show another session in place of this one (``/new``, ``/sessions``)."""
+        await self.conversation.clear()
+        self._shown_entries.clear()
+        await self.open_session(session, live)
+
+    async def show_history(self) -> None:
+        page = await self.call("session.history", {"session_id": self.session_id, "limit": HISTORY_PAGE})
+        self.history_cursor = page.get("next_cursor")
+        if self.history_cursor:
+            await self.say("Older messages are not shown (PageUp at the top loads them: not yet).")
+        for entry in reversed(page["items"]):
+            await self.show_entry(entry, live=False)
 
     # -- talking to the Gateway ------------------------------------------------------------------
     def _post_event(self, params: dict[str, Any]) -> None:
@@ -280,6 +302,9 @@ class AnyyApp(App[None]):
         text = message.text.strip()
         if not text or not self.session:
             return
+        if text.startswith("/") and "\n" not in text:
+            await self.run_command(text)
+            return
         if self.busy:
             kind = "follow_up" if message.follow_up else "steering"
         else:
@@ -291,6 +316,189 @@ class AnyyApp(App[None]):
             return
         self.editor.clear()
         self._touch()
+
+    # -- commands --------------------------------------------------------------------------------
+    async def run_command(self, line: str) -> None:
+        name, _, argument = line.partition(" ")
+        handlers: dict[str, Callable[[str], Awaitable[None]]] = {
+            "/new": self.command_new,
+            "/help": self.command_help,
+            "/sessions": self.command_sessions,
+            "/tree": self.command_tree,
+            "/provider": self.command_provider,
+            "/model": self.command_model,
+            "/effort": self.command_effort,
+        }
+        handler = handlers.get(name)
+        if handler is None:
+            await self.say(f"Unknown command {name}; known: {', '.join(COMMANDS)} (/help explains them).")
+            return
+        self.editor.clear()
+        try:
+            await handler(argument.strip())
+        except (RpcError, GatewayGone) as exc:
+            await self.say(f"{name} failed: {exc}")
+        self._touch()
+
+    async def command_new(self, argument: str) -> None:
+        params = {} if self.role is None else {"role": self.role}
+        await self.switch_session(await self.call("session.create", params), live=None)
+        await self.say(f"New session {self.session_id}.")
+
+    async def command_help(self, argument: str) -> None:
+        await self.push_screen(HelpScreen(), lambda _: self._touch())
+
+    async def command_sessions(self, argument: str) -> None:
+        if self.busy:
+            await self.say(WAIT_OR_STOP.format(command="/sessions"))
+            return
+        await self.push_screen(SessionPicker(self.call, self._touch), self.session_chosen)
+
+    async def session_chosen(self, session_id: str | None) -> None:
+        if session_id is not None and session_id != self.session_id:
+            try:
+                view = await self.call("session.get", {"session_id": session_id})
+                await self.switch_session(view["session"], live=view)
+            except (RpcError, GatewayGone) as exc:
+                await self.say(f"Could not open session {session_id}: {exc}")
+        self._touch()
+
+    async def action_tree(self) -> None:
+        await self.command_tree("")
+
+    async def command_tree(self, argument: str) -> None:
+        if self.busy:
+            await self.say(WAIT_OR_STOP.format(command="/tree"))
+            return
+        tree = await self.call("session.tree", {"session_id": self.session_id})
+        await self.push_screen(TreeScreen(tree), self.tree_chosen)
+
+    async def tree_chosen(self, choice: TreeChoice | None) -> None:
+        if choice is None:
+            self._touch()
+            return
+        if choice.node.get("kind") == "user" and self.editor.text.strip():
+            question = (
+                "The editor holds a draft: moving before this message puts the message's text in the "
+                "editor in its place. Replace the draft?"
+            )
+
+            async def answered(yes: bool | None) -> None:
+                if yes:
+                    await self.navigate(choice)
+                else:
+                    await self.say("Nothing moved; the draft is kept.")
+
+            await self.push_screen(ConfirmScreen(question), answered)
+            self._touch()
+            return
+        await self.navigate(choice)
+
+    async def navigate(self, choice: TreeChoice) -> None:
+        """T2: a user message moves to just before it, its text into the editor; any other entry is the head."""
+        node = choice.node
+        before = node.get("kind") == "user"
+        params = {
+            "session_id": self.session_id,
+            "entry_id": node["id"],
+            "summarize": choice.summarize,
+            "before": before,
+        }
+        try:
+            result = await self.call("session.navigate", params)
+        except (RpcError, GatewayGone) as exc:
+            await self.say(f"Could not move in the tree: {exc}")
+            return
+        self.session = result["session"]
+        await self.conversation.clear()
+        self._shown_entries.clear()
+        await self.show_history()
+        if result.get("draft") is not None:
+            self.editor.set_draft(str(result["draft"]))
+        where = "before that message (its text is in the editor)" if before else f"to entry {node['id']}"
+        summary = ""
+        if choice.summarize:
+            summary = "; the branch left is summarized" if result.get("summary_applied") else "; no summary was made"
+        await self.say(f"Moved {where}{summary}.")
+        if result.get("note"):
+            await self.say(str(result["note"]))
+        self._show_state()
+
+    async def command_provider(self, argument: str) -> None:
+        catalog = await self.call("models.list", {})
+        providers = {str(p["name"]): [str(m) for m in p.get("models", [])] for p in catalog.get("providers", [])}
+
+        async def chosen(name: str | None) -> None:
+            if name is None:
+                self._touch()
+                return
+            models = providers.get(name, [])
+            model = None if not models or self.session.get("model") in models else models[0]
+            await self.apply_settings(provider=name, model=model)
+
+        if argument:
+            await chosen(argument)
+            return
+        choices = [(name, name + (f" ({', '.join(models)})" if models else "")) for name, models in providers.items()]
+        await self.push_screen(ChoiceScreen("Provider for this session", choices, self.session.get("provider")), chosen)
+
+    async def command_model(self, argument: str) -> None:
+        if argument:
+            await self.apply_settings(model=argument)
+            return
+        catalog = await self.call("models.list", {})
+        provider = str(self.session.get("provider", ""))
+        choices: list[tuple[str, str]] = []
+        for entry in catalog.get("providers", []):
+            if entry["name"] == provider:
+                choices += [(f"{provider}\t{m}", str(m)) for m in entry.get("models", [])]
+        choices += [
+            (f"alias\t{a['name']}", f"{a['name']} → {a['provider']}/{a['model']}") for a in catalog.get("aliases", [])
+        ]
+        if not choices:
+            await self.say(f"Provider {provider} lists no models: type /model NAME.")
+            return
+
+        async def chosen(value: str | None) -> None:
+            if value is None:
+                self._touch()
+                return
+            provider_name, _, model = value.partition("\t")
+            await self.apply_settings(provider=provider_name, model=model)
+
+        current = f"{provider}\t{self.session.get('model', '')}"
+        await self.push_screen(ChoiceScreen("Model for this session", choices, current), chosen)
+
+    async def command_effort(self, argument: str) -> None:
+        async def chosen(value: str | None) -> None:
+            if value is None:
+                self._touch()
+                return
+            await self.apply_settings(effort="" if value == "default" else value)
+
+        if argument:
+            await chosen(argument)
+            return
+        current = str(self.session.get("effort") or "default")
+        await self.push_screen(ChoiceScreen("Reasoning effort for this session", EFFORTS, current), chosen)
+
+    async def apply_settings(
+        self, *, provider: str | None = None, model: str | None = None, effort: str | None = None
+    ) -> None:
+        """M1: ``session.settings`` changes this session only; other sessions keep theirs."""
+        params: dict[str, Any] = {"session_id": self.session_id}
+        for key, value in (("provider", provider), ("model", model), ("effort", effort)):
+            if value is not None:
+                params[key] = value
+        try:
+            self.session = await self.call("session.settings", params)
+        except (RpcError, GatewayGone) as exc:
+            await self.say(f"Not changed: {exc}")
+            return
+        s = self.session
+        effort_text = f" ({s['effort']})" if s.get("effort") else ""
+        await self.say(f"This session now uses {s['provider']}/{s['model']}{effort_text}; other sessions keep theirs.")
+        self._show_state()
 
     async def action_recall(self) -> None:
         """Alt+Up (Q5): each pending item leaves its queue, acknowledged, before its text is used."""

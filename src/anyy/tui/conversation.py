@@ -124,5 +124,13 @@ class ConversationView(VerticalScroll):
         widget.text = text
         await widget.update(text)
 
+    async def clear(self) -> None:
+        """Forget everything shown (another session, or the same one after moving in its tree)."""
+        if self._stream is not None:
+            await self._stream.stop()
+        self._stream_widget, self._stream, self.stream_execution, self.streamed = None, None, None, ""
+        self._tools.clear()
+        await self.remove_children()
+
     def _follow(self) -> None:
         self.scroll_end(animate=False)

@@ -1,0 +1,319 @@
+"""The TUI's modal screens: help, the session picker, the tree, small choice lists and a confirmation.
+
+Each takes Esc first (SPEC S5): Esc closes the screen and nothing else happens. Screens that read the
+Gateway get the app's ``call`` (a coroutine function: method, params -> result) and nothing more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList, Static, Tab, Tabs
+from textual.widgets.option_list import Option
+
+Call = Callable[[str, dict[str, Any]], Awaitable[Any]]
+
+PICKER_PAGE = 20
+MORE = "__more__"
+BOX_CSS = """
+{name} {{ align: center middle; }}
+{name} > Vertical {{
+    width: 90%; height: auto; max-height: 90%; border: round $accent; background: $surface; padding: 0 1;
+}}
+{name} OptionList {{ height: auto; max-height: 20; }}
+{name} .hint {{ color: $text-muted; }}
+"""
+
+COMMANDS: dict[str, str] = {
+    "/new": "start a new session",
+    "/sessions": "pick a session: Chats or Background, with search (only when idle)",
+    "/tree": "the session's whole tree: move to any entry, or before a message of yours (only when idle)",
+    "/provider": "this session's provider (/provider NAME, or pick one)",
+    "/model": "this session's model (/model NAME, or pick one)",
+    "/effort": "this session's reasoning effort (/effort low|medium|high|default, or pick one)",
+    "/help": "this help",
+}
+
+KEYS: list[tuple[str, str]] = [
+    ("Enter", "idle: send; while the agent works: add the text as steering"),
+    ("Alt+Enter", "while the agent works: add a follow-up"),
+    ("Shift+Enter, Ctrl+J", "a new line in the editor"),
+    ("Alt+Up", "every pending item back into the editor, before the draft"),
+    ("Ctrl+C", "stop the execution you saw running; pending items are kept"),
+    ("Esc", "closes a picker or dialog first; retry wait: cancel it; working: pending back, then stop"),
+    ("Ctrl+Q", "quit (the session lives on in the Gateway)"),
+]
+
+
+def help_text() -> str:
+    width = max(len(key) for key, _ in KEYS)
+    lines = ["Keys", ""]
+    lines += [f"  {key.ljust(width)}  {what}" for key, what in KEYS]
+    lines += ["", "Commands (typed in the editor)", ""]
+    width = max(len(name) for name in COMMANDS)
+    lines += [f"  {name.ljust(width)}  {what}" for name, what in COMMANDS.items()]
+    lines += ["", "Esc closes this help."]
+    return "\n".join(lines)
+
+
+class HelpScreen(ModalScreen[None]):
+    DEFAULT_CSS = BOX_CSS.format(name="HelpScreen")
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(help_text(), id="help-text", markup=False)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """A question answered with Enter (yes) or Esc (no)."""
+
+    DEFAULT_CSS = BOX_CSS.format(name="ConfirmScreen")
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "answer(False)", "No"),
+        Binding("enter", "answer(True)", "Yes"),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.question, id="question", markup=False)
+            yield Static("Enter: yes · Esc: no", classes="hint", markup=False)
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class ChoiceScreen(ModalScreen[str | None]):
+    """One value out of a few: Up/Down, Enter chooses, Esc cancels."""
+
+    DEFAULT_CSS = BOX_CSS.format(name="ChoiceScreen")
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, choices: list[tuple[str, str]], current: str | None = None) -> None:
+        """``choices``: (value, label) pairs."""
+        super().__init__()
+        self.title_text = title
+        self.choices = choices
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.title_text, markup=False)
+            yield OptionList(*[Option(label, id=value) for value, label in self.choices], id="choices")
+            yield Static("Up/Down · Enter chooses · Esc cancels", classes="hint", markup=False)
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        values = [value for value, _ in self.choices]
+        if self.current in values:
+            options.highlighted = values.index(str(self.current))
+        options.focus()
+
+    @on(OptionList.OptionSelected)
+    def chosen(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def session_label(session: dict[str, Any]) -> str:
+    title = str(session.get("title") or "(untitled)")
+    return f"{title} · {session.get('id', '')} · {session.get('role', '')} · {session.get('model', '')}"
+
+
+class SessionPicker(ModalScreen[str | None]):
+    """Chats and Background tabs, by pages (``session.list`` cursors); typing searches (``session.search``).
+
+    Up/Down move in the list, Enter opens the highlighted session (or loads the next page), Tab switches
+    between Chats and Background, Esc closes the picker.
+    """
+
+    DEFAULT_CSS = BOX_CSS.format(name="SessionPicker")
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close"),
+        Binding("tab", "switch_tab", "Chats / Background", priority=True),
+        Binding("down", "move(1)", show=False, priority=True),
+        Binding("up", "move(-1)", show=False, priority=True),
+    ]
+
+    def __init__(self, call: Call, changed: Callable[[], None]) -> None:
+        """``changed`` is called after each change of the list (the app wakes what waits on it)."""
+        super().__init__()
+        self.call = call
+        self.changed = changed
+        self.kind = "chat"
+        self.cursor: str | None = None
+        self.sessions: list[dict[str, Any]] = []
+        self.hits: list[dict[str, Any]] = []
+        self.loading = False
+        self.loaded = 0  # pages loaded since the last reset: tests wait on it
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Tabs(Tab("Chats", id="chat"), Tab("Background", id="background"))
+            yield Input(placeholder="search the messages of every session", id="search")
+            yield OptionList(id="sessions")
+            yield Static("Up/Down · Enter opens · Tab: Chats / Background · Esc closes", classes="hint")
+
+    @property
+    def options(self) -> OptionList:
+        return self.query_one(OptionList)
+
+    async def on_mount(self) -> None:
+        self.query_one(Input).focus()
+        await self.reload()
+
+    async def reload(self) -> None:
+        self.cursor, self.sessions, self.hits = None, [], []
+        query = self.query_one(Input).value.strip()
+        if query:
+            await self.search(query)
+        else:
+            await self.load_page()
+
+    async def load_page(self) -> None:
+        page = await self.call("session.list", {"kind": self.kind, "limit": PICKER_PAGE, "cursor": self.cursor})
+        self.sessions += page["items"]
+        self.cursor = page.get("next_cursor")
+        options = [Option(session_label(s), id=s["id"]) for s in self.sessions]
+        if self.cursor:
+            options.append(Option("… more sessions (Enter)", id=MORE))
+        self._show(options)
+
+    async def search(self, query: str) -> None:
+        hits = await self.call("session.search", {"query": query, "kind": self.kind, "limit": 50})
+        self.hits = hits
+        seen: set[str] = set()
+        options = []
+        for hit in hits:
+            if hit["session_id"] in seen:
+                continue
+            seen.add(hit["session_id"])
+            title = hit.get("session_title") or "(untitled)"
+            options.append(Option(f"{title} · {hit['session_id']} · {hit['snippet']}", id=hit["session_id"]))
+        self._show(options)
+
+    def _show(self, options: list[Option]) -> None:
+        keep = self.options.highlighted
+        self.options.clear_options()
+        self.options.add_options(options)
+        if options:
+            self.options.highlighted = min(keep or 0, len(options) - 1)
+        self.loaded += 1
+        self.changed()
+
+    @on(Tabs.TabActivated)
+    async def tab_changed(self, event: Tabs.TabActivated) -> None:
+        if event.tab.id is not None and event.tab.id != self.kind:
+            self.kind = event.tab.id
+            self.options.highlighted = None
+            await self.reload()
+
+    @on(Input.Changed)
+    async def query_changed(self) -> None:
+        self.options.highlighted = None
+        await self.reload()
+
+    @on(Input.Submitted)
+    async def enter(self) -> None:
+        index = self.options.highlighted
+        if index is not None:
+            await self.choose(self.options.get_option_at_index(index).id)
+
+    @on(OptionList.OptionSelected)
+    async def selected(self, event: OptionList.OptionSelected) -> None:
+        await self.choose(event.option.id)
+
+    async def choose(self, value: str | None) -> None:
+        if value == MORE:
+            await self.load_page()
+        elif value is not None:
+            self.dismiss(value)
+
+    def action_switch_tab(self) -> None:
+        tabs = self.query_one(Tabs)
+        tabs.active = "background" if self.kind == "chat" else "chat"
+
+    def action_move(self, step: int) -> None:
+        if step > 0:
+            self.options.action_cursor_down()
+        else:
+            self.options.action_cursor_up()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+@dataclass(frozen=True)
+class TreeChoice:
+    node: dict[str, Any]
+    summarize: bool
+
+
+def tree_label(node: dict[str, Any], labels: dict[str, str]) -> str:
+    marker = "▶ " if node.get("is_head") else "• " if node.get("on_path") else "  "
+    preview = " ".join(str(node.get("preview", "")).split())
+    label = node.get("label") or labels.get(str(node.get("id")))
+    tag = f" [{label}]" if label else ""
+    head = "  ← current position" if node.get("is_head") else ""
+    return f"{'  ' * int(node.get('depth', 0))}{marker}{node.get('kind')}: {preview}{tag}{head}"
+
+
+class TreeScreen(ModalScreen[TreeChoice | None]):
+    """The whole tree (SPEC T1): Up/Down, Enter selects, ``s`` toggles the summary of the branch left."""
+
+    DEFAULT_CSS = BOX_CSS.format(name="TreeScreen")
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("s", "toggle_summary", "Summarize the branch left"),
+    ]
+
+    def __init__(self, tree: dict[str, Any]) -> None:
+        super().__init__()
+        self.view = tree
+        self.nodes: list[dict[str, Any]] = list(tree.get("nodes", []))
+        self.summarize = False
+
+    def compose(self) -> ComposeResult:
+        labels = {str(k): str(v) for k, v in (self.view.get("labels") or {}).items()}
+        with Vertical():
+            yield Static("The session's tree (▶ current position, • on the current path)", markup=False)
+            yield OptionList(*[Option(tree_label(n, labels), id=str(n["id"])) for n in self.nodes], id="tree")
+            yield Static(self.summary_hint(), id="summary", classes="hint", markup=False)
+
+    def summary_hint(self) -> str:
+        state = "on" if self.summarize else "off"
+        return f"Up/Down · Enter selects · s: summarize the branch left ({state}) · Esc cancels"
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        heads = [i for i, n in enumerate(self.nodes) if n.get("is_head")]
+        if heads:
+            options.highlighted = heads[0]
+        options.focus()
+
+    def action_toggle_summary(self) -> None:
+        self.summarize = not self.summarize
+        self.query_one("#summary", Static).update(self.summary_hint())
+
+    @on(OptionList.OptionSelected)
+    def chosen(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(TreeChoice(node=self.nodes[event.option_index], summarize=self.summarize))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,51 @@
+"""What the main screen shows, compared with a stored SVG (pytest-textual-snapshot), and the screenshot in
+the docs (docs/img/tui.svg, written only when ANYY_TUI_SCREENSHOT is set).
+
+The session id and the Gateway's home differ per run: the status line shows a fixed id instead."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from anyy.tui.app import AnyyApp
+from anyy.tui.conversation import Message
+from tests.cli.live import StartGateway
+from tests.tui.pilot import TIMEOUT, make_app, opened, type_text
+
+SIZE = (100, 30)
+SCREENSHOT = Path(__file__).parents[2] / "docs" / "img" / "tui.svg"
+
+
+async def one_exchange(app: AnyyApp, pilot: Any) -> None:
+    """Open, send one prompt, wait for the recorded answer; then show a fixed session id."""
+    await opened(app)
+    await type_text(pilot, "hello tui")
+    await pilot.press("enter")
+    await app.wait_until(
+        lambda: not app.busy and any(m.role == "assistant" and m.text for m in app.query(Message)), TIMEOUT
+    )
+    await type_text(pilot, "a draft in the editor")
+    app.status.show({**app.session, "id": "ses_snapshot"})
+    await pilot.pause()
+
+
+def test_b2_main_screen_snapshot(start_gateway: StartGateway, snap_compare: Any) -> None:
+    live = start_gateway()
+    app = make_app(live)
+    assert snap_compare(app, terminal_size=SIZE, run_before=lambda pilot: one_exchange(app, pilot))
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(not os.environ.get("ANYY_TUI_SCREENSHOT"), reason="set ANYY_TUI_SCREENSHOT=1 to rewrite it")
+async def test_write_the_docs_screenshot(start_gateway: StartGateway) -> None:
+    live = start_gateway()
+    app = make_app(live)
+    async with app.run_test(size=SIZE) as pilot:
+        await one_exchange(app, pilot)
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        app.save_screenshot(filename=SCREENSHOT.name, path=str(SCREENSHOT.parent))
+    assert SCREENSHOT.read_text().startswith("<svg")
