@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Error, Page, expect, sync_playwright
 
+from anyy.domain.entries import EntryKind, NewEntry
 from tests.gateway.live import LiveGateway
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -103,3 +104,25 @@ def dashboard(browser: Browser, live: LiveGateway) -> Iterator[Dashboard]:
         assert board.errors == [], f"the page logged console errors: {board.errors}"
     finally:
         board.close()
+
+
+@pytest.fixture
+def other_tab(browser: Browser, live: LiveGateway) -> Iterator[Dashboard]:
+    """A second page (its own browser context, as another tab or window) on the same Gateway."""
+    board = Dashboard(browser, live)
+    try:
+        yield board
+        assert board.errors == [], f"the other page logged console errors: {board.errors}"
+    finally:
+        board.close()
+
+
+def seed(live: LiveGateway, title: str, texts: list[str], *, kind: str = "chat") -> str:
+    """A session with these user/assistant messages, written straight into the store."""
+    assert live.gateway is not None
+    session_id: str = live.call("session.create", {"title": title, "kind": kind})["id"]
+    entries = [
+        NewEntry(kind=EntryKind.USER if i % 2 == 0 else EntryKind.ASSISTANT, text=text) for i, text in enumerate(texts)
+    ]
+    live.run(live.gateway.store(lambda s: s.append_entries(session_id, entries)))
+    return session_id

@@ -159,6 +159,8 @@ const state = {
   editing: new Map(), // submission id -> {text, version} while its edit box is open
   openGeneration: 0,
   retryTimer: null,
+  search: { generation: 0, timer: null },
+  tools: new Map(), // call id -> its activity line, for the running execution
 };
 
 function banner(text) {
@@ -227,7 +229,80 @@ function selectTab(kind) {
   for (const tab of document.querySelectorAll(".tabs [role=tab]")) {
     tab.setAttribute("aria-selected", String(tab.dataset.kind === kind));
   }
+  if ($("search").value.trim()) runSearch().catch(report);
   return resetSessions();
+}
+
+// -- search (B1) -----------------------------------------------------------------------------------
+// session.search over the current tab's kind; a hit opens its conversation at that entry.
+function snippetNode(snippet) {
+  // The store marks the matched words with [ and ]: shown as <mark>, the rest as text.
+  const span = document.createElement("span");
+  span.className = "snippet";
+  snippet.split(/\[([^\]\n]*)\]/).forEach((part, i) => {
+    if (i % 2 === 1) {
+      const mark = document.createElement("mark");
+      mark.textContent = part;
+      span.append(mark);
+    } else if (part) {
+      span.append(document.createTextNode(part));
+    }
+  });
+  return span;
+}
+
+function hitItem(hit) {
+  const li = document.createElement("li");
+  li.dataset.id = hit.session_id;
+  li.dataset.entryId = String(hit.entry_id);
+  const open = document.createElement("button");
+  open.type = "button";
+  const title = document.createElement("span");
+  title.className = "title";
+  title.textContent = hit.session_title || "Untitled";
+  const meta = document.createElement("span");
+  meta.className = "meta muted";
+  meta.textContent = `${hit.kind} · ${when(hit.created_at)}`;
+  open.append(title, snippetNode(hit.snippet), meta);
+  open.addEventListener("click", () => openSession(hit.session_id, hit.entry_id).catch(report));
+  li.append(open);
+  return li;
+}
+
+async function runSearch() {
+  const query = $("search").value.trim();
+  const generation = ++state.search.generation;
+  const results = $("search-results");
+  if (!query) {
+    results.replaceChildren();
+    results.hidden = true;
+    $("sessions").hidden = false;
+    return;
+  }
+  let hits;
+  try {
+    hits = await state.rpc.call("session.search", { query, kind: state.kind, limit: PAGE });
+  } catch (error) {
+    if (generation !== state.search.generation) return;
+    if (error.code !== -32602) throw error;
+    hits = []; // a query the search cannot read (only punctuation, say): no hits
+  }
+  if (generation !== state.search.generation) return;
+  if (hits.length) {
+    results.replaceChildren(...hits.map(hitItem));
+  } else {
+    const none = document.createElement("li");
+    none.className = "muted none";
+    none.textContent = "No messages match.";
+    results.replaceChildren(none);
+  }
+  results.hidden = false;
+  $("sessions").hidden = true;
+}
+
+function scheduleSearch() {
+  clearTimeout(state.search.timer);
+  state.search.timer = setTimeout(() => runSearch().catch(report), 120);
 }
 
 // -- a conversation ---------------------------------------------------------------------------------
@@ -310,8 +385,11 @@ function setRunning(executionId, label) {
   $("send").title = executionId ? "Adds a follow-up: it starts when this response ends" : "Sends a prompt";
 }
 
-async function openSession(id) {
+async function openSession(id, entryId = null) {
+  const started = performance.now();
   const generation = ++state.openGeneration;
+  delete $("conversation").dataset.firstPageMs;
+  delete $("conversation").dataset.firstPageAt;
   const rpc = state.rpc;
   if (state.subscription) {
     const old = state.subscription;
@@ -348,6 +426,8 @@ async function openSession(id) {
   $("entries").replaceChildren();
   setLive("");
   clearRetry();
+  clearTools();
+  removeQuestion();
   setRunning(view.running_execution);
   if (view.running_execution) setLive(view.live_text);
   const page = await rpc.call("session.history", { session_id: id, limit: PAGE });
@@ -357,10 +437,43 @@ async function openSession(id) {
   $("entries").append(...entries.map(entryNode));
   state.history.cursor = page.next_cursor;
   scrollToBottom();
+  markFirstPage(started, generation);
   const box = $("messages");
   while (state.history.cursor !== null && box.scrollHeight <= box.clientHeight) await loadOlder();
+  if (entryId !== null) await showEntry(entryId, generation);
   await refreshQueue();
   $("editor").focus();
+}
+
+function markFirstPage(started, generation) {
+  // The first page is painted once the frame after it has begun (two animation frames): the time
+  // from the click (or from loading the page, for #session=ID) is kept for the tests and benchmarks.
+  requestAnimationFrame(() =>
+    requestAnimationFrame(() => {
+      if (generation !== state.openGeneration) return;
+      const now = performance.now();
+      $("conversation").dataset.firstPageMs = (now - started).toFixed(1);
+      $("conversation").dataset.firstPageAt = now.toFixed(1);
+    }),
+  );
+}
+
+const FIND_PAGES = 40; // how far back a search hit is looked for (40 pages of 50 entries)
+
+async function showEntry(entryId, generation) {
+  const find = () => document.querySelector(`#entries li[data-entry-id="${entryId}"]`);
+  for (let pages = 0; !find() && state.history.cursor !== null && pages < FIND_PAGES; pages++) {
+    await loadOlder();
+    if (generation !== state.openGeneration) return;
+  }
+  const li = find();
+  if (!li) {
+    notice("That message is further back: scroll up to reach it.");
+    return;
+  }
+  for (const old of document.querySelectorAll("#entries li.found")) old.classList.remove("found");
+  li.classList.add("found");
+  li.scrollIntoView({ block: "center" });
 }
 
 function showHeader() {
@@ -408,7 +521,8 @@ function onEvent(event) {
       showRetry(event);
       return;
     case "tool_started":
-      $("status").textContent = `Running tool ${event.name}…`;
+    case "tool_finished":
+      toolLine(event);
       return;
     case "notice":
       notice(event.text);
@@ -420,6 +534,8 @@ function onEvent(event) {
 
 function onExecutionState(event) {
   clearRetry();
+  if (event.state !== "suspended") removeQuestion();
+  if (event.state !== "running" && event.state !== "suspended") clearTools();
   if (event.state === "running") {
     if (!state.stopped.has(event.execution_id)) {
       setLive("");
@@ -430,7 +546,9 @@ function onExecutionState(event) {
     showQuestion(event.execution_id);
   } else if (event.execution_id === state.running || state.running === null) {
     setLive("");
-    setRunning(null, event.state === "completed" ? "" : event.error || event.state);
+    // An execution stopped from this page keeps saying so when its end arrives.
+    const stopped = state.stopped.has(event.execution_id) && event.state === "interrupted";
+    setRunning(null, stopped ? "Stopped" : event.state === "completed" ? "" : event.error || event.state);
   }
 }
 
@@ -464,33 +582,86 @@ function showRetry(event) {
   const end = Date.now() + event.delay * 1000;
   const tick = () => {
     const left = Math.max(0, Math.ceil((end - Date.now()) / 1000));
-    label.textContent = `${event.error} — retry ${event.attempt} of ${event.of} in ${left} s `;
+    label.textContent = `${event.error} — retrying in ${left} s (attempt ${event.attempt} of ${event.of}) `;
   };
   tick();
   state.retryTimer = setInterval(tick, 250);
 }
 
-function showQuestion(executionId) {
+function removeQuestion() {
   const old = $("question");
   if (old) old.remove();
+}
+
+async function lastQuestion(session) {
+  // The question is the newest "question" entry (ask_user records it before suspending).
+  const page = await state.rpc.call("session.history", { session_id: session.id, limit: 10 });
+  const entry = page.items.find((e) => e.kind === "question");
+  return entry ? entry.text : "";
+}
+
+function showQuestion(executionId) {
+  removeQuestion();
+  const session = state.session;
   const form = document.createElement("form");
   form.id = "question";
+  form.dataset.executionId = executionId;
+  const asked = document.createElement("p");
+  asked.className = "asked";
+  asked.textContent = "The agent asks:";
+  lastQuestion(session)
+    .then((text) => {
+      if (text && state.session === session) asked.textContent = `The agent asks: ${text}`;
+    })
+    .catch(report);
   const label = document.createElement("span");
-  label.textContent = "The agent asks a question (see above). Your answer: ";
+  label.textContent = "Your answer: ";
   const input = document.createElement("input");
   input.setAttribute("aria-label", "Answer");
   const button = document.createElement("button");
   button.type = "submit";
   button.textContent = "Answer";
-  form.append(label, input, button);
+  form.append(asked, label, input, button);
   form.addEventListener("submit", (e) => {
     e.preventDefault();
+    if (!input.value.trim()) return;
     state.rpc
       .call("session.answer", { session_id: state.session.id, execution_id: executionId, text: input.value })
       .then(() => form.remove())
       .catch(report);
   });
   $("status").after(form);
+  input.focus();
+}
+
+// -- tool activity ----------------------------------------------------------------------------------
+// One line per tool call of the running execution: started, then done or failed. The calls and their
+// results are also recorded as entries; these lines go when the execution ends.
+function toolLine(event) {
+  let li = state.tools.get(event.call_id);
+  if (!li) {
+    li = document.createElement("li");
+    li.className = "tool";
+    li.dataset.callId = event.call_id;
+    state.tools.set(event.call_id, li);
+    $("activity").append(li);
+    $("activity").hidden = false;
+  }
+  if (event.type === "tool_started") {
+    li.dataset.state = "running";
+    li.textContent = `${event.name}: running…`;
+  } else {
+    li.dataset.state = event.is_error ? "failed" : "done";
+    li.textContent = `${event.name}: ${event.is_error ? "failed" : "done"}`;
+  }
+  const box = $("messages");
+  if (atBottom(box)) scrollToBottom();
+}
+
+function clearTools() {
+  state.tools.clear();
+  $("activity").replaceChildren();
+  $("activity").hidden = true;
 }
 
 // -- the queue (Q2, Q3) -----------------------------------------------------------------------------
@@ -673,6 +844,14 @@ function wire() {
   for (const tab of document.querySelectorAll(".tabs [role=tab]")) {
     tab.addEventListener("click", () => selectTab(tab.dataset.kind).catch(report));
   }
+  $("search").addEventListener("input", scheduleSearch);
+  $("search").addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && $("search").value) {
+      e.preventDefault();
+      $("search").value = "";
+      runSearch().catch(report);
+    }
+  });
   $("sessions").addEventListener("scroll", () => {
     const ul = $("sessions");
     if (ul.scrollHeight - ul.scrollTop - ul.clientHeight < 200) loadSessions().catch(report);

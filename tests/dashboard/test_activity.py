@@ -1,0 +1,86 @@
+"""A2 (clarifications answered inline, tool activity) and R3/S4 (a retry's countdown, Cancel retry) in
+the conversation. The model is scripted; a Gate holds it, never a sleep."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from anyy.domain.model_io import TextDelta, ToolCallEvent
+from anyy.providers.base import ProviderError
+from anyy.providers.gates import Gate
+from tests.dashboard.conftest import Dashboard
+from tests.dashboard.test_conversation import open_new_session, send_from_page
+from tests.gateway.live import wait_gate
+
+
+def test_a2_a_question_is_answered_inline_and_the_execution_resumes(dashboard: Dashboard) -> None:
+    live = dashboard.live
+    page, session_id = open_new_session(dashboard)
+    live.model.enqueue([ToolCallEvent(call_id="q1", name="ask_user", arguments={"question": "Which branch?"})])
+    send_from_page(page, "merge it")
+    question = page.locator("#question")
+    expect(question).to_contain_text("The agent asks: Which branch?")
+    expect(page.locator("body")).not_to_have_class("busy")
+    execution = question.get_attribute("data-execution-id")
+    assert execution is not None
+    assert live.call("session.execution", {"session_id": session_id, "execution_id": execution})["state"] == (
+        "suspended"
+    )
+    dashboard.screenshot("dashboard-question")
+
+    live.model.enqueue("Merged into main.")
+    page.get_by_label("Answer").fill("main")
+    question.get_by_role("button", name="Answer").click()
+    expect(question).to_have_count(0)
+    expect(page.locator("#entries .kind-assistant").last).to_have_text("Merged into main.")
+    expect(page.locator("#entries .kind-answer")).to_contain_text("main")
+    done = live.call("session.execution", {"session_id": session_id, "execution_id": execution})
+    assert done["state"] == "completed"
+    assert live.model.requests[-1].messages[-1].text == "main"
+
+
+def test_r3_a_retry_shows_its_countdown_and_cancel_retry_ends_only_the_wait(dashboard: Dashboard) -> None:
+    live = dashboard.live
+    page, session_id = open_new_session(dashboard)
+    live.model.enqueue(ProviderError("transient", "the model is overloaded", retry_after=30))
+    send_from_page(page, "hello")
+    retry = page.locator("#retry")
+    expect(retry).to_contain_text("the model is overloaded")
+    expect(retry).to_contain_text(re.compile(r"retrying in (30|29|28) s"))
+    execution = live.call("session.get", {"session_id": session_id})["running_execution"]
+    assert execution is not None
+    assert live.call("session.execution", {"session_id": session_id, "execution_id": execution})["state"] == (
+        "retry_wait"
+    )
+    retry.get_by_role("button", name="Cancel retry").click()
+    expect(retry).to_have_count(0)
+    expect(page.locator("body")).not_to_have_class("busy")
+    ended = live.call("session.execution", {"session_id": session_id, "execution_id": execution})
+    assert ended["state"] == "interrupted"
+    assert "retry wait was cancelled" in (ended["note"] or "")
+    assert live.model.pending == 0
+
+
+def test_a2_tool_activity_lines_follow_the_calls(dashboard: Dashboard) -> None:
+    live = dashboard.live
+    (live.workdir / "notes.txt").write_text("remember the milk\n")
+    page, _ = open_new_session(dashboard)
+    gate = Gate("after the tools")
+    live.model.enqueue(
+        [
+            ToolCallEvent(call_id="c1", name="read_file", arguments={"path": "notes.txt"}),
+            ToolCallEvent(call_id="c2", name="read_file", arguments={"path": "missing.txt"}),
+        ],
+        [gate, TextDelta(text="Read it.")],
+    )
+    send_from_page(page, "read my notes")
+    wait_gate(gate)
+    lines = page.locator("#activity li")
+    expect(lines).to_have_text(["read_file: done", "read_file: failed"])
+    expect(lines.nth(0)).to_have_attribute("data-state", "done")
+    expect(lines.nth(1)).to_have_attribute("data-state", "failed")
+    gate.open()
+    expect(page.locator("#entries .kind-assistant").last).to_have_text("Read it.")
+    expect(page.locator("#activity")).to_be_hidden()
