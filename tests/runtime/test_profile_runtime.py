@@ -6,6 +6,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
+from anyy.domain.entries import EntryKind
 from anyy.domain.events import ExecutionStateChanged
 from anyy.domain.queue import NewSubmission
 from anyy.domain.sessions import Session
@@ -106,6 +109,32 @@ def test_m2_a_virtual_model_no_longer_registered_falls_back_to_the_last_physical
         assert cheap.requests == []
         last = (await deps.owner.call(lambda s: s.path(session.id)))[-1]
         assert (last.data["provider"], last.data["model"]) == ("smart", "v2")
+        await runtime.aclose()
+        await deps.owner.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_m6_programs_the_model_runs_never_see_the_providers_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-very-secret")
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-secret")
+    monkeypatch.setenv("ANYY_HARMLESS", "visible")
+
+    async def scenario() -> None:
+        profile = create_profile(tmp_path / "home", "default")
+        deps = build_deps(profile, workdir=tmp_path)
+        deps.owner.start()
+        runtime = Runtime(deps)
+        config = profile.load_config()
+        session = await deps.owner.call(lambda s: s.create_session(new_session(config)))
+        assert await _turn(runtime, deps, session, "run: env") == "completed"
+        path = await deps.owner.call(lambda s: s.path(session.id))
+        output = next(e.text for e in path if e.kind == EntryKind.TOOL_RESULT)
+        assert "ANYY_HARMLESS=visible" in output
+        assert "sk-very-secret" not in output
+        assert "tok-secret" not in output
         await runtime.aclose()
         await deps.owner.aclose()
 

@@ -4,6 +4,9 @@ tools, the system prompt from the session's role and the profile's memory, the s
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from anyy.domain.sessions import NewSession, Session, SessionKind
@@ -28,6 +31,18 @@ def settings_from(config: Config) -> RuntimeSettings:
 
 def registry_from(config: Config) -> ModelRegistry:
     return ModelRegistry({name: config.provider(name) for name in config.provider_names()}, config.aliases)
+
+
+# Variables that commonly hold credentials: never handed to programs the model asks to run.
+SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
+
+
+def tool_environment(config: Config, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The Gateway's environment without the providers' keys (every ``api_key_env`` of the profile) and
+    without variables whose names say they hold a secret."""
+    source = os.environ if environ is None else environ
+    keys = {config.provider(name).api_key_env for name in config.provider_names()} - {""}
+    return {name: value for name, value in source.items() if name not in keys and not SECRET_NAME.search(name)}
 
 
 def new_session(config: Config, *, role: str = "default", kind: SessionKind = "chat", title: str = "") -> NewSession:
@@ -64,12 +79,14 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
         memory_dir=profile.memory_dir,
         settings=settings_from(config),
         clock=clock or SystemClock(),
+        tool_env=tool_environment(config),
     )
 
     def reload_settings() -> str:
         fresh = profile.load_config()  # a typo is an error here, and nothing changes
         deps.settings = settings_from(fresh)
         deps.models = registry_from(fresh)
+        deps.tool_env = tool_environment(fresh)
         return f"config.toml re-read: {fresh.model.provider}/{fresh.model.model} by default"
 
     deps.reload_settings = reload_settings

@@ -65,3 +65,4 @@ class Deps:
     clock: Clock = field(default_factory=SystemClock)
     bus: EventBus = field(default_factory=EventBus)
     reload_settings: Callable[[], str] | None = None  # re-reads config.toml (R1); says what changed
+    tool_env: dict[str, str] | None = None  # the environment of programs tools run; None: the Gateway's

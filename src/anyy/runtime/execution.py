@@ -507,6 +507,7 @@ class ExecutionRun:
             session_id=self.session_id,
             timeout=settings.tool_timeout,
             output_cap=settings.tool_output_cap,
+            env=self.deps.tool_env,
         )
 
     def _tool_finished(self, call_id: str, name: str, *, is_error: bool, synthetic: bool) -> None:

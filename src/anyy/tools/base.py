@@ -25,6 +25,9 @@ class ToolContext(msgspec.Struct, kw_only=True):
     session_id: str
     timeout: float = 120.0  # seconds, for tools that run programs
     output_cap: int = 32_000  # characters of output kept; the rest is cut with a note
+    # The environment programs run with (shell, Codemode); None: the Gateway's own. The runtime passes one
+    # without the providers' API keys, so that a command the model writes cannot read them.
+    env: dict[str, str] | None = None
     # Runs one tool by name for a Codemode script and records it; None runs it unrecorded (tests).
     call_tool: ToolCallback | None = None
 

@@ -78,6 +78,7 @@ class RunScriptTool(BuiltinTool):
                 stdin=asyncio.subprocess.PIPE,
                 pass_fds=(request_write,),
                 companion=serve,
+                env=context.env,
             )
         finally:
             request_file.close()

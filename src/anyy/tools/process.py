@@ -62,6 +62,7 @@ async def run_in_process_group(
     stdin: int = asyncio.subprocess.DEVNULL,
     pass_fds: Sequence[int] = (),
     companion: Companion | None = None,
+    env: dict[str, str] | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to its end or its deadline; ``companion(process)`` runs beside it (Codemode's server).
 
@@ -79,6 +80,7 @@ async def run_in_process_group(
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
             pass_fds=tuple(pass_fds),
+            env=env,
         )
     except OSError as error:
         raise ToolFailure(f"cannot start {argv[0]} in {cwd}: {error.strerror or error}") from None

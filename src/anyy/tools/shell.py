@@ -38,7 +38,11 @@ class ShellTool(BuiltinTool):
         # knows the limit, and running with the allowed time is what it meant.
         timeout = min(args.optional_seconds("timeout", context.timeout), context.timeout)
         result = await run_in_process_group(
-            ["bash", "-c", command], cwd=context.workdir, timeout=timeout, output_cap=context.output_cap
+            ["bash", "-c", command],
+            cwd=context.workdir,
+            timeout=timeout,
+            output_cap=context.output_cap,
+            env=context.env,
         )
         text = result.output
         if text and not text.endswith("\n"):
