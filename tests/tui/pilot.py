@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from anyy.profiles import get_profile
+from anyy.profiles.gateway_address import read_address
 from anyy.tui.app import AnyyApp
 from tests.cli.live import LiveGateway
 
@@ -11,6 +13,7 @@ TIMEOUT = 30.0
 
 
 def make_app(live: LiveGateway, **options: Any) -> AnyyApp:
+    options.setdefault("locate", lambda: read_address(get_profile(live.home, live.profile)))
     return AnyyApp(live.address, **options)
 
 

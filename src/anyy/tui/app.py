@@ -16,12 +16,18 @@ Commands typed alone in the editor (SPEC B2, T1, T2, M1, X2): ``/new``, ``/sessi
 
 Every stop names the execution captured when the key was pressed, so a late stop can never hit a
 later turn (the Gateway ignores a stop whose execution already ended).
+
+Resilience: when the connection drops (the Gateway stopped or restarted), the editor's draft and the
+last queue view stay as they are, the status line says "reconnecting…", and the app tries again with
+a growing delay, reading the profile's ``gateway.json`` before each try (a restarted Gateway has a new
+port and token). Once connected it redraws the session from the Gateway's state and subscribes again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
@@ -29,7 +35,8 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
-from anyy.profiles.gateway_address import Address
+from anyy.profiles import anyy_home, get_profile
+from anyy.profiles.gateway_address import Address, read_address
 from anyy.tui.client import GatewayClient, GatewayGone
 from anyy.tui.conversation import ConversationView, tool_call_line
 from anyy.tui.editor import Editor
@@ -41,6 +48,9 @@ from commons.jsonrpc import CONFLICT, RpcError
 HISTORY_PAGE = 50
 EFFORTS = [("default", "default (the provider chooses)"), ("low", "low"), ("medium", "medium"), ("high", "high")]
 WAIT_OR_STOP = "{command}: wait for the response to finish, or stop it (Ctrl+C) first."
+RECONNECT_FIRST_DELAY = 0.1
+RECONNECT_MAX_DELAY = 5.0
+RECONNECTING = "reconnecting…"
 ENDED = frozenset({"completed", "failed", "interrupted", "timed_out", "suspended", "cancelled"})
 
 
@@ -48,6 +58,18 @@ class GatewayEvent(Message):
     def __init__(self, params: dict[str, Any]) -> None:
         super().__init__()
         self.params = params
+
+
+Locator = Callable[[], Address | None]
+
+
+def address_locator(profile_name: str) -> Locator:
+    """Reads the named profile's ``gateway.json`` under the anyy home (``$ANYY_HOME``) at each call."""
+
+    def locate() -> Address | None:
+        return read_address(get_profile(anyy_home(), profile_name))
+
+    return locate
 
 
 class AnyyApp(App[None]):
@@ -67,9 +89,11 @@ class AnyyApp(App[None]):
         session_id: str | None = None,
         role: str | None = None,
         note: str | None = None,
+        locate: Locator | None = None,
     ) -> None:
         super().__init__()
         self.address = address
+        self.locate = locate if locate is not None else address_locator(address.profile)
         self.requested_session = session_id
         self.role = role
         self.start_note = note
@@ -83,6 +107,11 @@ class AnyyApp(App[None]):
         self.subscription: str | None = None
         self._shown_entries: set[int] = set()
         self._changed = asyncio.Event()
+        self._generation = 0  # which connection events belong to: a replaced one's are dropped
+        self.reconnecting = False
+        self.reconnect_attempts = 0
+        self.reconnections = 0
+        self.first_paint_at: float | None = None  # perf_counter() of the first frame after opening
 
     # -- layout ----------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -123,10 +152,15 @@ class AnyyApp(App[None]):
         except (GatewayGone, RpcError) as exc:
             self.failure = str(exc)
             self.exit()
+        self.call_after_refresh(self._painted)
+        self._touch()
+
+    def _painted(self) -> None:
+        self.first_paint_at = time.perf_counter()
         self._touch()
 
     async def _open(self) -> None:
-        self.client = await GatewayClient.connect(self.address, self._post_event)
+        self.client = await self._connect(self.address)
         if self.start_note:
             await self.say(self.start_note)
         if self.requested_session is None:
@@ -167,8 +201,68 @@ class AnyyApp(App[None]):
             await self.show_entry(entry, live=False)
 
     # -- talking to the Gateway ------------------------------------------------------------------
-    def _post_event(self, params: dict[str, Any]) -> None:
-        self.post_message(GatewayEvent(params))
+    async def _connect(self, address: Address) -> GatewayClient:
+        self._generation += 1
+        generation = self._generation
+
+        def post(params: dict[str, Any]) -> None:
+            if generation == self._generation:
+                self.post_message(GatewayEvent(params))
+
+        return await GatewayClient.connect(address, post)
+
+    # -- resilience ------------------------------------------------------------------------------
+    async def _connection_lost(self, text: str) -> None:
+        """Keep the draft and the queue view; say so, and reconnect in the background."""
+        self.running, self.retry_waiting = None, None
+        self.subscription = None
+        await self.conversation.end_stream(note=" *(connection lost)*")
+        await self.say(f"{text}; reconnecting (the draft and the queue view are kept).")
+        self.reconnecting = True
+        self.status.show(state=RECONNECTING)
+        self._touch()
+        self.run_worker(self._reconnect(), name="anyy-reconnect", group="reconnect", exclusive=True)
+
+    async def _reconnect(self) -> None:
+        delay = RECONNECT_FIRST_DELAY
+        while True:
+            self.reconnect_attempts += 1
+            if await self._try_reconnect():
+                return
+            self.status.show(state=f"{RECONNECTING} (next try in {delay:.1f} s)")
+            self._touch()
+            await asyncio.sleep(delay)  # backoff between tries
+            delay = min(delay * 2, RECONNECT_MAX_DELAY)
+
+    async def _try_reconnect(self) -> bool:
+        """One try: True once connected and redrawn (or when there is nothing left to redraw)."""
+        address = self.locate()
+        if address is None:
+            return False
+        old = self.client
+        try:
+            self.client = await self._connect(address)
+        except GatewayGone:
+            return False
+        if old is not None:
+            with contextlib.suppress(Exception):
+                await old.close()
+        self.address = address
+        try:
+            view = await self.call("session.get", {"session_id": self.session_id})
+            await self.switch_session(view["session"], live=view)
+        except GatewayGone:
+            return False
+        except RpcError as exc:
+            self.reconnecting = False
+            await self.say(f"Reconnected to the Gateway, but session {self.session_id} could not be reopened: {exc}")
+            self._show_state()
+            return True
+        self.reconnecting = False
+        self.reconnections += 1
+        await self.say(f"Reconnected to the Gateway at {address.url}.")
+        self._show_state()
+        return True
 
     async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
         if self.client is None:
@@ -200,9 +294,7 @@ class AnyyApp(App[None]):
         params = message.params
         kind = params.get("type")
         if kind == "connection_lost":
-            self.running, self.retry_waiting = None, None
-            self.status.show(state="disconnected from the Gateway")
-            await self.say(f"{params.get('text')}: restart the TUI once the Gateway is back.")
+            await self._connection_lost(str(params.get("text")))
             return
         if params.get("session_id") != self.session_id:
             return

@@ -76,6 +76,9 @@ class ConversationView(VerticalScroll):
         self._stream: MarkdownStream | None = None
         self._tools: dict[str, ToolLine] = {}
 
+    def on_mount(self) -> None:
+        self.anchor()  # kept at the bottom as entries come, until the user scrolls up
+
     async def add_message(self, role: str, text: str, *, before: Any = None) -> Message:
         widget = Message(role, text)
         await self.mount(widget, before=before)
@@ -105,8 +108,7 @@ class ConversationView(VerticalScroll):
             self._stream = Markdown.get_stream(self._stream_widget)
         self.streamed += text
         assert self._stream is not None
-        await self._stream.write(text)
-        self._follow()
+        await self._stream.write(text)  # the anchored view follows the bottom by itself
 
     async def end_stream(self, recorded: str | None = None, *, note: str = "") -> None:
         """Close the streamed answer; ``recorded`` (its entry's text) replaces it, or ``note`` marks it."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from anyy.domain.errors import AnyyError
+from anyy.profiles.gateway_address import read_address
 from anyy.profiles.profile import Profile
 from anyy.tui.app import AnyyApp
 from anyy.tui.gateway import ensure_gateway
@@ -14,7 +15,7 @@ class TuiError(AnyyError):
 
 def run_tui(profile: Profile, *, resume: str | None = None, role: str | None = None) -> None:
     address, note = ensure_gateway(profile)
-    app = AnyyApp(address, session_id=resume, role=role, note=note)
+    app = AnyyApp(address, session_id=resume, role=role, note=note, locate=lambda: read_address(profile))
     app.run()
     if app.failure is not None:
         raise TuiError(app.failure)
