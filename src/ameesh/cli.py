@@ -5,7 +5,6 @@ Read commands take ``--json`` (one JSON document on stdout). Errors go to stderr
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shlex
@@ -174,6 +173,8 @@ def send(name: str, text: str, lot: str | None) -> None:
 @click.option("--poll", type=float, default=1.0, show_default=True, help="Seconds between looks with --watch.")
 def run(watch: bool, poll: float) -> None:
     """Play the inbox: one turn at a time per agent, all agents at once, until it is empty."""
+    import asyncio  # here: every other command starts ~30 ms sooner without it
+
     from ameesh.runner import Runner
 
     with opened() as reg:

@@ -1,0 +1,278 @@
+"""Benchmark of ameesh's own cost per turn and of 50 agents at once, with the scripted fake harness.
+
+    .venv/bin/python -m bench.ameesh_bench [--turns 50] [--agents 50] [--cli-turns 20] [--slow-seconds 3]
+
+In a temporary AMEESH_HOME (and FAKE_HARNESS_HOME under it):
+1. ``--turns`` turns of one agent through the runner that ``ameesh run`` uses (``Registry.send`` then
+   ``Runner.run()`` until the inbox is empty), interleaved with as many turns of the fake harness program
+   called directly: the same argv (``--session-id`` on the first turn, ``--resume`` after), the same
+   environment, the same ``asyncio.create_subprocess_exec`` start (own process group, pipes), its JSON
+   read. ameesh's overhead per turn = ameesh turn - direct turn of the same pair; median and p90
+   (target: median <= 50 ms). Also reported: a turn through the command line (``ameesh send`` + ``ameesh
+   run``, two process starts), over ``--cli-turns`` turns.
+2. ``--agents`` agents with one message each played by one ``Runner.run()``: turns per second; then the
+   same with one agent scripted to hang (``FAKE_HARNESS_SCRIPT`` rule ``hang``) and a canon of its own with
+   ``turn_timeout = --slow-seconds``: the other agents' turns must all end long before the slow one
+   (target: the slowest fast agent ends in less than half the slow turn's time).
+3. The real harnesses: whether ``claude``, ``codex`` and ``pi`` (or AMEESH_*_BIN) are installed. The
+   comparison against a real one is left for when the project installs them (npm script).
+
+Nothing is warmed up: every turn starts its harness process from scratch, as ``ameesh run`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from ameesh import paths
+from ameesh.harnesses import TurnRequest
+from ameesh.harnesses.fake import FakeHarness
+from ameesh.registry import Registry
+from ameesh.runner import Runner
+
+AMEESH = str(Path(sys.executable).parent / "ameesh")
+OVERHEAD_TARGET_MS = 50.0
+ISOLATING_ENV = (
+    "AMEESH_CANON",
+    "AMEESH_SESSION_POLICY",
+    "AMEESH_SESSION_MAX_TOKENS",
+    "AMEESH_SESSION_MAX_TURN_SECONDS",
+    "AMEESH_SESSION_MIN_TURNS",
+    "FAKE_HARNESS_HOME",
+    "FAKE_HARNESS_SCRIPT",
+)
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def _use_home(home: Path) -> None:
+    """Point ameesh (and the fake harness, through it) at ``home``."""
+    os.environ["AMEESH_HOME"] = str(home)
+    home.mkdir(parents=True, exist_ok=True)
+
+
+def _add(reg: Registry, root: Path, name: str, workdir: Path) -> None:
+    """What ``ameesh add NAME --harness fake --dir WORKDIR`` records (outside a git repository)."""
+    reg.add_agent(name, harness="fake", role="build", workdir=str(workdir), git_common_dir=None, git_branch=None)
+    paths.agent_dir(root, name).mkdir(parents=True, exist_ok=True)
+
+
+# -- 1. overhead per turn ----------------------------------------------------------------------------------
+
+
+async def _direct_turn(prompt: str, cwd: Path, sid: str, new: bool) -> float:
+    """One turn of the fake harness program called directly, the way a script would: start, wait, read."""
+    harness = FakeHarness()
+    argv = harness.command(TurnRequest(prompt=prompt, cwd=cwd, session_id=sid, new_session=new))
+    began = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=cwd,
+        env={**os.environ, **harness.environment()},
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    out, err = await proc.communicate()
+    answer = json.loads(out.decode().splitlines()[-1])
+    elapsed = time.perf_counter() - began
+    if proc.returncode != 0 or answer.get("is_error"):
+        raise SystemExit(f"direct fake harness turn failed: {err.decode()}")
+    return elapsed * 1000
+
+
+def _ameesh_turn(reg: Registry, root: Path, name: str, prompt: str) -> float:
+    began = time.perf_counter()
+    reg.send(name, prompt, None)
+    report = asyncio.run(Runner(reg, root).run())
+    elapsed = time.perf_counter() - began
+    if report.turns != 1 or report.failed:
+        raise SystemExit(f"ameesh turn failed: {report}")
+    return elapsed * 1000
+
+
+def _cli(argv: list[str]) -> float:
+    began = time.perf_counter()
+    done = subprocess.run([AMEESH, *argv], capture_output=True, check=False)
+    elapsed = time.perf_counter() - began
+    if done.returncode != 0:
+        raise SystemExit(f"ameesh {' '.join(argv)} failed ({done.returncode}): {done.stderr.decode()}")
+    return elapsed * 1000
+
+
+def overhead(tmp: Path, turns: int, cli_turns: int) -> tuple[list[float], list[float], list[float]]:
+    home, work = tmp / "overhead" / "home", tmp / "overhead" / "work"
+    work.mkdir(parents=True)
+    _use_home(home)
+    ours: list[float] = []
+    direct: list[float] = []
+    with Registry(paths.registry_path(home)) as reg:
+        _add(reg, home, "bench", work)
+        sid = str(uuid.uuid4())
+        for turn in range(turns):
+            prompt = f"turn {turn}: a prompt of an ordinary length, asking for the next step of the work"
+            # alternate which goes first, so that drift on the machine falls on both alike
+            if turn % 2:
+                direct.append(asyncio.run(_direct_turn(prompt, work, sid, new=turn == 0)))
+                ours.append(_ameesh_turn(reg, home, "bench", prompt))
+            else:
+                ours.append(_ameesh_turn(reg, home, "bench", prompt))
+                direct.append(asyncio.run(_direct_turn(prompt, work, sid, new=turn == 0)))
+        answers = [t["result"] for t in reg.turns("bench")]
+        if not answers[-1].startswith(f"RESUMED ({turns - 1} earlier turns)"):
+            raise SystemExit(f"the agent did not resume its session: {answers[-1]!r}")
+
+    cli: list[float] = []
+    _add_cli = ["add", "cli", "--harness", "fake", "--dir", str(work)]
+    _cli(_add_cli)
+    for turn in range(cli_turns):
+        began = time.perf_counter()
+        _cli(["send", "cli", f"turn {turn}: a prompt of an ordinary length, asking for the next step of the work"])
+        _cli(["run"])
+        cli.append((time.perf_counter() - began) * 1000)
+    return ours, direct, cli
+
+
+# -- 2. many agents at once -------------------------------------------------------------------------------
+
+
+def crowd(tmp: Path, label: str, agents: int, slow_seconds: float | None) -> tuple[float, dict[str, float], str]:
+    """One ``Runner.run()`` over ``agents`` agents with one message each: wall time, each agent's end, slow outcome."""
+    home, work = tmp / label / "home", tmp / label / "work"
+    work.mkdir(parents=True)
+    _use_home(home)
+    os.environ.pop("FAKE_HARNESS_SCRIPT", None)
+    names = [f"agent{n:02d}" for n in range(agents)]
+    with Registry(paths.registry_path(home)) as reg:
+        for name in names:
+            _add(reg, home, name, work)
+        if slow_seconds is not None:
+            slow_work = tmp / label / "slow-work"
+            (slow_work / ".ameesh").mkdir(parents=True)
+            (slow_work / ".ameesh" / "canon.toml").write_text(
+                f"[thresholds]\nturn_timeout = {slow_seconds}\nmax_attempts = 1\n", encoding="utf-8"
+            )
+            reg.update_agent(names[0], workdir=str(slow_work))
+            script = tmp / label / "script.json"
+            script.write_text(json.dumps({"rules": [{"match": "SLOW", "hang": True}]}), encoding="utf-8")
+            os.environ["FAKE_HARNESS_SCRIPT"] = str(script)
+        for name in names:
+            reg.send(name, f"{'SLOW ' if slow_seconds is not None and name == names[0] else ''}hello {name}", None)
+        began_wall, began = time.time(), time.perf_counter()
+        report = asyncio.run(Runner(reg, home).run())
+        wall = time.perf_counter() - began
+        ends = {}
+        outcome = ""
+        for name in names:
+            (turn,) = reg.turns(name)
+            ends[name] = turn["at"] - began_wall
+            if slow_seconds is not None and name == names[0]:
+                outcome = turn["outcome"]
+            elif turn["outcome"] != "ok":
+                raise SystemExit(f"{name}: turn {turn['outcome']}: {turn['error']}")
+    os.environ.pop("FAKE_HARNESS_SCRIPT", None)
+    expected_failed = 1 if slow_seconds is not None else 0
+    if report.turns != agents - expected_failed or report.failed != expected_failed:
+        raise SystemExit(f"{label}: unexpected report {report}")
+    return wall, ends, outcome
+
+
+# -- 3. real harnesses --------------------------------------------------------------------------------------
+
+
+def real_harnesses() -> list[str]:
+    lines = []
+    for name, var, default in (
+        ("Claude Code", "AMEESH_CLAUDE_BIN", "claude"),
+        ("Codex", "AMEESH_CODEX_BIN", "codex"),
+        ("pi", "AMEESH_PI_BIN", "pi"),
+    ):
+        binary = os.environ.get(var) or default
+        found = shutil.which(binary)
+        lines.append(f"  {name:<12} {binary!r}: " + (f"installed at {found}" if found else "not installed"))
+    return lines
+
+
+# -- report -------------------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--turns", type=int, default=50)
+    parser.add_argument("--agents", type=int, default=50)
+    parser.add_argument("--cli-turns", type=int, default=20)
+    parser.add_argument("--slow-seconds", type=float, default=3.0)
+    args = parser.parse_args()
+    for var in ISOLATING_ENV:
+        os.environ.pop(var, None)
+
+    with tempfile.TemporaryDirectory(prefix="ameesh-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        ours, direct, cli = overhead(tmp, args.turns, args.cli_turns)
+        diffs = [a - d for a, d in zip(ours, direct, strict=True)]
+        median_overhead, p90_overhead = statistics.median(diffs), _percentile(diffs, 0.9)
+        print(f"1. one agent, {args.turns} turns with the fake harness (interleaved, nothing warmed up)")
+        print(
+            f"  through the runner (send + Runner.run): median {statistics.median(ours):.1f} ms,"
+            f" p90 {_percentile(ours, 0.9):.1f} ms"
+        )
+        print(
+            f"  the fake harness called directly:       median {statistics.median(direct):.1f} ms,"
+            f" p90 {_percentile(direct, 0.9):.1f} ms"
+        )
+        verdict = "met" if median_overhead <= OVERHEAD_TARGET_MS else "MISSED"
+        print(
+            f"  ameesh's overhead per turn (pairwise):  median {median_overhead:.1f} ms, p90 {p90_overhead:.1f} ms"
+            f"  target: median <= {OVERHEAD_TARGET_MS:g} ms  {verdict}"
+        )
+        cli_over = statistics.median(cli) - statistics.median(direct)
+        print(
+            f"  through the command line (ameesh send + ameesh run, {args.cli_turns} turns): median"
+            f" {statistics.median(cli):.1f} ms, i.e. {cli_over:.1f} ms over a direct call (two process starts;"
+            " `ameesh run --watch` pays them once)"
+        )
+
+        wall, ends, _ = crowd(tmp, "crowd", args.agents, None)
+        print(f"2. {args.agents} agents, one message each, one runner")
+        print(
+            f"  all fast: {args.agents} turns in {wall:.2f} s = {args.agents / wall:.1f} turns/s"
+            f" (turn ends: median {statistics.median(ends.values()):.2f} s, last {max(ends.values()):.2f} s)"
+        )
+        wall, ends, outcome = crowd(tmp, "crowd-slow", args.agents, args.slow_seconds)
+        slow_name = min(ends)
+        slow = ends.pop(slow_name)
+        fast_last = max(ends.values())
+        verdict = "met" if fast_last < slow / 2 else "MISSED"
+        print(
+            f"  one agent hangs (killed by its turn_timeout of {args.slow_seconds:g} s, outcome {outcome}):"
+            f" the {len(ends)} others: median end {statistics.median(ends.values()):.2f} s,"
+            f" last {fast_last:.2f} s = {len(ends) / fast_last:.1f} turns/s; the slow one ends at {slow:.2f} s"
+            f" (run: {wall:.2f} s)"
+        )
+        print(f"  target: the others all end long before the slow one (< {slow / 2:.2f} s)  {verdict}")
+
+    print("3. real harnesses")
+    print("\n".join(real_harnesses()))
+    print(
+        "  the overhead against a real harness is not measured: it needs the pinned CLIs (npm install script,"
+        " still to come) and the fake model server"
+    )
+
+
+if __name__ == "__main__":
+    main()
