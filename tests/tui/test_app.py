@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from anyy.cli.main import main
 from anyy.profiles import get_profile
+from anyy.tui.app import screenful
 from anyy.tui.conversation import Message
 from anyy.tui.gateway import ensure_gateway
 from tests.cli.live import StartGateway, run
@@ -64,6 +65,44 @@ async def test_b2_resume_opens_an_existing_session_with_its_history(start_gatewa
         assert app.session_id == session["id"]
         assert messages(app, "user") == ["first words"]
         assert "«first words»" in messages(app, "assistant")[0]
+
+
+async def test_b2_resume_shows_the_page_in_order_newest_as_textual_markdown_older_cheaper(
+    start_gateway: StartGateway,
+) -> None:
+    """Performance (issue 6): the page is mounted in one batch; only a screenful is Textual Markdown."""
+    live = start_gateway()
+    words = [f"words {i}" for i in range(8)]
+    with live.client() as client:
+        session = client.call("session.create", {})
+        for text in words:
+            sub = client.call("session.send", {"session_id": session["id"], "text": text})
+            client.call("session.wait", {"submission_id": sub["id"], "timeout": TIMEOUT})
+    app = make_app(live, session_id=session["id"])
+    async with app.run_test(size=(100, 12)) as pilot:
+        await opened(app)
+        assert messages(app, "user") == words
+        shown = list(app.query(Message))
+        assert len(shown) == 16
+        assert shown[-1].markdown is not None
+        assert shown[-1].role == "assistant"
+        assert shown[0].markdown is None
+        assert shown[0].text == "words 0"
+        rich = [m.markdown is not None for m in shown]
+        assert rich == sorted(rich)  # the cheap ones are all older than the Textual Markdown ones
+        app.conversation.scroll_home(animate=False)
+        await pilot.pause()
+        assert "words&#160;0" in app.export_screenshot()  # the cheap ones show their text too
+
+
+def test_screenful_counts_the_newest_entries_that_fill_the_screen() -> None:
+    line = {"kind": "user", "text": "x"}  # 1 row + the margin
+    assert screenful([line] * 10, 80, 6) == 3
+    assert screenful([line] * 2, 80, 6) == 2
+    long = {"kind": "assistant", "text": "y" * 200}  # 200 // 76 -> 3 rows + the margin
+    assert screenful([long, line, line], 80, 4) == 1
+    assert screenful([{"kind": "tool_call", "text": "z\n" * 50}] * 5, 80, 4) == 2
+    assert screenful([], 80, 30) == 0
 
 
 async def test_b2_resume_of_an_unknown_session_fails_with_the_gateways_message(start_gateway: StartGateway) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
@@ -63,6 +64,24 @@ class GatewayEvent(Message):
 Locator = Callable[[], Address | None]
 
 
+def screenful(entries: list[dict[str, Any]], width: int, height: int) -> int:
+    """How many of ``entries`` (newest first) fill a ``height``-row screen, by a rough count of their rows.
+
+    Those are shown as Textual Markdown; older ones as Rich's Markdown, much cheaper to mount and lay out
+    (docs/benchmarks.md, TUI), and alike but for details (spacing in lists, the look of code)."""
+    rows = 0
+    for count, entry in enumerate(entries):
+        if rows >= height:
+            return count
+        rows += 1  # the margin below
+        if entry.get("kind") in ("user", "assistant"):
+            lines = str(entry.get("text", "")).splitlines() or [""]
+            rows += sum(1 + len(line) // max(width - 4, 20) for line in lines)
+        else:
+            rows += 1
+    return len(entries)
+
+
 def address_locator(profile_name: str) -> Locator:
     """Reads the named profile's ``gateway.json`` under the anyy home (``$ANYY_HOME``) at each call."""
 
@@ -75,6 +94,7 @@ def address_locator(profile_name: str) -> Locator:
 class AnyyApp(App[None]):
     TITLE = "anyy"
     CSS = "Screen { layout: vertical; }"
+    AUTO_FOCUS = "#editor"  # focused straight away: not the conversation first (its blur restyles every message)
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+c", "interrupt", "Stop", priority=True),
         Binding("alt+up", "recall", "Pending back to the editor", priority=True),
@@ -157,6 +177,11 @@ class AnyyApp(App[None]):
 
     def _painted(self) -> None:
         self.first_paint_at = time.perf_counter()
+        # What exists now (modules, the opened screen) lives as long as the app: out of the collector's
+        # full passes, which otherwise take 20-30 ms each while an answer streams (docs/benchmarks.md).
+        # Garbage is collected first, so that none of it is kept for good.
+        gc.collect()
+        gc.freeze()
         self._touch()
 
     async def _open(self) -> None:
@@ -195,10 +220,13 @@ class AnyyApp(App[None]):
     async def show_history(self) -> None:
         page = await self.call("session.history", {"session_id": self.session_id, "limit": HISTORY_PAGE})
         self.history_cursor = page.get("next_cursor")
-        if self.history_cursor:
-            await self.say("Older messages are not shown (PageUp at the top loads them: not yet).")
-        for entry in reversed(page["items"]):
-            await self.show_entry(entry, live=False)
+        async with self.conversation.batch():
+            if self.history_cursor:
+                await self.say("Older messages are not shown (PageUp at the top loads them: not yet).")
+            items = page["items"]  # newest first
+            rich = screenful(items, self.size.width, self.size.height)
+            for age in reversed(range(len(items))):
+                await self.show_entry(items[age], live=False, rich=age < rich)
 
     # -- talking to the Gateway ------------------------------------------------------------------
     async def _connect(self, address: Address) -> GatewayClient:
@@ -364,18 +392,18 @@ class AnyyApp(App[None]):
             if entry["id"] in wanted:
                 await self.show_entry(entry, live=True)
 
-    async def show_entry(self, entry: dict[str, Any], *, live: bool) -> None:
+    async def show_entry(self, entry: dict[str, Any], *, live: bool, rich: bool = True) -> None:
         self._shown_entries.add(int(entry["id"]))
         kind, text, data = entry["kind"], str(entry.get("text", "")), entry.get("data") or {}
         view = self.conversation
         if kind == "user":
             await view.end_stream()
-            await view.add_message("user", text)
+            await view.add_message("user", text, rich=rich)
         elif kind == "assistant":
             if live and view.stream_execution is not None:
                 await view.end_stream(text)
             elif text.strip():
-                await view.add_message("assistant", text)
+                await view.add_message("assistant", text, rich=rich)
         elif kind == "tool_call":
             call_id = str(data.get("call_id", ""))
             if view.tool(call_id) is None:
@@ -651,6 +679,9 @@ class AnyyApp(App[None]):
             await self.say(f"Execution {execution} had already ended: nothing stopped.")
 
     # -- for tests and callers that wait on the app ------------------------------------------------
+    def on_text_area_changed(self) -> None:
+        self._touch()  # the editor's text changed (a key typed while nothing else happens)
+
     def _touch(self) -> None:
         self._changed.set()
         self._changed = asyncio.Event()
