@@ -12,9 +12,7 @@ import contextlib
 import os
 import select
 import signal
-import subprocess
 import sys
-import time
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -26,8 +24,6 @@ from anyy.profiles.gateway_address import Address, address_path, read_address
 
 if TYPE_CHECKING:
     from anyy.profiles import Profile
-
-OUTPUT_FILE = "logs/gateway.out"
 
 
 class GatewayError(AnyyError):
@@ -41,32 +37,6 @@ def _gateway_argv(profile: Profile, host: str | None, port: int | None) -> list[
     if port is not None:
         argv += ["--port", str(port)]
     return argv
-
-
-def _read_line(fd: int, timeout: float) -> bytes:
-    """Bytes from ``fd`` up to a newline or end of file, or what came before ``timeout`` seconds."""
-    poller = select.poll()
-    poller.register(fd, select.POLLIN | select.POLLHUP)
-    deadline = time.monotonic() + timeout
-    data = b""
-    while not data.endswith(b"\n"):
-        left = deadline - time.monotonic()
-        if left <= 0 or not poller.poll(left * 1000):
-            break
-        chunk = os.read(fd, 4096)
-        if not chunk:
-            break
-        data += chunk
-    return data
-
-
-def _new_output(path: Any, offset: int) -> str:
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(offset)
-            return handle.read().decode(errors="replace").strip()
-    except OSError:
-        return ""
 
 
 @click.group()
@@ -90,48 +60,15 @@ def gateway() -> None:
 )
 def start_command(profile: Profile, host: str | None, port: int | None, wait_seconds: float) -> None:
     """Start the profile's Gateway in the background and print where it listens."""
-    profile.require()
-    out_path = profile.path / OUTPUT_FILE
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    read_end, write_end = os.pipe()
-    with open(out_path, "ab") as out:
-        offset = out.tell()
-        argv = [*_gateway_argv(profile, host, port), "--ready-fd", str(write_end)]
-        process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=out,
-            pass_fds=(write_end,),
-            start_new_session=True,  # not ended by the terminal's Ctrl+C or hang-up
-            close_fds=True,
-        )
-    os.close(write_end)
-    try:
-        line = _read_line(read_end, wait_seconds)
-    finally:
-        os.close(read_end)
-    if line.endswith(b"\n"):
-        import msgspec
+    from anyy.profiles.gateway_launch import GatewayStartFailed, launch_gateway, output_path
 
-        address = msgspec.json.decode(line, type=Address)
-        click.echo(
-            f"Gateway of profile {profile.name} running at {address.url} (pid {address.pid}); "
-            f"its output goes to {out_path}"
-        )
-        return
     try:
-        code = process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        raise GatewayError(
-            f"the Gateway of profile {profile.name} (pid {process.pid}) was not ready after {wait_seconds:g} s; "
-            f"it may still be starting: see {out_path}, `anyy gateway status --profile {profile.name}`"
-        ) from None
-    said = _new_output(out_path, offset)
-    said = said.removeprefix("error: ") if said.count("\n") == 0 else said
-    raise GatewayError(
-        f"the Gateway of profile {profile.name} did not start (exit status {code}): {said or 'no output'}"
-        + ("" if said else f"; see {out_path}")
+        address = launch_gateway(profile, host=host, port=port, timeout=wait_seconds)
+    except GatewayStartFailed as exc:
+        raise GatewayError(str(exc)) from None
+    click.echo(
+        f"Gateway of profile {profile.name} running at {address.url} (pid {address.pid}); "
+        f"its output goes to {output_path(profile)}"
     )
 
 
