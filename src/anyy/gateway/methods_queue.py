@@ -6,7 +6,7 @@ client refreshes its view keeping the user's unsent draft. Leaving the queue kee
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -116,7 +116,7 @@ async def modes(gw: Gateway, conn: Connection | None, p: ModesParams) -> Modes:
 
 class WaitParams(Params):
     submission_id: str
-    timeout: float = 600.0
+    timeout: Annotated[float, msgspec.Meta(ge=0, le=3600)] = 600.0  # seconds, 0 to 3600 (wait longer in slices)
 
 
 @TABLE.method("session.wait", WaitParams)
