@@ -107,8 +107,13 @@ def test_m2_a_virtual_model_no_longer_registered_falls_back_to_the_last_physical
         assert await _turn(runtime, deps, session, "second") == "completed"
         assert len(smart.requests) == 2
         assert cheap.requests == []
-        last = (await deps.owner.call(lambda s: s.path(session.id)))[-1]
+        path = await deps.owner.call(lambda s: s.path(session.id))
+        last = path[-1]
         assert (last.data["provider"], last.data["model"]) == ("smart", "v2")
+        notes = [e.text for e in path if e.kind == EntryKind.NOTICE]
+        assert len(notes) == 1  # the user is told, once
+        assert "no longer registered" in notes[0]
+        assert "smart/v2" in notes[0]
         await runtime.aclose()
         await deps.owner.aclose()
 

@@ -35,6 +35,7 @@ from anyy.domain.entries import (
     EntryKind,
     InnerCall,
     NewEntry,
+    NoticeData,
     QuestionData,
     ToolCallData,
     ToolResultData,
@@ -44,6 +45,7 @@ from anyy.domain.errors import AnyyError
 from anyy.domain.events import (
     EntriesAppended,
     ExecutionStateChanged,
+    Notice,
     QueueChanged,
     RetryWaiting,
     TextDeltaEvent,
@@ -125,7 +127,8 @@ class ExecutionRun:
         self.state = "running"
         self.partial_text = ""  # what the model has streamed so far in this pass (for clients that join late)
         self.finished = asyncio.Event()  # set once the execution settled (the actor is done with it)
-        self.queue_was_empty = False  # nothing was pending when it completed: the actor need not look again
+        self.queue_was_empty = False
+        self._fallback_noted = False  # nothing was pending when it completed: the actor need not look again
         self._awaiting: asyncio.Task[Any] | None = None
         self._retry_wait: asyncio.Task[Any] | None = None
         self._compactor = Compactor(deps)
@@ -279,6 +282,7 @@ class ExecutionRun:
             ):
                 context = await self._store(lambda s: s.context(self.session_id))
             provider_name, model = self.deps.models.resolve(session.provider, session.model, context.last_model)
+            await self._note_fallback(session, context.last_model)
             request = ModelRequest(
                 model=model,
                 system=self.deps.system_prompt(session),
@@ -308,6 +312,22 @@ class ExecutionRun:
                     return await self._finish_stopped()
                 continue
             return await self._after_response(result, provider_name, model, tools)
+
+    async def _note_fallback(self, session: Session, last_model: tuple[str, str] | None) -> None:
+        """Say once per execution when a virtual model is gone and the last response's model is used (M2)."""
+        explain = getattr(self.deps.models, "resolution", None)
+        if self._fallback_noted or explain is None:
+            return
+        found = explain(session.provider, session.model, last_model)
+        note = getattr(found, "note", "") if getattr(found, "fallback", False) else ""
+        if not note:
+            return
+        self._fallback_noted = True
+        text = note[0].upper() + note[1:] + "."
+        self.deps.bus.publish(Notice(session_id=self.session_id, level="info", text=text))
+        entry = NewEntry(kind=EntryKind.NOTICE, text=text, data=NoticeData(level="info"))
+        appended = await self._store(lambda s: s.append_entries(self.session_id, [entry]))
+        self._appended([e.id for e in appended])
 
     async def _stream(self, provider_name: str, request: ModelRequest, result: StreamResult) -> None:
         provider = self.deps.models.provider(provider_name)
