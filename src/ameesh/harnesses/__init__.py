@@ -99,6 +99,20 @@ async def play(harness: Harness, request: TurnRequest) -> TurnResult:
     return result
 
 
+def claude_style_flags(request: TurnRequest) -> list[str]:
+    """Session, model and effort flags as Claude Code takes them (and the fake harness, which copies it):
+    ``--session-id`` creates the session on its first turn, ``--resume`` continues it; model and effort
+    are passed on every turn because a resumed session does not keep them."""
+    flags: list[str] = []
+    if request.session_id:
+        flags += ["--session-id" if request.new_session else "--resume", request.session_id]
+    if request.model:
+        flags += ["--model", request.model]
+    if request.effort:
+        flags += ["--effort", request.effort]
+    return flags
+
+
 def tail(text: str, limit: int = 400) -> str:
     text = text.strip()
     return text if len(text) <= limit else "…" + text[-limit:]

@@ -16,7 +16,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from ameesh.harnesses import TurnRequest, TurnResult, tail
+from ameesh.harnesses import TurnRequest, TurnResult, claude_style_flags, tail
 
 
 def config_dir() -> Path:
@@ -67,14 +67,10 @@ class ClaudeHarness:
         return transcript_path(session_id, cwd).exists()
 
     def command(self, request: TurnRequest) -> list[str]:
-        argv = [self.binary, "-p", request.prompt, "--output-format", "stream-json", "--verbose"]
-        if request.session_id:
-            argv += ["--session-id" if request.new_session else "--resume", request.session_id]
-        if request.model:
-            argv += ["--model", request.model]
-        if request.effort:
-            argv += ["--effort", request.effort]
-        return argv
+        return [
+            *[self.binary, "-p", request.prompt, "--output-format", "stream-json", "--verbose"],
+            *claude_style_flags(request),
+        ]
 
     def environment(self) -> dict[str, str]:
         return {}

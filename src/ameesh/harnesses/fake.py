@@ -9,7 +9,7 @@ import uuid
 from pathlib import Path
 
 from ameesh import paths
-from ameesh.harnesses import TurnRequest, TurnResult, tail
+from ameesh.harnesses import TurnRequest, TurnResult, claude_style_flags, tail
 
 
 def fake_home() -> Path:
@@ -27,14 +27,10 @@ class FakeHarness:
         return (fake_home() / "sessions" / f"{session_id}.json").exists()
 
     def command(self, request: TurnRequest) -> list[str]:
-        argv = [sys.executable, "-m", "ameesh.harnesses.fakeprog", "-p", request.prompt]
-        if request.session_id:
-            argv += ["--session-id" if request.new_session else "--resume", request.session_id]
-        if request.model:
-            argv += ["--model", request.model]
-        if request.effort:
-            argv += ["--effort", request.effort]
-        return argv
+        return [
+            *[sys.executable, "-m", "ameesh.harnesses.fakeprog", "-p", request.prompt],
+            *claude_style_flags(request),
+        ]
 
     def environment(self) -> dict[str, str]:
         return {"FAKE_HARNESS_HOME": str(fake_home())}
