@@ -68,7 +68,12 @@ class ClaudeHarness:
 
     def command(self, request: TurnRequest) -> list[str]:
         return [
-            *[self.binary, "-p", request.prompt, "--output-format", "stream-json", "--verbose"],
+            self.binary,
+            "-p",
+            request.prompt,
+            "--output-format",
+            "stream-json",
+            "--verbose",
             *claude_style_flags(request),
         ]
 

@@ -28,7 +28,11 @@ class FakeHarness:
 
     def command(self, request: TurnRequest) -> list[str]:
         return [
-            *[sys.executable, "-m", "ameesh.harnesses.fakeprog", "-p", request.prompt],
+            sys.executable,
+            "-m",
+            "ameesh.harnesses.fakeprog",
+            "-p",
+            request.prompt,
             *claude_style_flags(request),
         ]
 
