@@ -24,18 +24,39 @@ class SessionRef(Params):
     session_id: str
 
 
+class WaitingQuestion(msgspec.Struct, kw_only=True):
+    """A question the model asked (ask_user) that suspends an execution until it is answered."""
+
+    execution_id: str
+    entry_id: int
+    question: str
+
+
 class SessionView(msgspec.Struct, kw_only=True):
     session: Session
     running_execution: str | None  # the execution running now, if any: what a stop would capture
     live_text: str  # what the model has streamed so far in the running pass
+    waiting_question: WaitingQuestion | None = None  # set while an execution waits for an answer
+
+
+def _waiting_question(store: Any, session_id: str) -> WaitingQuestion | None:
+    suspended = [e for e in store.list_executions(session_id, active_only=True) if e.state == "suspended"]
+    if not suspended:
+        return None
+    recent = store.history(session_id, limit=200)
+    question = next((e for e in recent.items if e.kind == EntryKind.QUESTION), None)
+    if question is None:
+        return None
+    return WaitingQuestion(execution_id=suspended[-1].id, entry_id=question.id, question=question.text)
 
 
 async def _view(gw: Gateway, session_id: str) -> SessionView:
-    session = await gw.store(lambda s: s.get_session(session_id))
+    session, waiting = await gw.store(lambda s: (s.get_session(session_id), _waiting_question(s, session_id)))
     return SessionView(
         session=session,
         running_execution=gw.runtime.running_execution(session_id),
         live_text=gw.runtime.live_text(session_id),
+        waiting_question=waiting,
     )
 
 
@@ -57,7 +78,8 @@ async def create(gw: Gateway, conn: Connection | None, p: CreateParams) -> Sessi
 
 @TABLE.method("session.get", SessionRef)
 async def get(gw: Gateway, conn: Connection | None, p: SessionRef) -> SessionView:
-    """A session's settings, its head, and the execution running now (if any) with its streamed text."""
+    """A session's settings, its head, the execution running now (if any) with its streamed text, and
+    the question an execution waits on (if any), so a client opening the session can offer the answer."""
     return await _view(gw, p.session_id)
 
 

@@ -1,0 +1,33 @@
+"""A question the model asked, seen by a client that opens the session later (T2 over RPC)."""
+
+from __future__ import annotations
+
+from anyy.domain.model_io import ToolCallEvent
+from tests.gateway.live import LiveGateway, is_state
+
+
+def test_t2_session_get_reports_the_question_a_suspended_execution_waits_on(gateway: LiveGateway) -> None:
+    with gateway.ws() as client:
+        session_id = client.call("session.create")["id"]
+        assert client.call("session.get", {"session_id": session_id})["waiting_question"] is None
+        gateway.model.enqueue(
+            [ToolCallEvent(call_id="q1", name="ask_user", arguments={"question": "Which branch?"})], "On main, then."
+        )
+        sent = client.call("session.send", {"session_id": session_id, "text": "deploy it"})
+        waited = client.call("session.wait", {"submission_id": sent["id"], "timeout": 30})
+        assert waited["state"] == "suspended"
+    # A second client, opening the session afterwards, learns what to answer and to which execution.
+    with gateway.ws() as late:
+        late.call("events.subscribe", {"session_id": session_id})
+        view = late.call("session.get", {"session_id": session_id})
+        question = view["waiting_question"]
+        assert question is not None
+        assert question["question"] == "Which branch?"
+        history = late.call("session.history", {"session_id": session_id})["items"]
+        assert question["entry_id"] == next(e["id"] for e in history if e["kind"] == "question")
+        late.call(
+            "session.answer", {"session_id": session_id, "execution_id": question["execution_id"], "text": "main"}
+        )
+        late.event(is_state("completed", question["execution_id"]))
+        assert late.call("session.wait", {"submission_id": sent["id"], "timeout": 0})["state"] == "completed"
+        assert late.call("session.get", {"session_id": session_id})["waiting_question"] is None
