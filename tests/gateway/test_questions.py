@@ -1,4 +1,4 @@
-"""A question the model asked, seen by a client that opens the session later (T2 over RPC)."""
+"""A question the model asked, seen by a client that opens the session later (A2 over RPC) and the context fill a status line shows."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from anyy.domain.model_io import ToolCallEvent
 from tests.gateway.live import LiveGateway, is_state
 
 
-def test_t2_session_get_reports_the_question_a_suspended_execution_waits_on(gateway: LiveGateway) -> None:
+def test_a2_session_get_reports_the_question_a_suspended_execution_waits_on(gateway: LiveGateway) -> None:
     with gateway.ws() as client:
         session_id = client.call("session.create")["id"]
         assert client.call("session.get", {"session_id": session_id})["waiting_question"] is None
@@ -31,3 +31,19 @@ def test_t2_session_get_reports_the_question_a_suspended_execution_waits_on(gate
         late.event(is_state("completed", question["execution_id"]))
         assert late.call("session.wait", {"submission_id": sent["id"], "timeout": 0})["state"] == "completed"
         assert late.call("session.get", {"session_id": session_id})["waiting_question"] is None
+
+
+def test_status_line_session_get_reports_the_context_of_the_last_response_and_the_budget(gateway: LiveGateway) -> None:
+    with gateway.ws() as client:
+        session_id = client.call("session.create")["id"]
+        fresh = client.call("session.get", {"session_id": session_id})
+        assert fresh["context_tokens"] is None
+        assert fresh["context_budget"] == 100_000
+        gateway.model.enqueue("Hello there.")
+        sent = client.call("session.send", {"session_id": session_id, "text": "hello"})
+        assert client.call("session.wait", {"submission_id": sent["id"], "timeout": 30})["state"] == "completed"
+        history = client.call("session.history", {"session_id": session_id})["items"]
+        usage = next(e["data"]["usage"] for e in history if e["kind"] == "assistant")
+        expected = sum(usage.get(key, 0) for key in ("input", "cache_read", "cache_write"))
+        assert expected > 0
+        assert client.call("session.get", {"session_id": session_id})["context_tokens"] == expected

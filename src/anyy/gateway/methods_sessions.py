@@ -37,26 +37,35 @@ class SessionView(msgspec.Struct, kw_only=True):
     running_execution: str | None  # the execution running now, if any: what a stop would capture
     live_text: str  # what the model has streamed so far in the running pass
     waiting_question: WaitingQuestion | None = None  # set while an execution waits for an answer
+    context_tokens: int | None = None  # what the model re-read for the last response on this path
+    context_budget: int = 0  # the profile's compaction budget: past it, older entries are summarised
 
 
-def _waiting_question(store: Any, session_id: str) -> WaitingQuestion | None:
+def _recent_state(store: Any, session_id: str) -> tuple[WaitingQuestion | None, int | None]:
+    """The question a suspended execution waits on, and the context size of the last response."""
+    recent = store.history(session_id, limit=200).items
+    tokens = None
+    for entry in recent:
+        usage = entry.data.get("usage") if entry.kind == EntryKind.ASSISTANT else None
+        if isinstance(usage, dict):
+            tokens = sum(int(usage.get(key, 0)) for key in ("input", "cache_read", "cache_write"))
+            break
     suspended = [e for e in store.list_executions(session_id, active_only=True) if e.state == "suspended"]
-    if not suspended:
-        return None
-    recent = store.history(session_id, limit=200)
-    question = next((e for e in recent.items if e.kind == EntryKind.QUESTION), None)
+    question = next((e for e in recent if e.kind == EntryKind.QUESTION), None) if suspended else None
     if question is None:
-        return None
-    return WaitingQuestion(execution_id=suspended[-1].id, entry_id=question.id, question=question.text)
+        return None, tokens
+    return WaitingQuestion(execution_id=suspended[-1].id, entry_id=question.id, question=question.text), tokens
 
 
 async def _view(gw: Gateway, session_id: str) -> SessionView:
-    session, waiting = await gw.store(lambda s: (s.get_session(session_id), _waiting_question(s, session_id)))
+    session, (waiting, tokens) = await gw.store(lambda s: (s.get_session(session_id), _recent_state(s, session_id)))
     return SessionView(
         session=session,
         running_execution=gw.runtime.running_execution(session_id),
         live_text=gw.runtime.live_text(session_id),
         waiting_question=waiting,
+        context_tokens=tokens,
+        context_budget=gw.runtime.deps.settings.budget_tokens,
     )
 
 
