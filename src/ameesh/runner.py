@@ -11,6 +11,10 @@ turns, never during one. A rotation goes through four durable steps recorded in 
 
 A crash between two steps resumes at the recorded one. A failed or empty summary changes nothing but the
 thread (the agent keeps its session until the next try).
+
+A runner that dies mid-turn loses nothing: the message stays in the inbox, a session id the harness
+announced during the turn is already on record, and the harness process it left running is ended before
+the agent's next turn resumes the same session (:mod:`ameesh.leftovers`).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ameesh import canon, harnesses, paths, worktrees
+from ameesh import canon, harnesses, leftovers, paths, worktrees
 from ameesh.canon import Canon
 from ameesh.harnesses import Harness, TurnRequest, TurnResult
 from ameesh.registry import Registry
@@ -132,15 +136,20 @@ class Runner:
         message = self.reg.next_message(name)
         if message is None:
             return True
+        left = leftovers.end_leftover(self.root, name)
+        if left is not None:
+            self.reg.note(
+                name, "recovered", f"a turn left running by a stopped runner (process group {left}) was ended"
+            )
+        harness = self.harness_for(agent["harness"], paths.agent_dir(self.root, name))
         workdir = Path(agent["workdir"])
         if not workdir.is_dir():
-            moved = worktrees.relocate(self.reg, agent)  # H9: adopted, or an alert says why not
+            moved = worktrees.relocate(self.reg, agent, harness)  # H9: adopted, or an alert says why not
             if moved is None:
                 return False
             agent, workdir = self.reg.agent(name), moved
         self.canons[name] = canon.for_agent(agent)  # read at every turn: a change applies at the next one
         settings = self.canons[name].effective(agent)
-        harness = self.harness_for(agent["harness"], paths.agent_dir(self.root, name))
         if agent["rotation_state"] in {"due", "summarised", "written"}:
             await self.rotate(name, harness, settings)
             agent = self.reg.agent(name)
@@ -177,18 +186,44 @@ class Runner:
             effort=settings["effort"],
             timeout=self.canons[name].threshold("turn_timeout"),
         )
-        result = await harnesses.play(harness, request)
+        opening_lot = lot if lot is not None else message["lot"]
+
+        def announced(new_sid: str) -> None:  # saved at once: a runner dying now still resumes this session
+            nonlocal sid
+            self._replace(name, sid, new_sid, opening_lot)
+            sid = new_sid
+
+        result = await self._play(name, harness, request, on_session=announced)
         if result.session_id and result.session_id != sid:
-            if sid:
-                with self.reg.tx():
-                    self.reg.close_session(name, sid, "replaced by the harness")
-                    self.reg.note(name, "session", f"the harness answered with session {result.session_id}")
-            self._open(name, result.session_id, lot if lot is not None else message["lot"])
+            self._replace(name, sid, result.session_id, opening_lot)
             sid = result.session_id
         self._finish(name, message, sid, prompt, result)
         if result.ok and sid:
             await self._after_turn(name, harness, settings, sid, result)
         return True
+
+    async def _play(
+        self,
+        name: str,
+        harness: Harness,
+        request: TurnRequest,
+        on_session: Callable[[str], None] | None = None,
+    ) -> TurnResult:
+        """One turn, its process group on record while it runs (so that a leftover can be ended)."""
+        try:
+            return await harnesses.play(
+                harness, request, on_start=lambda pid: leftovers.record(self.root, name, pid), on_session=on_session
+            )
+        finally:
+            leftovers.clear(self.root, name)
+
+    def _replace(self, name: str, old: str | None, new: str, lot: str | None) -> None:
+        """The harness chose or changed the session id: the new one becomes the agent's session."""
+        if old:
+            with self.reg.tx():
+                self.reg.close_session(name, old, "replaced by the harness")
+                self.reg.note(name, "session", f"the harness answered with session {new}")
+        self._open(name, new, lot)
 
     def _open(self, name: str, sid: str, lot: str | None) -> None:
         with self.reg.tx():
@@ -264,7 +299,8 @@ class Runner:
             self.reg.update_agent(name, rotation_state=None, rotation_reason=None)
             return False
         if state == "due":
-            result = await harnesses.play(
+            result = await self._play(
+                name,
                 harness,
                 TurnRequest(
                     prompt=SUMMARY_PROMPT,

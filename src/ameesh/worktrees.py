@@ -3,19 +3,19 @@
 When an agent's directory is gone, the directories under ``AMEESH_WORKTREE_ROOTS`` (colon-separated) are
 searched to a bounded depth for working trees whose git identity (common repository directory and branch)
 is the one recorded at registration. A unique candidate that no other agent works in is adopted: the
-registry is updated and the thread says so; for Claude Code, whose transcripts are keyed by directory, the
-agent's transcripts are copied to the new directory's project folder so that ``--resume`` works from there.
-No candidate, several, or one that is another agent's: an alert, nothing adopted.
+registry is updated, the thread says so, and the harness makes its sessions resumable from the new place
+(``Harness.follow_move``: Claude Code keys transcripts by directory, pi refuses a session whose recorded
+directory is gone). No candidate, several, or one that is another agent's: an alert, nothing adopted.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 from ameesh.gitid import git_identity
+from ameesh.harnesses import Harness
 from ameesh.registry import Registry
 
 MAX_DEPTH = 4
@@ -58,7 +58,7 @@ def candidates(common_dir: str, branch: str | None, search: list[Path]) -> list[
     return list(seen)
 
 
-def relocate(reg: Registry, agent: dict[str, Any]) -> Path | None:
+def relocate(reg: Registry, agent: dict[str, Any], harness: Harness) -> Path | None:
     """Adopt the agent's moved working directory; None (with an alert) when there is no unique free one."""
     name, old = agent["name"], Path(agent["workdir"])
     common, branch = agent["git_common_dir"], agent["git_branch"]
@@ -82,12 +82,10 @@ def relocate(reg: Registry, agent: dict[str, Any]) -> Path | None:
         reg.alert(name, "workdir_missing", f"the working directory {old} is gone; candidates {why}: {said}")
         return None
     new = free[0]
-    moved = []
-    if agent["harness"] == "claude":
-        moved = copy_claude_transcripts(old, new)
+    followed = harness.follow_move(old, new)
     with reg.tx():
         reg.update_agent(name, workdir=str(new))
-        extra = f" ({len(moved)} Claude Code transcript(s) copied there)" if moved else ""
+        extra = f" ({followed})" if followed else ""
         reg.note(name, "relocated", f"working directory moved: {old} → {new}{extra}", session_id=agent["session_id"])
         reg.conn.execute(
             "UPDATE alerts SET cleared_at = strftime('%s','now') WHERE agent = ? AND kind = 'workdir_missing'"
@@ -95,21 +93,3 @@ def relocate(reg: Registry, agent: dict[str, Any]) -> Path | None:
             (name,),
         )
     return new
-
-
-def copy_claude_transcripts(old: Path, new: Path) -> list[Path]:
-    """Copy Claude Code's transcripts of ``old`` into ``new``'s project folder (existing files are kept)."""
-    from ameesh.harnesses.claude import transcript_path
-
-    source = transcript_path("x", old).parent
-    target = transcript_path("x", new).parent
-    if not source.is_dir():
-        return []
-    copied = []
-    for path in sorted(source.glob("*.jsonl")):
-        destination = target / path.name
-        if not destination.exists():
-            target.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, destination)
-            copied.append(destination)
-    return copied

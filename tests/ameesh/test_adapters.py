@@ -29,7 +29,9 @@ def _through_fake(adapter: Harness, request: TurnRequest) -> TurnResult:
         new_session_id = adapter.new_session_id
         session_exists = adapter.session_exists
         parse = adapter.parse
+        session_in = adapter.session_in
         attach_command = adapter.attach_command
+        follow_move = adapter.follow_move
 
         def command(self, request: TurnRequest) -> list[str]:
             return FakeHarness().command(request)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shlex
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ameesh import paths, worktrees
-from ameesh.harnesses.claude import transcript_path
+from ameesh.harnesses.claude import ClaudeHarness, transcript_path
 from tests.ameesh.conftest import Ameesh
 
 
@@ -170,7 +168,7 @@ def test_h9_claude_transcripts_follow_the_adopted_worktree(
     git(repo, "worktree", "move", str(trees / "wt"), str(trees / "wt2"))
     with ameesh.registry() as reg:
         reg.update_agent("cc", session_id="S1")
-        new = worktrees.relocate(reg, reg.agent("cc"))
+        new = worktrees.relocate(reg, reg.agent("cc"), ClaudeHarness())
     assert new == (trees / "wt2").resolve()
     assert transcript_path("S1", new).read_text(encoding="utf-8") == '{"type":"user"}\n'
 
@@ -183,6 +181,15 @@ def _children(pid: int) -> list[int]:
     for task in Path(f"/proc/{pid}/task").iterdir():
         found += [int(c) for c in (task / "children").read_text(encoding="utf-8").split()]
     return found
+
+
+def _running(pid: int) -> bool:
+    """The process exists and is not a zombie (this machine's init may be slow to reap orphans)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii")
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
 
 
 def test_h2_a_runner_killed_mid_turn_is_restarted_on_the_same_session(ameesh: Ameesh) -> None:
@@ -207,11 +214,15 @@ def test_h2_a_runner_killed_mid_turn_is_restarted_on_the_same_session(ameesh: Am
         runner.kill()
         runner.wait(timeout=30)
     assert harness_pids
-    for pid in harness_pids:  # the harness ran in its own process group: end it as a crash would leave it
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pid, signal.SIGKILL)
+    (harness,) = harness_pids  # in its own process group: the runner's death left it running, still hanging
+    assert _running(harness)
     assert ameesh.json("status")["waiting"] == 1
     ameesh("run")
+    # The restarted runner ended the leftover before resuming the session (it would have gone on writing).
+    assert not _running(harness)
+    assert any(
+        f"process group {harness}" in i["text"] for i in ameesh.json("thread", "bob") if i["kind"] == "recovered"
+    )
     assert ameesh.json("show", "bob")["session_id"] == sid
     last = ameesh.calls()[-1]
     assert last["resume"] == sid

@@ -1,10 +1,14 @@
-"""A fake model server on loopback: OpenAI Chat Completions and Anthropic Messages, both streamed (SSE).
+"""A fake model server on loopback: OpenAI Chat Completions, OpenAI Responses and Anthropic Messages, all
+streamed (SSE).
 
-The real SDKs talk to it over real HTTP, so the adapters are tested with their actual parsers, timeouts
-and connection handling. Each request takes the next scripted reply from one queue, whichever API it
-uses; a reply is written in neutral terms (:class:`Reply`, :class:`ErrorReply`) and rendered in the
-wire format of the endpoint that received it. Every request is recorded (:class:`Received`) with its
-JSON body and whether the client went away before the answer was complete.
+The real SDKs, and the real harness CLIs (Claude Code, Codex, pi), talk to it over real HTTP, so they are
+tested with their actual parsers, timeouts and connection handling. Each request takes the next scripted
+reply from one queue, whichever API it uses, or, when the queue is empty and the server has a
+``responder``, the reply that function computes from the request (the harness tests answer from the
+conversation they receive). A reply is written in neutral terms (:class:`Reply`, :class:`ErrorReply`,
+in :mod:`tests.fakes.wire`) and rendered in the wire format of the endpoint that received it. Every
+request is recorded (:class:`Received`) with its JSON body and whether the client went away before the
+answer was complete; ``wait_for`` blocks until a recorded request matches.
 
 The server runs uvicorn in a thread of its own, on a socket bound to 127.0.0.1 port 0 before the thread
 starts, so it accepts connections at once; ``start`` still waits until uvicorn reports it is serving.
@@ -13,10 +17,9 @@ starts, so it accepts connections at once; ``start`` still waits until uvicorn r
 from __future__ import annotations
 
 import collections
-import json
 import socket
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,60 +32,17 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from anyy.providers.gates import Flag
+from tests.fakes.wire import (
+    ErrorReply,
+    Reply,
+    ToolCall,
+    anthropic_events,
+    openai_events,
+    responses_events,
+    sse,
+)
 
-
-@dataclass
-class ToolCall:
-    """A tool call to stream; ``raw_arguments`` replaces the JSON of ``arguments`` (to send broken JSON)."""
-
-    name: str
-    arguments: dict[str, Any]
-    call_id: str = ""
-    raw_arguments: str | None = None
-
-    @property
-    def json(self) -> str:
-        return self.raw_arguments if self.raw_arguments is not None else json.dumps(self.arguments)
-
-
-@dataclass
-class Reply:
-    """A streamed answer. ``text`` pieces become one delta each; ``finish`` is the wire's own word
-    (default: tool_calls/tool_use when there are calls, else stop/end_turn).
-
-    Faults, counted in wire events (SSE messages) from the start of the stream:
-    ``hold_at``: wait there until ``hold`` is set (tests of cancellation); ``cut_at``: drop the connection
-    there without ending the body; ``end_at``: end the body there cleanly, leaving out the rest (no finish,
-    no ``[DONE]``); ``error_at``: send the API's in-stream error event there, then end.
-    """
-
-    text: Sequence[str] = ()
-    thinking: Sequence[str] = ()
-    tool_calls: Sequence[ToolCall] = ()
-    input_tokens: int = 11
-    output_tokens: int = 7
-    cache_read: int = 0
-    cache_write: int = 0
-    usage: bool = True
-    finish: str | None = None
-    hold_at: int | None = None
-    hold: Flag = field(default_factory=Flag)
-    cut_at: int | None = None
-    end_at: int | None = None
-    error_at: int | None = None
-    error_type: str = "overloaded_error"
-    error_message: str = "Overloaded"
-
-
-@dataclass
-class ErrorReply:
-    """An HTTP error answer, rendered as the API's JSON error body."""
-
-    status: int
-    message: str
-    type: str = "invalid_request_error"
-    code: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
+__all__ = ["ErrorReply", "FakeModelServer", "Received", "Reply", "Responder", "ToolCall"]
 
 
 @dataclass
@@ -97,9 +57,14 @@ class _Cut(Exception):
     """Raised inside the app to make uvicorn drop the connection mid-body."""
 
 
+Responder = Callable[["Received"], Reply | ErrorReply]
+
+
 class FakeModelServer:
-    def __init__(self) -> None:
+    def __init__(self, responder: Responder | None = None) -> None:
+        self.responder = responder
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
         self._replies: collections.deque[Reply | ErrorReply] = collections.deque()
         self._received: list[Received] = []
         self._holds: list[Flag] = []
@@ -111,6 +76,7 @@ class FakeModelServer:
             routes=[
                 Route("/v1/chat/completions", self._openai, methods=["POST"]),
                 Route("/v1/messages", self._anthropic, methods=["POST"]),
+                Route("/v1/responses", self._responses, methods=["POST"]),
             ]
         )
         config = uvicorn.Config(app, http="h11", lifespan="off", log_level="critical", access_log=False)
@@ -157,6 +123,19 @@ class FakeModelServer:
         with self._lock:
             return list(self._received)
 
+    def wait_for(self, match: Callable[[Received], bool], timeout: float = 30.0) -> Received:
+        """The first recorded request that ``match`` accepts, waiting for it up to ``timeout`` seconds."""
+        with self._arrived:
+            found: list[Received] = []
+
+            def seen() -> bool:
+                found[:] = [r for r in self._received if match(r)][:1]
+                return bool(found)
+
+            if not self._arrived.wait_for(seen, timeout):
+                raise TimeoutError(f"no matching request reached the fake model server within {timeout:g} s")
+            return found[0]
+
     @property
     def pending(self) -> int:
         with self._lock:
@@ -168,6 +147,12 @@ class FakeModelServer:
         with self._lock:
             self._received.append(received)
             reply = self._replies.popleft() if self._replies else None
+            self._arrived.notify_all()
+        if reply is None and self.responder is not None:
+            reply = self.responder(received)
+            if isinstance(reply, Reply):
+                with self._lock:
+                    self._holds.append(reply.hold)
         if reply is None:
             reply = ErrorReply(500, "fake model server: no reply was scripted for this request", type="api_error")
         return received, reply
@@ -177,14 +162,21 @@ class FakeModelServer:
         if isinstance(reply, ErrorReply):
             error = {"message": reply.message, "type": reply.type, "param": None, "code": reply.code}
             return JSONResponse({"error": error}, status_code=reply.status, headers=reply.headers)
-        return _SSE(list(_openai_events(reply, received.body.get("model", ""))), reply, received)
+        return _SSE(list(openai_events(reply, received.body.get("model", ""))), reply, received)
 
     async def _anthropic(self, request: Request) -> Response:
         received, reply = await self._take(request)
         if isinstance(reply, ErrorReply):
             error = {"type": reply.type, "message": reply.message}
             return JSONResponse({"type": "error", "error": error}, status_code=reply.status, headers=reply.headers)
-        return _SSE(list(_anthropic_events(reply, received.body.get("model", ""))), reply, received)
+        return _SSE(list(anthropic_events(reply, received.body.get("model", ""))), reply, received)
+
+    async def _responses(self, request: Request) -> Response:
+        received, reply = await self._take(request)
+        if isinstance(reply, ErrorReply):
+            error = {"message": reply.message, "type": reply.type, "param": None, "code": reply.code}
+            return JSONResponse({"error": error}, status_code=reply.status, headers=reply.headers)
+        return _SSE(list(responses_events(reply, received.body.get("model", ""))), reply, received)
 
 
 class _Server(uvicorn.Server):
@@ -240,111 +232,8 @@ class _SSE(Response):
     def _error_event(self, scope: Scope) -> bytes:
         error = {"type": self.reply.error_type, "message": self.reply.error_message}
         if scope["path"].endswith("/messages"):
-            return _sse({"type": "error", "error": error}, event="error")
-        return _sse({"error": error})
-
-
-def _sse(data: dict[str, Any] | str, event: str | None = None) -> bytes:
-    text = data if isinstance(data, str) else json.dumps(data)
-    head = f"event: {event}\n" if event else ""
-    return f"{head}data: {text}\n\n".encode()
-
-
-def _pieces(text: str, size: int = 5) -> list[str]:
-    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
-
-
-def _openai_events(reply: Reply, model: str) -> Iterator[bytes]:
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-        choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        return _sse(
-            {
-                "id": "chatcmpl-fake",
-                "object": "chat.completion.chunk",
-                "created": 0,
-                "model": model,
-                "choices": [choice],
-            }
-        )
-
-    yield chunk({"role": "assistant", "content": ""})
-    for piece in reply.thinking:
-        yield chunk({"reasoning_content": piece})
-    for piece in reply.text:
-        yield chunk({"content": piece})
-    for index, call in enumerate(reply.tool_calls):
-        call_id = call.call_id or f"call_{index}"
-        head = {"index": index, "id": call_id, "type": "function", "function": {"name": call.name, "arguments": ""}}
-        yield chunk({"tool_calls": [head]})
-        for piece in _pieces(call.json):
-            yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-    yield chunk({}, reply.finish or ("tool_calls" if reply.tool_calls else "stop"))
-    if reply.usage:
-        usage = {
-            "prompt_tokens": reply.input_tokens + reply.cache_read,
-            "completion_tokens": reply.output_tokens,
-            "total_tokens": reply.input_tokens + reply.cache_read + reply.output_tokens,
-            "prompt_tokens_details": {"cached_tokens": reply.cache_read},
-        }
-        yield _sse(
-            {
-                "id": "chatcmpl-fake",
-                "object": "chat.completion.chunk",
-                "created": 0,
-                "model": model,
-                "choices": [],
-                "usage": usage,
-            }
-        )
-    yield _sse("[DONE]")
-
-
-def _anthropic_events(reply: Reply, model: str) -> Iterator[bytes]:
-    def event(name: str, **data: Any) -> bytes:
-        return _sse({"type": name, **data}, event=name)
-
-    usage = {
-        "input_tokens": reply.input_tokens,
-        "output_tokens": 1,
-        "cache_read_input_tokens": reply.cache_read,
-        "cache_creation_input_tokens": reply.cache_write,
-    }
-    message: dict[str, Any] = {
-        "id": "msg_fake",
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": usage,
-    }
-    yield event("message_start", message=message)
-    index = 0
-    if reply.thinking:
-        yield event(
-            "content_block_start", index=index, content_block={"type": "thinking", "thinking": "", "signature": ""}
-        )
-        for piece in reply.thinking:
-            yield event("content_block_delta", index=index, delta={"type": "thinking_delta", "thinking": piece})
-        yield event("content_block_delta", index=index, delta={"type": "signature_delta", "signature": "sig"})
-        yield event("content_block_stop", index=index)
-        index += 1
-    if reply.text:
-        yield event("content_block_start", index=index, content_block={"type": "text", "text": ""})
-        yield _sse({"type": "ping"}, event="ping")
-        for piece in reply.text:
-            yield event("content_block_delta", index=index, delta={"type": "text_delta", "text": piece})
-        yield event("content_block_stop", index=index)
-        index += 1
-    for number, call in enumerate(reply.tool_calls):
-        block = {"type": "tool_use", "id": call.call_id or f"toolu_{number}", "name": call.name, "input": {}}
-        yield event("content_block_start", index=index, content_block=block)
-        for piece in _pieces(call.json):
-            yield event("content_block_delta", index=index, delta={"type": "input_json_delta", "partial_json": piece})
-        yield event("content_block_stop", index=index)
-        index += 1
-    stop = reply.finish or ("tool_use" if reply.tool_calls else "end_turn")
-    delta_usage = {"output_tokens": reply.output_tokens} if reply.usage else {"output_tokens": 0}
-    yield event("message_delta", delta={"stop_reason": stop, "stop_sequence": None}, usage=delta_usage)
-    yield event("message_stop")
+            return sse({"type": "error", "error": error}, event="error")
+        if scope["path"].endswith("/responses"):
+            failed = {"id": "resp_fake", "object": "response", "status": "failed", "error": error, "output": []}
+            return sse({"type": "response.failed", "response": failed}, event="response.failed")
+        return sse({"error": error})

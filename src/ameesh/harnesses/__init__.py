@@ -1,7 +1,9 @@
 """Harness adapters: one interface over Claude Code, Codex CLI, pi, anyy and our scripted fake.
 
-A turn is one run of the harness's command line under a timeout, in its own process group (killed whole on
-timeout), judged by what it printed — not only by its exit code.
+A turn is one run of the harness's command line under a timeout counted from the moment its process
+starts, in its own process group (killed whole on timeout), judged by what it printed — not only by its
+exit code. Its output is read as it comes: a session id the harness announces (Codex's ``thread.started``)
+is handed to the caller at once, so it is on record before the turn ends, even if the runner dies then.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import contextlib
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -54,14 +57,31 @@ class Harness(Protocol):
 
     def environment(self) -> dict[str, str]: ...
 
+    def session_in(self, line: str) -> str | None:
+        """The session id an output line announces, if any (read while the turn runs)."""
+
     def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult: ...
 
     def attach_command(self, session_id: str, cwd: Path) -> list[str]:
         """The command that opens ``session_id`` interactively (H3)."""
 
+    def follow_move(self, old: Path, new: Path) -> str:
+        """Make the sessions kept for working directory ``old`` resumable from ``new`` (H9); a note for
+        the thread saying what was done, or ``""``."""
 
-async def play(harness: Harness, request: TurnRequest) -> TurnResult:
-    """Run one turn of ``harness`` under ``request.timeout``; never raises for the harness's failures."""
+
+async def play(
+    harness: Harness,
+    request: TurnRequest,
+    *,
+    on_start: Callable[[int], None] | None = None,
+    on_session: Callable[[str], None] | None = None,
+) -> TurnResult:
+    """Run one turn of ``harness`` under ``request.timeout``; never raises for the harness's failures.
+
+    ``on_start(pid)`` is called once the process runs (its pid is also its process group), and
+    ``on_session(id)`` as soon as the output announces a session id other than the request's.
+    """
     import asyncio  # here, not at the top: the fake harness program imports this package and starts 3x faster
 
     started = time.monotonic()
@@ -78,8 +98,32 @@ async def play(harness: Harness, request: TurnRequest) -> TurnResult:
         )
     except OSError as exc:
         return TurnResult("failed", error=f"cannot start {harness.name}: {exc}", duration=time.monotonic() - started)
+    if on_start is not None:
+        on_start(proc.pid)
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    stdout, stderr = proc.stdout, proc.stderr
+
+    async def read_stdout() -> bytes:
+        chunks: list[bytes] = []
+        pending = b""  # the start of a line not yet complete, while a session id may still be announced
+        announced = on_session is None
+        while chunk := await stdout.read(65536):
+            chunks.append(chunk)
+            if announced:
+                continue
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                sid = harness.session_in(line.decode("utf-8", "replace"))
+                if sid and sid != request.session_id and on_session is not None:
+                    on_session(sid)
+                    announced = True
+                    break
+        return b"".join(chunks)
+
+    reading = asyncio.gather(read_stdout(), stderr.read(), proc.wait())
     try:
-        out, err = await asyncio.wait_for(proc.communicate(), request.timeout)
+        out, err, _ = await asyncio.wait_for(reading, max(0.0, request.timeout - (time.monotonic() - started)))
     except (TimeoutError, asyncio.CancelledError) as exc:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)

@@ -43,6 +43,9 @@ class AnyyHarness:
     def environment(self) -> dict[str, str]:
         return {}
 
+    def session_in(self, line: str) -> str | None:
+        return None  # anyy prints its JSON record (with the session id) at the end of the turn
+
     def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult:
         record: dict[str, Any] | None = None
         for line in stdout.splitlines() or [stdout]:
@@ -78,6 +81,9 @@ class AnyyHarness:
             usage={"passes": passes} if passes is not None else {},
             context_tokens=None,
         )
+
+    def follow_move(self, old: Path, new: Path) -> str:
+        return ""  # anyy's sessions are the Gateway's, not a directory's
 
     def attach_command(self, session_id: str, cwd: Path) -> list[str]:
         return [self.binary, "--resume", session_id]

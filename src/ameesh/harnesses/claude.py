@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import uuid
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,9 @@ class ClaudeHarness:
     def environment(self) -> dict[str, str]:
         return {}
 
+    def session_in(self, line: str) -> str | None:
+        return None  # ameesh chose the id (--session-id); a different one only matters in the result
+
     def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult:
         lines = stdout.splitlines()
         result: dict[str, Any] | None = None
@@ -110,6 +114,22 @@ class ClaudeHarness:
         return TurnResult(
             "ok", session_id=sid, text=text, usage=usage if isinstance(usage, dict) else {}, context_tokens=context
         )
+
+    def follow_move(self, old: Path, new: Path) -> str:
+        """Copy the transcripts of ``old`` into ``new``'s project folder (existing files are kept): Claude
+        Code finds a session only under the directory it runs in."""
+        source = transcript_path("x", old).parent
+        target = transcript_path("x", new).parent
+        if not source.is_dir():
+            return ""
+        copied = 0
+        for path in sorted(source.glob("*.jsonl")):
+            destination = target / path.name
+            if not destination.exists():
+                target.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, destination)
+                copied += 1
+        return f"{copied} Claude Code transcript(s) copied there" if copied else ""
 
     def attach_command(self, session_id: str, cwd: Path) -> list[str]:
         return [self.binary, "--resume", session_id]

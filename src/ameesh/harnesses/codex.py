@@ -88,6 +88,14 @@ class CodexHarness:
     def environment(self) -> dict[str, str]:
         return {}
 
+    def session_in(self, line: str) -> str | None:
+        """``thread.started`` carries the thread id Codex chose: the first line of a new thread."""
+        if '"thread.started"' not in line:
+            return None
+        event = _events(line)
+        thread = event[0].get("thread_id") if event else None
+        return thread if isinstance(thread, str) and thread else None
+
     def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult:
         sid = request.session_id
         texts: list[str] = []
@@ -125,6 +133,9 @@ class CodexHarness:
         if context is None and isinstance(usage.get("input_tokens"), int):
             context = usage["input_tokens"]
         return TurnResult("ok", session_id=sid, text=texts[-1] if texts else "", usage=usage, context_tokens=context)
+
+    def follow_move(self, old: Path, new: Path) -> str:
+        return ""  # Codex resumes a thread by id from any directory
 
     def attach_command(self, session_id: str, cwd: Path) -> list[str]:
         return [self.binary, "resume", session_id]

@@ -39,6 +39,9 @@ class FakeHarness:
     def environment(self) -> dict[str, str]:
         return {"FAKE_HARNESS_HOME": str(fake_home())}
 
+    def session_in(self, line: str) -> str | None:
+        return None
+
     def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult:
         obj = None
         for line in stdout.splitlines():
@@ -61,6 +64,9 @@ class FakeHarness:
             usage=obj.get("usage") or {},
             context_tokens=context if isinstance(context, int) else None,
         )
+
+    def follow_move(self, old: Path, new: Path) -> str:
+        return ""  # the fake harness keys nothing by directory
 
     def attach_command(self, session_id: str, cwd: Path) -> list[str]:
         return [sys.executable, "-m", "ameesh.harnesses.fakeprog", "-p", "", "--resume", session_id]

@@ -5,8 +5,10 @@ ameesh owns the session *file*: the session id ameesh records is a name it choos
 and resumes it afterwards (a bare id from another directory would ask an interactive question). The first
 output line is ``{"type":"session","id":…}`` (pi's own id, kept in the usage). pi exits 0 on an API error:
 a turn whose last assistant message has ``stopReason: "error"`` is failed whatever the exit code. The
-context re-read is that message's ``usage`` (input + cacheRead + cacheWrite). The command is
-``AMEESH_PI_BIN`` (default ``pi``).
+context re-read is that message's ``usage`` (input + cacheRead + cacheWrite). A session file records its
+working directory in its header line and pi refuses to resume it once that directory is gone ("Stored
+session working directory does not exist"): when ameesh adopts a moved worktree, the headers are
+rewritten to the new place. The command is ``AMEESH_PI_BIN`` (default ``pi``).
 """
 
 from __future__ import annotations
@@ -70,6 +72,9 @@ class PiHarness:
     def environment(self) -> dict[str, str]:
         return {}
 
+    def session_in(self, line: str) -> str | None:
+        return None  # ameesh owns the session file: its name is the id
+
     def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult:
         pi_id: str | None = None
         last: dict[str, Any] | None = None
@@ -108,6 +113,24 @@ class PiHarness:
             usage={**(usage if isinstance(usage, dict) else {}), "pi_session_id": pi_id},
             context_tokens=_context(usage),
         )
+
+    def follow_move(self, old: Path, new: Path) -> str:
+        """Point the session files recorded in ``old`` at ``new`` (their header's ``cwd``), atomically."""
+        moved = 0
+        for path in sorted(self.sessions_dir.glob("*.jsonl")) if self.sessions_dir.is_dir() else []:
+            head, newline, rest = path.read_text(encoding="utf-8").partition("\n")
+            try:
+                header = json.loads(head)
+            except ValueError:
+                continue
+            if not isinstance(header, dict) or header.get("type") != "session" or header.get("cwd") != str(old):
+                continue
+            header["cwd"] = str(new)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(header, ensure_ascii=False) + newline + rest, encoding="utf-8")
+            os.replace(tmp, path)
+            moved += 1
+        return f"{moved} pi session file(s) pointed there" if moved else ""
 
     def attach_command(self, session_id: str, cwd: Path) -> list[str]:
         return [self.binary, "--session", str(self.session_path(session_id))]

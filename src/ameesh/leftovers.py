@@ -1,0 +1,93 @@
+"""Harness processes left running by a runner that died mid-turn.
+
+Each turn's process is started in a process group of its own (its pid is the group id), so a runner killed
+mid-turn leaves it running: it would go on writing into the session while the next runner resumes that
+same session. The runner therefore records the group of the turn it plays (``AMEESH_HOME/agents/NAME/
+turn.json``: pid and the process's start time) and removes the record when the turn ends; before an
+agent's next turn, a record still there names a leftover, which is ended (SIGKILL to the whole group).
+
+A pid can be reused: the record is trusted only while the group's leader has the recorded start time, or,
+once the leader is gone, while other members of its group live (Linux does not hand out a pid that is still
+some group's id).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+from ameesh import paths
+
+
+def _record_path(root: Path, name: str) -> Path:
+    return paths.agent_dir(root, name) / "turn.json"
+
+
+def _start_time(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot (``/proc/PID/stat`` field 22), or None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
+
+
+def _leader_gone(pid: int) -> bool:
+    """The process has exited (reaped, or a zombie waiting for its new parent to reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return True
+    return stat[stat.rfind(")") + 2 :][:1] == "Z"
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def record(root: Path, name: str, pid: int) -> None:
+    """Note that the agent's turn runs in process group ``pid``."""
+    path = _record_path(root, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"pid": pid, "start": _start_time(pid)}) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def clear(root: Path, name: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        _record_path(root, name).unlink()
+
+
+def end_leftover(root: Path, name: str, wait: float = 10.0) -> int | None:
+    """End the process group of a turn a dead runner left running; its id, or None if there was none."""
+    path = _record_path(root, name)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        pid, start = int(data["pid"]), data.get("start")
+    except (OSError, ValueError, KeyError, TypeError):
+        clear(root, name)
+        return None
+    leader_start = _start_time(pid)
+    ours = (leader_start is not None and leader_start == start) or (leader_start is None and _group_alive(pid))
+    if not ours or pid <= 1:
+        clear(root, name)
+        return None
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+    deadline = time.monotonic() + wait
+    while not _leader_gone(pid) and time.monotonic() < deadline:  # a SIGKILL takes effect soon, not at once
+        time.sleep(0.01)
+    clear(root, name)
+    return pid
