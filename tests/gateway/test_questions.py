@@ -1,4 +1,5 @@
-"""A question the model asked, seen by a client that opens the session later (A2 over RPC) and the context fill a status line shows."""
+"""What session.get tells a client that opens a session late: the question an execution waits on (A2)
+and the context fill a status line shows."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The real harness CLIs (Claude Code, Codex CLI, pi at the versions pinned in scripts/setup-harnesses),
-each pointed at our fake model server on 127.0.0.1 and isolated in the test's own directories.
+each pointed at our fake model server on 127.0.0.1 and isolated in the test's own directories
+(tests/fakes/harness_env.py).
 
 ``scripts/setup-harnesses`` (which .ci/run calls) installs them once per machine and prints where; without
 them (no npm, no registry) these tests skip, naming the reason.
@@ -7,8 +8,6 @@ them (no npm, no registry) these tests skip, naming the reason.
 
 from __future__ import annotations
 
-import functools
-import json
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,26 +16,11 @@ from pathlib import Path
 import pytest
 
 from tests.ameesh.conftest import Ameesh
+from tests.fakes.harness_env import HARNESSES, MODELS, harness_bin, harness_env
 from tests.fakes.harness_replies import ConversationResponder, user_prompts
 from tests.fakes.model_server import FakeModelServer, Received
 
-ROOT = Path(__file__).resolve().parents[3]
-HARNESSES = ("claude", "codex", "pi")
-MODELS = {"claude": "claude-fake-model", "codex": "fake-model", "pi": "fake/fake-model"}
 TURN_TIMEOUT = "180"  # a generous bound for a loaded 2-core machine; a turn here takes 1-4 s
-
-
-@functools.cache
-def harness_bin() -> Path | None:
-    """Where the pinned CLIs are (the setup script is idempotent: ~1 s when they are installed)."""
-    done = subprocess.run(
-        ["bash", str(ROOT / "scripts" / "setup-harnesses")], capture_output=True, text=True, check=False
-    )
-    lines = done.stdout.strip().splitlines()
-    if done.returncode != 0 or not lines:
-        return None
-    directory = Path(lines[-1]) / "node_modules" / ".bin"
-    return directory if all((directory / name).exists() for name in HARNESSES) else None
 
 
 @dataclass
@@ -77,44 +61,11 @@ def real(request: pytest.FixtureRequest, ameesh: Ameesh, tmp_path: Path) -> Iter
     responder = ConversationResponder(tokens_per_prompt=1000)
     server = FakeModelServer(responder)
     server.start()
-    env = ameesh.monkeypatch.setenv
     home = tmp_path / "user-home"
     home.mkdir()
-    env("HOME", str(home))
-    env("AMEESH_SESSION_TURN_TIMEOUT", TURN_TIMEOUT)
-    if name == "claude":
-        env("AMEESH_CLAUDE_BIN", str(bin_dir / "claude"))
-        env("ANTHROPIC_BASE_URL", server.anthropic_url)
-        env("ANTHROPIC_API_KEY", "sk-ant-test-key")
-        env("CLAUDE_CONFIG_DIR", str(home / ".claude"))
-        for var in ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_TELEMETRY", "DISABLE_AUTOUPDATER"):
-            env(var, "1")
-        env("DISABLE_ERROR_REPORTING", "1")
-        env("CLAUDE_CODE_MAX_RETRIES", "1")
-    elif name == "codex":
-        codex_home = home / ".codex"
-        codex_home.mkdir()
-        (codex_home / "config.toml").write_text(
-            'model_provider = "fake"\n'
-            f'model = "{MODELS["codex"]}"\n'
-            "[model_providers.fake]\n"
-            'name = "fake"\n'
-            f'base_url = "{server.openai_url}"\n'
-            'env_key = "FAKE_MODEL_API_KEY"\n'
-            'wire_api = "responses"\n',
-            encoding="utf-8",
-        )
-        env("AMEESH_CODEX_BIN", str(bin_dir / "codex"))
-        env("CODEX_HOME", str(codex_home))
-        env("FAKE_MODEL_API_KEY", "sk-test-key")
-    else:
-        agent_dir = home / ".pi" / "agent"
-        agent_dir.mkdir(parents=True)
-        provider = {"baseUrl": server.openai_url, "api": "openai-completions", "apiKey": "sk-test-key"}
-        models = {"providers": {"fake": {**provider, "models": [{"id": MODELS["pi"].split("/")[1]}]}}}
-        (agent_dir / "models.json").write_text(json.dumps(models), encoding="utf-8")
-        env("AMEESH_PI_BIN", str(bin_dir / "pi"))
-        env("PI_CODING_AGENT_DIR", str(agent_dir))
+    for var, value in harness_env(name, server, home, bin_dir).items():
+        ameesh.monkeypatch.setenv(var, value)
+    ameesh.monkeypatch.setenv("AMEESH_SESSION_TURN_TIMEOUT", TURN_TIMEOUT)
     trees = tmp_path / "trees"
     workdir = trees / "main"
     workdir.mkdir(parents=True)
