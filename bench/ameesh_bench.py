@@ -1,6 +1,7 @@
 """Benchmark of ameesh's own cost per turn and of 50 agents at once, with the scripted fake harness.
 
     .venv/bin/python -m bench.ameesh_bench [--turns 50] [--agents 50] [--cli-turns 20] [--slow-seconds 3]
+        [--real-turns 10]
 
 In a temporary AMEESH_HOME (and FAKE_HARNESS_HOME under it):
 1. ``--turns`` turns of one agent through the runner that ``ameesh run`` uses (``Registry.send`` then
@@ -14,8 +15,10 @@ In a temporary AMEESH_HOME (and FAKE_HARNESS_HOME under it):
    same with one agent scripted to hang (``FAKE_HARNESS_SCRIPT`` rule ``hang``) and a canon of its own with
    ``turn_timeout = --slow-seconds``: the other agents' turns must all end long before the slow one
    (target: the slowest fast agent ends in less than half the slow turn's time).
-3. The real harnesses: whether ``claude``, ``codex`` and ``pi`` (or AMEESH_*_BIN) are installed. The
-   comparison against a real one is left for when the project installs them (npm script).
+3. The real harnesses (Claude Code, Codex CLI, pi at the pinned versions of scripts/setup-harnesses),
+   each against the fake model server of the tests (tests/fakes): ``--real-turns`` turns of one agent
+   through the runner interleaved with as many direct calls of the same CLI (same argv and environment) on a
+   session of its own that grows alike; overhead = pairwise difference, median and p90.
 
 Nothing is warmed up: every turn starts its harness process from scratch, as ``ameesh run`` does.
 """
@@ -26,7 +29,6 @@ import argparse
 import asyncio
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -36,7 +38,7 @@ import uuid
 from pathlib import Path
 
 from ameesh import paths
-from ameesh.harnesses import TurnRequest
+from ameesh.harnesses import Harness, TurnRequest, TurnResult
 from ameesh.harnesses.fake import FakeHarness
 from ameesh.registry import Registry
 from ameesh.runner import Runner
@@ -195,17 +197,80 @@ def crowd(tmp: Path, label: str, agents: int, slow_seconds: float | None) -> tup
 # -- 3. real harnesses --------------------------------------------------------------------------------------
 
 
-def real_harnesses() -> list[str]:
-    lines = []
-    for name, var, default in (
-        ("Claude Code", "AMEESH_CLAUDE_BIN", "claude"),
-        ("Codex", "AMEESH_CODEX_BIN", "codex"),
-        ("pi", "AMEESH_PI_BIN", "pi"),
-    ):
-        binary = os.environ.get(var) or default
-        found = shutil.which(binary)
-        lines.append(f"  {name:<12} {binary!r}: " + (f"installed at {found}" if found else "not installed"))
-    return lines
+async def _direct_real(harness: Harness, request: TurnRequest) -> tuple[float, TurnResult]:
+    """One turn of a real harness called directly: its argv and environment, started, waited for, judged."""
+    began = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(
+        *harness.command(request),
+        cwd=request.cwd,
+        env={**os.environ, **harness.environment()},
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    out, err = await proc.communicate()
+    elapsed = time.perf_counter() - began
+    result = harness.parse(request, proc.returncode or 0, out.decode(), err.decode())
+    if not result.ok:
+        raise SystemExit(f"direct {harness.name} turn failed: {result.error}")
+    return elapsed * 1000, result
+
+
+def real_overhead(tmp: Path, name: str, turns: int, bin_dir: Path) -> tuple[list[float], list[float]]:
+    """``turns`` turns of one agent on the real harness ``name`` through the runner, interleaved with as many
+    direct calls of the same harness on a session of their own (growing alike), against the fake model
+    server; the harness's own start-up (Node.js, 0.7-3 s) dominates both."""
+    from tests.fakes.harness_env import MODELS, harness_env
+    from tests.fakes.harness_replies import ConversationResponder
+    from tests.fakes.model_server import FakeModelServer
+
+    from ameesh import harnesses
+
+    server = FakeModelServer(ConversationResponder())
+    server.start()
+    saved = dict(os.environ)
+    try:
+        base = tmp / f"real-{name}"
+        home, work, user = base / "ameesh", base / "work", base / "user"
+        work.mkdir(parents=True)
+        user.mkdir()
+        subprocess.run(["git", "init", "-q", str(work)], check=True)
+        os.environ.update(harness_env(name, server, user, bin_dir))
+        _use_home(home)
+        ours: list[float] = []
+        direct: list[float] = []
+        with Registry(paths.registry_path(home)) as reg:
+            reg.add_agent(name, harness=name, role="build", workdir=str(work), git_common_dir=None, git_branch=None)
+            reg.update_agent(name, model=MODELS[name], session_policy="jamais")
+            harness = harnesses.get(name, base / "direct-state")
+            sid = harness.new_session_id()
+            for turn in range(turns):
+                prompt = f"turn {turn}: a prompt of an ordinary length, asking for the next step of the work"
+                request = TurnRequest(
+                    prompt=prompt, cwd=work, session_id=sid, new_session=turn == 0, model=MODELS[name]
+                )
+
+                def play_direct(request: TurnRequest = request) -> None:
+                    nonlocal sid
+                    elapsed, result = asyncio.run(_direct_real(harness, request))
+                    direct.append(elapsed)
+                    sid = result.session_id or sid  # Codex chooses its thread id on the first turn
+
+                if turn % 2:
+                    play_direct()
+                    ours.append(_ameesh_turn(reg, home, name, prompt))
+                else:
+                    ours.append(_ameesh_turn(reg, home, name, prompt))
+                    play_direct()
+            last = reg.turns(name)[-1]["result"] or ""
+            if not last.startswith(f"ANSWER {turns}:"):
+                raise SystemExit(f"{name}: the agent did not resume its session: {last!r}")
+        return ours, direct
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        server.stop()
 
 
 # -- report -------------------------------------------------------------------------------------------------
@@ -217,6 +282,7 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=50)
     parser.add_argument("--cli-turns", type=int, default=20)
     parser.add_argument("--slow-seconds", type=float, default=3.0)
+    parser.add_argument("--real-turns", type=int, default=10, help="turns per real harness (0: skip them)")
     args = parser.parse_args()
     for var in ISOLATING_ENV:
         os.environ.pop(var, None)
@@ -266,12 +332,24 @@ def main() -> None:
         )
         print(f"  target: the others all end long before the slow one (< {slow / 2:.2f} s)  {verdict}")
 
-    print("3. real harnesses")
-    print("\n".join(real_harnesses()))
-    print(
-        "  the overhead against a real harness is not measured: it needs the pinned CLIs (npm install script,"
-        " still to come) and the fake model server"
-    )
+    print(f"3. real harnesses, {args.real_turns} turns each against the fake model server (interleaved)")
+    from tests.fakes.harness_env import HARNESSES, harness_bin
+
+    bin_dir = None if args.real_turns == 0 else harness_bin()
+    if bin_dir is None:
+        print("  not measured: the pinned CLIs are not installed (bash scripts/setup-harnesses)")
+        return
+    with tempfile.TemporaryDirectory(prefix="ameesh-bench-real-") as tmp_name:
+        for name in HARNESSES:
+            ours, direct = real_overhead(Path(tmp_name), name, args.real_turns, bin_dir)
+            diffs = [a - d for a, d in zip(ours, direct, strict=True)]
+            verdict = "met" if statistics.median(diffs) <= OVERHEAD_TARGET_MS else "MISSED"
+            print(
+                f"  {name:<7} direct: median {statistics.median(direct):7.1f} ms;"
+                f" through ameesh: median {statistics.median(ours):7.1f} ms;"
+                f" overhead (pairwise): median {statistics.median(diffs):6.1f} ms,"
+                f" p90 {_percentile(diffs, 0.9):6.1f} ms  {verdict}"
+            )
 
 
 if __name__ == "__main__":

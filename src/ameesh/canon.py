@@ -73,13 +73,18 @@ class Canon(msgspec.Struct, forbid_unknown_fields=True):
     path: str | None = None
 
     def effective(self, agent: dict[str, Any]) -> dict[str, Any]:
-        """The settings a turn of ``agent`` runs with: its own, else its role's default, else the canon's."""
+        """The settings a turn of ``agent`` runs with: its own, else its role's default, else the canon's.
+
+        Session policy, when none of those sets it (H4, H6): an orchestrator keeps one long session rotated
+        only when it grows (``taille``); build and review agents take ``AMEESH_SESSION_POLICY``, else
+        ``par-lot`` (a fresh session per lot)."""
         role = self.roles.get(agent["role"], Settings())
         out: dict[str, Any] = {}
         for key in ("model", "effort", "tier", "session_policy"):
             out[key] = agent.get(key) or getattr(role, key) or getattr(self.defaults, key)
         if not out["session_policy"]:
-            out["session_policy"] = os.environ.get("AMEESH_SESSION_POLICY") or "par-lot"
+            fallback = os.environ.get("AMEESH_SESSION_POLICY") or "par-lot"
+            out["session_policy"] = "taille" if agent["role"] == "orchestrator" else fallback
         return out
 
     def check(self, role: str, settings: dict[str, Any]) -> None:

@@ -113,6 +113,46 @@ def test_h6_par_lot_opens_a_fresh_session_when_the_lot_changes(ameesh: Ameesh) -
     assert ameesh.calls()[-1]["prompt"].startswith("Resume summary of your previous session:\n\nSUMMARY of lot A")
 
 
+def test_h4_build_and_review_agents_open_a_fresh_session_per_lot(ameesh: Ameesh) -> None:
+    ameesh.script({"match": "resume summary", "answer": "SUMMARY: state, scope, rules, known defects"})
+    ameesh.add("bob", "--role", "build")
+    ameesh.add("rev", "--role", "review")
+    for name in ("bob", "rev"):
+        ameesh("send", name, "--lot", "L1", "work on L1")
+        ameesh("send", name, "--lot", "L1", "fix the review of L1")  # reviews and fixes stay in the lot's session
+        ameesh("send", name, "--lot", "L2", "work on L2")
+    ameesh("run")
+    for name in ("bob", "rev"):
+        one, two = ameesh.json("sessions", name)
+        assert (one["lot"], two["lot"]) == ("L1", "L2")
+        assert one["close_reason"] == "lot L1 → L2"
+    opening = [c["prompt"] for c in ameesh.calls() if c["prompt"].endswith("work on L2")]
+    assert len(opening) == 2
+    assert all(p.startswith("Resume summary of your previous session:\n\nSUMMARY: state, scope") for p in opening)
+
+
+def test_h4_orchestrators_keep_one_long_session_rotated_only_when_it_grows(ameesh: Ameesh) -> None:
+    ameesh.monkeypatch.setenv("AMEESH_SESSION_POLICY", "par-lot")  # the default of build and review agents
+    ameesh.add("orc", "--role", "orchestrator")
+    shown = ameesh.json("show", "orc")
+    assert (shown["settings"]["session_policy"], shown["effective"]["session_policy"]) == (None, "taille")
+    for lot in ("L1", "L2", "L3"):
+        ameesh("send", "orc", "--lot", lot, f"plan {lot}")
+    ameesh("run")
+    (only,) = ameesh.json("sessions", "orc")  # lots come and go: one long session
+    assert only["closed_at"] is None
+    ameesh.monkeypatch.setenv("AMEESH_SESSION_MAX_TOKENS", "10")
+    ameesh("send", "orc", "--lot", "L4", "plan L4")
+    ameesh("send", "orc", "--lot", "L4", "go on")
+    ameesh("run")
+    old, new = ameesh.json("sessions", "orc")  # …rotated with a resume summary when it grows
+    assert "tokens" in old["close_reason"]
+    assert new["closed_at"] is None
+    # Its written state outlives the session: the thread keeps every prompt and answer of the old one.
+    prompts = [i["text"] for i in ameesh.json("thread", "orc") if i["kind"] == "prompt"]
+    assert prompts == ["plan L1", "plan L2", "plan L3", "plan L4", "go on"]
+
+
 def test_h6_taille_and_jamais_keep_the_session_across_lots(ameesh: Ameesh) -> None:
     for name, policy in (("orc", "taille"), ("bob", "jamais")):
         ameesh.add(name)
