@@ -172,7 +172,10 @@ def send(name: str, text: str, lot: str | None) -> None:
 @click.option("--watch", is_flag=True, help="Keep running and play new messages as they come.")
 @click.option("--poll", type=float, default=1.0, show_default=True, help="Seconds between looks with --watch.")
 def run(watch: bool, poll: float) -> None:
-    """Play the inbox: one turn at a time per agent, all agents at once, until it is empty."""
+    """Play the inbox: one turn at a time per agent, all agents at once, until it is empty.
+
+    Exit status: 0 when every message was played; 3 when an agent is blocked (an alert says why; its
+    messages wait); 4 when a message failed for good after its attempts (alert harness_failing)."""
     import asyncio  # here: every other command starts ~30 ms sooner without it
 
     from ameesh.runner import Runner
@@ -183,10 +186,13 @@ def run(watch: bool, poll: float) -> None:
             report = asyncio.run(runner.run(watch=watch, poll=poll))
         except KeyboardInterrupt:
             sys.exit(130)
-    click.echo(f"{report.turns} turns played, {report.failed} failed")
+    click.echo(f"{report.turns} turns played, {report.failed} failed attempts")
     if report.blocked:
         click.echo(f"blocked (see ameesh alerts): {', '.join(report.blocked)}", err=True)
         sys.exit(3)
+    if report.given_up:
+        click.echo(f"{report.given_up} message(s) failed for good (see ameesh alerts and ameesh thread)", err=True)
+        sys.exit(4)
 
 
 @main.command()

@@ -46,7 +46,8 @@ def with_summary(summary: str, text: str) -> str:
 @dataclass
 class RunReport:
     turns: int = 0
-    failed: int = 0
+    failed: int = 0  # failed attempts (a message is tried again up to max_attempts)
+    given_up: int = 0  # messages that failed for good
     blocked: list[str] = field(default_factory=list)
 
 
@@ -262,6 +263,7 @@ class Runner:
             )
             self.reg.note(name, "error", f"turn {result.outcome} (attempt {attempts}): {result.error}", session_id=sid)
         if state == "failed":
+            self.report.given_up += 1
             self.reg.alert(
                 name, "harness_failing", f"{attempts} failed attempts at message {message['num']}: {result.error}"
             )

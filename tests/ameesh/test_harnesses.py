@@ -25,7 +25,9 @@ def test_h11_a_hanging_turn_times_out_and_a_failing_harness_raises_an_alert(amee
     ameesh.add("bob")
     ameesh("send", "bob", "slow")
     ameesh("send", "bob", "garbage")
-    ameesh("run")
+    result = ameesh("run", ok=False)
+    assert result.exit_code == 4  # a message failed for good
+    assert "1 message(s) failed for good" in result.output
     turns = ameesh.registry().turns("bob")
     assert [t["outcome"] for t in turns] == ["timeout", "ok", "failed", "failed", "failed"]
     assert "no answer within 3 s" in turns[0]["error"]

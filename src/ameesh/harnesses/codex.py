@@ -61,6 +61,17 @@ def rollout_context(path: Path) -> int | None:
     return found
 
 
+def _api_message(message: str) -> str:
+    """Codex passes an API's error body through as JSON text: its ``error.message`` is what a person reads."""
+    try:
+        body = json.loads(message)
+    except ValueError:
+        return message
+    error = body.get("error") if isinstance(body, dict) else None
+    inner = error.get("message") if isinstance(error, dict) else None
+    return inner if isinstance(inner, str) and inner else message
+
+
 class CodexHarness:
     name = "codex"
 
@@ -112,7 +123,7 @@ class CodexHarness:
             elif kind == "turn.completed":
                 usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
             elif kind == "error":
-                errors.append(str(event.get("message") or "error"))
+                errors.append(_api_message(str(event.get("message") or "error")))
             elif kind == "turn.failed":
                 error = event.get("error")
                 errors.append(str(error.get("message") if isinstance(error, dict) else error or "turn failed"))

@@ -2,8 +2,9 @@
 harness talking to our fake model server on loopback (which answers from the conversation it receives:
 ``ANSWER n: «last prompt» · first: «first prompt»``, see tests/fakes/harness_replies.py).
 
-Each test runs once per harness: five turns on one session (H1), rotation at a low token threshold (H5,
-H8), a lot change under par-lot (H6), a runner killed mid-turn (H2) and a moved worktree (H9).
+Each test runs once per harness: five turns on one session (H1, with the H7 alert), rotation at a low
+token threshold (H5, H8), a lot change under par-lot (H6), a runner killed mid-turn (H2), a moved worktree
+(H9), and a refused model call judged by the output (H11).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pytest
 
 from tests.ameesh.real.conftest import Real, git
 from tests.fakes.harness_replies import SUMMARY_CUE, user_prompts
-from tests.fakes.model_server import Received
+from tests.fakes.model_server import ErrorReply, Received
 
 SUMMARY_PREFIX = "Resume summary of your previous session:"
 
@@ -39,6 +40,7 @@ def wait_until(condition: Callable[[], bool], timeout: float = 60.0) -> None:
 
 
 def test_h1_five_turns_resume_one_session(real: Real) -> None:
+    real.ameesh.monkeypatch.setenv("AMEESH_SESSION_ALERT_TOKENS", "4500")
     real.add("bob", policy="jamais")
     for n in range(1, 6):
         real.ameesh("send", "bob", f"turn {n}: remember PINEAPPLE-{n}")
@@ -57,6 +59,10 @@ def test_h1_five_turns_resume_one_session(real: Real) -> None:
     assert all(c.body.get("model") == real.model.split("/")[-1] for c in calls)
     # The context re-read is the last model call's (1000 tokens a prompt), not a sum over the thread.
     assert sessions[0]["last_context_tokens"] == 5000
+    # H7: the alert watches what the harness re-reads per turn: only the fifth passed 4500.
+    (alert,) = real.ameesh.json("alerts", "bob")
+    assert alert["kind"] == "session_too_big"
+    assert "5000 tokens" in alert["message"]
 
 
 def test_h8_rotation_at_a_low_token_threshold_opens_a_session_on_the_summary(real: Real) -> None:
@@ -178,3 +184,16 @@ def test_h2_a_thread_id_codex_announced_is_on_record_before_the_first_turn_ends(
     assert user_prompts(last.body)[-1] == "turn 1 HOLD: remember PINEAPPLE"
     assert os.path.basename(real.ameesh.json("show", "bob")["workdir"]) == "main"
     assert Path(real.ameesh.json("show", "bob")["workdir"]).is_dir()
+
+
+def test_h11_a_refused_model_call_is_a_failed_turn_whatever_the_exit_status(real: Real) -> None:
+    real.ameesh.monkeypatch.setenv("AMEESH_SESSION_MAX_ATTEMPTS", "1")
+    real.server.responder = lambda received: ErrorReply(400, "fake model server: this request is refused")
+    real.add("bob")
+    real.ameesh("send", "bob", "turn 1")
+    assert real.ameesh("run", ok=False).exit_code == 4  # failed for good (one attempt allowed here)
+    (turn,) = real.ameesh.registry().turns("bob")
+    assert turn["outcome"] == "failed"
+    assert "this request is refused" in turn["error"]  # the API's own words reach the thread
+    assert [a["kind"] for a in real.ameesh.json("alerts", "bob")] == ["harness_failing"]
+    assert real.ameesh.json("status")["waiting"] == 0
