@@ -174,8 +174,9 @@ def send(name: str, text: str, lot: str | None) -> None:
 def run(watch: bool, poll: float) -> None:
     """Play the inbox: one turn at a time per agent, all agents at once, until it is empty.
 
-    Exit status: 0 when every message was played; 3 when an agent is blocked (an alert says why; its
-    messages wait); 4 when a message failed for good after its attempts (alert harness_failing)."""
+    Exit status: 0 when every message was played; 3 when an agent is blocked (an alert says why) or
+    played elsewhere (another runner, ``ameesh attach``): its messages wait; 4 when a message failed for
+    good after its attempts (alert harness_failing)."""
     import asyncio  # here: every other command starts ~30 ms sooner without it
 
     from ameesh.runner import Runner
@@ -187,8 +188,13 @@ def run(watch: bool, poll: float) -> None:
         except KeyboardInterrupt:
             sys.exit(130)
     click.echo(f"{report.turns} turns played, {report.failed} failed attempts")
+    if report.busy:
+        click.echo(
+            f"played elsewhere (another runner or ameesh attach), left waiting: {', '.join(report.busy)}", err=True
+        )
     if report.blocked:
         click.echo(f"blocked (see ameesh alerts): {', '.join(report.blocked)}", err=True)
+    if report.blocked or report.busy:
         sys.exit(3)
     if report.given_up:
         click.echo(f"{report.given_up} message(s) failed for good (see ameesh alerts and ameesh thread)", err=True)
@@ -266,9 +272,14 @@ def status(as_json: bool) -> None:
 @click.argument("name")
 @click.option("--exec", "do_exec", is_flag=True, help="Open the session now instead of printing the command.")
 def attach(name: str, do_exec: bool) -> None:
-    """The command that opens the agent's current session interactively in its harness (H3)."""
+    """The command that opens the agent's current session interactively in its harness (H3).
+
+    With ``--exec`` it runs it, holding the agent meanwhile: a runner leaves the agent's messages waiting
+    until the interactive session ends, and attaching while a runner plays the agent is refused."""
+    import subprocess
+
     from ameesh import harnesses
-    from ameesh.runner import Runner
+    from ameesh.runner import Runner, lock_agent
 
     root = paths.home()
     with opened() as reg:
@@ -286,8 +297,14 @@ def attach(name: str, do_exec: bool) -> None:
         return
     if not workdir.is_dir():
         raise click.ClickException(f"the working directory {workdir} is gone (see ameesh alerts)")
-    os.chdir(workdir)
-    try:
-        os.execvpe(argv[0], argv, {**os.environ, **harness.environment()})  # noqa: S606 - asked for
-    except OSError as exc:
-        raise click.ClickException(f"cannot run {argv[0]}: {exc}") from None
+    with lock_agent(root, name) as locked:  # no runner plays the agent while a person is in its session
+        if not locked:
+            raise click.ClickException(
+                f"agent {name} is being played by a runner (or attached elsewhere): try again when its turn ends"
+            )
+        try:
+            env = {**os.environ, **harness.environment()}
+            done = subprocess.run(argv, cwd=workdir, env=env, check=False)  # noqa: S603 - the harness, asked for
+        except OSError as exc:
+            raise click.ClickException(f"cannot run {argv[0]}: {exc}") from None
+    sys.exit(done.returncode)

@@ -48,7 +48,23 @@ class RunReport:
     turns: int = 0
     failed: int = 0  # failed attempts (a message is tried again up to max_attempts)
     given_up: int = 0  # messages that failed for good
-    blocked: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)  # agents that cannot go on (an alert says why)
+    busy: list[str] = field(default_factory=list)  # agents played elsewhere (another runner, ameesh attach)
+
+
+@contextlib.contextmanager
+def lock_agent(root: Path, name: str) -> Iterator[bool]:
+    """An exclusive lock on the agent (False when a runner or ``ameesh attach`` holds it). The descriptor
+    is not inherited by the processes started meanwhile: the lock ends with its holder."""
+    directory = paths.agent_dir(root, name)
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / "lock", "w", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
 
 
 class Runner:
@@ -70,10 +86,12 @@ class Runner:
         """Play until the inbox is empty (or forever with ``watch``)."""
         tasks: dict[str, asyncio.Task[None]] = {}
         blocked: set[str] = set()
+        busy: set[str] = set()
         while True:
             for name in self.reg.waiting_agents():
-                if name not in tasks and name not in blocked:
-                    tasks[name] = asyncio.create_task(self._agent_loop(name, blocked), name=f"agent {name}")
+                if name not in tasks and name not in blocked and (watch or name not in busy):
+                    task = asyncio.create_task(self._agent_loop(name, blocked, busy), name=f"agent {name}")
+                    tasks[name] = task
             if not tasks and not watch:
                 break
             done, _ = await asyncio.wait(
@@ -86,30 +104,19 @@ class Runner:
                     del tasks[name]
                     task.result()
         self.report.blocked = sorted(blocked)
+        self.report.busy = sorted(busy - blocked)
         return self.report
 
-    async def _agent_loop(self, name: str, blocked: set[str]) -> None:
-        with self._lock(name) as locked:
+    async def _agent_loop(self, name: str, blocked: set[str], busy: set[str]) -> None:
+        with lock_agent(self.root, name) as locked:
             if not locked:
-                blocked.add(name)
+                busy.add(name)  # with --watch, tried again at the next look
                 return
+            busy.discard(name)
             while self.reg.waiting_count(name):
                 if not await self.step(name):
                     blocked.add(name)
                     return
-
-    @contextlib.contextmanager
-    def _lock(self, name: str) -> Iterator[bool]:
-        """An exclusive lock on the agent for this runner (another runner playing it: False)."""
-        directory = paths.agent_dir(self.root, name)
-        directory.mkdir(parents=True, exist_ok=True)
-        with open(directory / "lock", "w", encoding="utf-8") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                yield False
-                return
-            yield True
 
     # -- one turn -------------------------------------------------------------------------------------
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +15,7 @@ import pytest
 
 from ameesh import paths, worktrees
 from ameesh.harnesses.claude import ClaudeHarness, transcript_path
+from ameesh.runner import lock_agent
 from tests.ameesh.conftest import Ameesh
 
 
@@ -64,6 +67,42 @@ def test_h3_attach_prints_and_execs_the_command_that_resumes_the_session(ameesh:
     assert opened["session_id"] == sid
     assert opened["result"].startswith("RESUMED (1 earlier turns)")  # the same conversation, opened again
     assert ameesh.calls()[-1]["cwd"] == str(ameesh.work)
+
+
+def test_h3_attach_and_the_runner_never_play_one_agent_at_once(ameesh: Ameesh) -> None:
+    ameesh.add("bob")
+    ameesh("send", "bob", "first")
+    ameesh("run")
+    # A runner holds bob: attaching is refused, saying why.
+    with lock_agent(ameesh.root, "bob") as locked:
+        assert locked
+        refused = ameesh("attach", "bob", "--exec", ok=False)
+    assert refused.exit_code == 1
+    assert "being played by a runner" in refused.output
+    # A person is in bob's session (the interactive harness hangs here): the runner leaves bob's message waiting.
+    fifo = ameesh.root.parent / "attached.fifo"
+    os.mkfifo(fifo)
+    ameesh.script({"match": "", "times": 1, "notify": str(fifo), "hang": True})
+    attached = subprocess.Popen(
+        [sys.executable, "-c", "from ameesh.cli import main; main()", "attach", "bob", "--exec"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        with open(fifo, encoding="utf-8") as note:
+            assert note.readline() == "started\n"
+        ameesh("send", "bob", "second")
+        busy = ameesh("run", ok=False)
+        assert busy.exit_code == 3
+        assert "played elsewhere (another runner or ameesh attach), left waiting: bob" in busy.output
+        assert ameesh.json("status")["waiting"] == 1
+    finally:
+        interactive = _children(attached.pid)
+        attached.kill()
+        attached.wait(timeout=30)
+        for pid in interactive:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.parametrize(
