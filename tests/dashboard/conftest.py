@@ -9,13 +9,16 @@ ANYY_DASHBOARD_SCREENSHOTS=DIR set, tests that show a main view save it there (d
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Error, Page, expect, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Error, Page, WebSocketRoute, expect, sync_playwright
 
 from anyy.domain.entries import EntryKind, NewEntry
 from tests.gateway.live import LiveGateway
@@ -126,3 +129,63 @@ def seed(live: LiveGateway, title: str, texts: list[str], *, kind: str = "chat")
     ]
     live.run(live.gateway.store(lambda s: s.append_entries(session_id, entries)))
     return session_id
+
+
+class EventValve:
+    """The page's WebSocket to the Gateway, routed through the test (Playwright's ``route_web_socket``,
+    installed before the page loads). Frames pass unchanged, except that the Gateway's *events* can be
+    held back (kept in order) and released: the page then acts on what it last showed, as a page behind
+    a slow connection would, while its calls and their replies go through. The frames the page sent are
+    recorded (:meth:`sent`).
+
+    Routed frames travel only while the test is inside a Playwright call (the sync API dispatches them
+    then): wait for what the page shows with ``expect`` before blocking on anything else.
+    """
+
+    def __init__(self, page: Page) -> None:
+        self.holding = False
+        self.held: list[tuple[WebSocketRoute, str | bytes]] = []  # (the page's side, a frame for it)
+        self.from_page: list[dict[str, Any]] = []
+        page.route_web_socket(re.compile(r"/ws(\?|$)"), self._route)
+
+    def _route(self, page_side: WebSocketRoute) -> None:
+        server = page_side.connect_to_server()
+
+        def to_gateway(message: str | bytes) -> None:
+            with contextlib.suppress(ValueError):
+                frame = json.loads(message)
+                if isinstance(frame, dict):
+                    self.from_page.append(frame)
+            server.send(message)
+
+        def to_page(message: str | bytes) -> None:
+            if self.holding and _is_event(message):
+                self.held.append((page_side, message))
+            else:
+                page_side.send(message)
+
+        page_side.on_message(to_gateway)
+        server.on_message(to_page)
+
+    def hold(self) -> None:
+        """From now on, keep the Gateway's events from the page."""
+        self.holding = True
+
+    def release(self) -> None:
+        """Deliver the held events, in order, and let the next ones through."""
+        self.holding = False
+        held, self.held = self.held, []
+        for page_side, message in held:
+            page_side.send(message)
+
+    def sent(self, method: str) -> list[dict[str, Any]]:
+        """The parameters of each call of ``method`` the page made."""
+        return [frame.get("params") or {} for frame in self.from_page if frame.get("method") == method]
+
+
+def _is_event(message: str | bytes) -> bool:
+    try:
+        frame = json.loads(message)
+    except ValueError:
+        return False
+    return isinstance(frame, dict) and frame.get("method") == "event" and "id" not in frame

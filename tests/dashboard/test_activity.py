@@ -41,6 +41,33 @@ def test_a2_a_question_is_answered_inline_and_the_execution_resumes(dashboard: D
     assert live.model.requests[-1].messages[-1].text == "main"
 
 
+def test_a2_a_session_opened_while_a_question_waits_offers_the_answer(dashboard: Dashboard) -> None:
+    live = dashboard.live
+    session_id = live.call("session.create", {"title": "deploy"})["id"]
+    live.model.enqueue([ToolCallEvent(call_id="q1", name="ask_user", arguments={"question": "Which branch?"})])
+    sent = live.call("session.send", {"session_id": session_id, "text": "deploy it"})
+    assert live.call("session.wait", {"submission_id": sent["id"], "timeout": 5})["state"] == "suspended"
+    waiting = live.call("session.get", {"session_id": session_id})["waiting_question"]
+    assert waiting is not None
+
+    page = dashboard.open(f"session={session_id}")  # loaded after the question was asked: no event to see
+    question = page.locator("#question")
+    expect(question).to_contain_text("The agent asks: Which branch?")
+    expect(question).to_have_attribute("data-execution-id", waiting["execution_id"])
+    expect(page.get_by_label("Answer")).to_be_focused()
+    expect(page.locator("#status")).to_have_text("Waiting for your answer")
+    expect(page.locator("body")).not_to_have_class("busy")
+
+    live.model.enqueue("Deployed from main.")
+    page.get_by_label("Answer").fill("main")
+    question.get_by_role("button", name="Answer").click()
+    expect(question).to_have_count(0)
+    expect(page.locator("#entries .kind-assistant").last).to_have_text("Deployed from main.")
+    assert live.call("session.wait", {"submission_id": sent["id"], "timeout": 5})["state"] == "completed"
+    assert live.model.requests[-1].messages[-1].text == "main"
+    assert live.call("session.get", {"session_id": session_id})["waiting_question"] is None
+
+
 def test_r3_a_retry_shows_its_countdown_and_cancel_retry_ends_only_the_wait(dashboard: Dashboard) -> None:
     live = dashboard.live
     page, session_id = open_new_session(dashboard)

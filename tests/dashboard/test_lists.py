@@ -3,9 +3,10 @@ pages (older ones on scrolling up), rename."""
 
 from __future__ import annotations
 
-from playwright.sync_api import expect
+from playwright.sync_api import Browser, expect
 
 from tests.dashboard.conftest import Dashboard
+from tests.gateway.live import LiveGateway
 
 
 def test_b1_chats_and_background_tabs_page_by_scroll(dashboard: Dashboard) -> None:
@@ -87,3 +88,20 @@ def test_token_is_taken_out_of_the_address(dashboard: Dashboard) -> None:
     page = dashboard.open()
     assert "token" not in page.url
     assert page.evaluate("sessionStorage.getItem('anyy.token')") == dashboard.live.token
+
+
+def test_the_console_check_sees_errors_and_uncaught_exceptions(browser: Browser, live: LiveGateway) -> None:
+    # What the `dashboard` and `other_tab` fixtures assert after every test is empty: it must fill up.
+    board = Dashboard(browser, live)
+    try:
+        page = board.open()
+        assert board.errors == []
+        with page.expect_console_message(lambda message: message.type == "error"):
+            page.evaluate("console.error('boom')")
+        with page.expect_event("pageerror"):
+            page.evaluate("setTimeout(() => { throw new Error('late'); }, 0)")
+        assert board.errors[0] == "boom"
+        assert board.errors[1].startswith("uncaught: ")
+        assert "late" in board.errors[1]
+    finally:
+        board.close()

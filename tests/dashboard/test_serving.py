@@ -4,6 +4,7 @@ weight, the refusal of cross-origin WebSockets, and `anyy dashboard` with the to
 from __future__ import annotations
 
 import http.client
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,11 +47,20 @@ def test_the_dashboard_is_served_at_the_root_with_a_strict_policy(live: LiveGate
     assert headers["referrer-policy"] == "no-referrer"
     assert live.token.encode() not in body
     total = len(body)
-    for name, kind in (("app.js", "text/javascript"), ("style.css", "text/css")):
+    status, headers, app = get(live, "/dashboard/app.js")
+    modules = sorted(set(re.findall(r'^import .* from "\./([a-z]+\.js)";$', app.decode(), re.MULTILINE)))
+    assert modules, "app.js imports its modules"
+    for name in modules:  # each is served, and preloaded by the page
+        assert f'href="/dashboard/{name}"'.encode() in body
+    for name, kind in [("app.js", "text/javascript"), ("style.css", "text/css")] + [
+        (m, "text/javascript") for m in modules
+    ]:
         status, headers, data = get(live, f"/dashboard/{name}")
-        assert status == 200
+        assert status == 200, name
         assert headers["content-type"].startswith(kind)
+        assert "script-src 'self'" in headers["content-security-policy"]
         total += len(data)
+    print(f"page weight: {total} bytes ({', '.join(['index.html', 'app.js', 'style.css', *modules])})")
     assert total <= MAX_PAGE_BYTES, f"the page weighs {total} bytes"
     assert get(live, "/dashboard/secret.txt")[0] == 404
     assert get(live, "/dashboard/..%2fapp.py")[0] == 404

@@ -1,148 +1,13 @@
-// The anyy Dashboard: one ES module, no build step. It speaks the Gateway's JSON-RPC over one WebSocket
-// (docs/api.md), like the CLI and the TUI. The access token arrives in the URL fragment (#token=…, never
-// sent to a server nor in a Referer), is kept in sessionStorage and passed on the WebSocket URL.
-// Model output is untrusted: it is rendered with DOM nodes and text only (see renderMarkdown).
+// The anyy Dashboard: ES modules, no build step. It speaks the Gateway's JSON-RPC over one WebSocket
+// (rpc.js), like the CLI and the TUI. Model output is untrusted: it is rendered with DOM nodes and text
+// only (markdown.js). Token counts are shown by usage.js.
+
+import { renderMarkdown } from "./markdown.js";
+import { CONFLICT, Rpc, fragmentParams, takeToken } from "./rpc.js";
+import { contextLabel, usageLabel, usageOf } from "./usage.js";
 
 const PAGE = 50; // sessions and history entries per page
-const CONFLICT = -32009;
-const TOKEN_KEY = "anyy.token";
 const $ = (id) => document.getElementById(id);
-
-// -- the token ------------------------------------------------------------------------------------
-function fragmentParams() {
-  return new URLSearchParams(location.hash.replace(/^#/, ""));
-}
-
-function takeToken() {
-  const params = fragmentParams();
-  const given = params.get("token");
-  if (given) {
-    sessionStorage.setItem(TOKEN_KEY, given);
-    params.delete("token");
-    const rest = params.toString();
-    history.replaceState(null, "", location.pathname + (rest ? "#" + rest : ""));
-  }
-  return sessionStorage.getItem(TOKEN_KEY);
-}
-
-// -- JSON-RPC over the WebSocket --------------------------------------------------------------------
-class RpcError extends Error {
-  constructor(error) {
-    super(error.message);
-    this.code = error.code;
-  }
-}
-
-class Rpc {
-  constructor(url, onEvent, onClose) {
-    this.nextId = 1;
-    this.pending = new Map();
-    this.onEvent = onEvent;
-    this.ws = new WebSocket(url);
-    this.ready = new Promise((resolve, reject) => {
-      this.ws.addEventListener("open", () => resolve());
-      this.ws.addEventListener("error", () => reject(new Error("cannot reach the Gateway")));
-    });
-    this.ws.addEventListener("message", (message) => this.receive(message.data));
-    this.ws.addEventListener("close", (event) => {
-      for (const { reject } of this.pending.values()) reject(new Error("the connection to the Gateway closed"));
-      this.pending.clear();
-      onClose(event);
-    });
-  }
-
-  receive(data) {
-    const message = JSON.parse(data);
-    if (message.method === "event" && message.id === undefined) {
-      this.onEvent(message.params);
-      return;
-    }
-    const waiter = this.pending.get(message.id);
-    if (!waiter) return;
-    this.pending.delete(message.id);
-    if (message.error) waiter.reject(new RpcError(message.error));
-    else waiter.resolve(message.result);
-  }
-
-  call(method, params = {}) {
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.ws.send(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
-    });
-  }
-}
-
-// -- safe Markdown ----------------------------------------------------------------------------------
-// A small subset, built as DOM nodes from text: paragraphs, fenced code blocks, inline code, **bold**,
-// *italic*, [links](https://…) with http/https only. No model text ever reaches innerHTML.
-const INLINE = /(`[^`\n]+`)|(\*\*[^*\n]+\*\*)|(\*[^*\n]+\*|_[^_\n]+_)|(\[[^\]\n]+\]\([^)\s]+\))/;
-
-function appendInline(parent, text) {
-  let rest = text;
-  while (rest.length > 0) {
-    const match = INLINE.exec(rest);
-    if (!match) {
-      parent.append(document.createTextNode(rest));
-      return;
-    }
-    if (match.index > 0) parent.append(document.createTextNode(rest.slice(0, match.index)));
-    const token = match[0];
-    if (match[1]) {
-      const code = document.createElement("code");
-      code.textContent = token.slice(1, -1);
-      parent.append(code);
-    } else if (match[2]) {
-      const strong = document.createElement("strong");
-      appendInline(strong, token.slice(2, -2));
-      parent.append(strong);
-    } else if (match[3]) {
-      const em = document.createElement("em");
-      appendInline(em, token.slice(1, -1));
-      parent.append(em);
-    } else {
-      const split = token.indexOf("](");
-      const label = token.slice(1, split);
-      const href = token.slice(split + 2, -1);
-      if (/^https?:\/\//i.test(href)) {
-        const a = document.createElement("a");
-        a.href = href;
-        a.rel = "noopener noreferrer";
-        a.target = "_blank";
-        a.textContent = label;
-        parent.append(a);
-      } else {
-        parent.append(document.createTextNode(token));
-      }
-    }
-    rest = rest.slice(match.index + token.length);
-  }
-}
-
-export function renderMarkdown(text) {
-  const fragment = document.createDocumentFragment();
-  const parts = text.split(/^```[^\n]*\n?/m);
-  parts.forEach((part, i) => {
-    if (i % 2 === 1) {
-      const pre = document.createElement("pre");
-      const code = document.createElement("code");
-      code.textContent = part.replace(/\n$/, "");
-      pre.append(code);
-      fragment.append(pre);
-      return;
-    }
-    for (const block of part.split(/\n{2,}/)) {
-      if (!block.trim()) continue;
-      const p = document.createElement("p");
-      block.split("\n").forEach((line, n) => {
-        if (n > 0) p.append(document.createElement("br"));
-        appendInline(p, line);
-      });
-      fragment.append(p);
-    }
-  });
-  return fragment;
-}
 
 // -- state ------------------------------------------------------------------------------------------
 const state = {
@@ -155,12 +20,14 @@ const state = {
   running: null, // the execution the page saw running
   stopped: new Set(), // executions stopped from this page: their late deltas are not shown
   liveText: "",
+  liveEpoch: 0, // changes with the execution shown live (see recorded)
   queue: [],
   editing: new Map(), // submission id -> {text, version} while its edit box is open
   openGeneration: 0,
   retryTimer: null,
   search: { generation: 0, timer: null },
   tools: new Map(), // call id -> its activity line, for the running execution
+  context: { tokens: null, budget: 0 }, // what the last response re-read, and the compaction budget
 };
 
 function banner(text) {
@@ -312,6 +179,9 @@ function entryNode(entry) {
   li.dataset.entryId = String(entry.id);
   if (entry.kind === "assistant") {
     li.append(renderMarkdown(entry.text));
+    // Shown by the style sheet after the text (::after), so the message's own text stays what it was.
+    const usage = usageOf(entry);
+    if (usage) li.dataset.usage = usageLabel(usage);
   } else if (entry.kind === "user") {
     li.textContent = entry.text;
   } else {
@@ -358,6 +228,7 @@ async function loadOlder() {
 async function appendNewEntries(count) {
   // The newest page holds what was just appended; entries already shown are skipped.
   const session = state.session;
+  const epoch = state.liveEpoch;
   const page = await state.rpc.call("session.history", { session_id: session.id, limit: Math.max(count, 1) + 5 });
   if (!state.session || state.session.id !== session.id) return;
   const box = $("messages");
@@ -366,7 +237,11 @@ async function appendNewEntries(count) {
   for (const entry of fresh) {
     state.history.shown.add(entry.id);
     $("entries").append(entryNode(entry));
-    if (entry.kind === "assistant") setLive("");
+    if (entry.kind === "assistant") {
+      recorded(entry.text, epoch);
+      const usage = usageOf(entry);
+      if (usage) setContext(usage.read, state.context.budget);
+    }
   }
   if (follow) scrollToBottom();
 }
@@ -378,7 +253,24 @@ function setLive(text) {
   live.hidden = !text;
 }
 
+function recorded(text, epoch) {
+  // A response's text is now an entry: it leaves the live box. Only that text: by the time the history
+  // arrives, the live box may already show the next pass, or another turn (never wiped with it).
+  if (text && state.liveText.startsWith(text)) setLive(state.liveText.slice(text.length));
+  else if (epoch === state.liveEpoch) setLive(""); // the same execution, some deltas unseen (opened mid-pass)
+}
+
+function setContext(tokens, budget) {
+  state.context = { tokens, budget };
+  const el = $("context");
+  el.textContent = contextLabel(tokens, budget);
+  el.dataset.tokens = tokens === null ? "" : String(tokens);
+  el.dataset.budget = String(budget);
+  el.classList.toggle("full", tokens !== null && budget > 0 && tokens >= 0.8 * budget);
+}
+
 function setRunning(executionId, label) {
+  if (executionId !== state.running) state.liveEpoch++;
   state.running = executionId;
   $("status").textContent = label || (executionId ? "Working… (Escape stops)" : "");
   document.body.classList.toggle("busy", executionId !== null);
@@ -423,13 +315,20 @@ async function openSession(id, entryId = null) {
   $("rename").hidden = false;
   showHeader();
   state.history = { cursor: null, loading: false, shown: new Set() };
+  state.liveEpoch++;
   $("entries").replaceChildren();
   setLive("");
   clearRetry();
   clearTools();
   removeQuestion();
+  setContext(view.context_tokens, view.context_budget);
   setRunning(view.running_execution);
   if (view.running_execution) setLive(view.live_text);
+  const waiting = view.waiting_question; // opened while an execution waits for an answer
+  if (waiting) {
+    setRunning(null, "Waiting for your answer");
+    showQuestion(waiting.execution_id, waiting.question);
+  }
   const page = await rpc.call("session.history", { session_id: id, limit: PAGE });
   if (generation !== state.openGeneration) return;
   const entries = page.items.slice().reverse();
@@ -442,7 +341,9 @@ async function openSession(id, entryId = null) {
   while (state.history.cursor !== null && box.scrollHeight <= box.clientHeight) await loadOlder();
   if (entryId !== null) await showEntry(entryId, generation);
   await refreshQueue();
-  $("editor").focus();
+  if (generation !== state.openGeneration) return;
+  const answer = document.querySelector("#question input");
+  (answer || $("editor")).focus();
 }
 
 function markFirstPage(started, generation) {
@@ -593,14 +494,14 @@ function removeQuestion() {
   if (old) old.remove();
 }
 
-async function lastQuestion(session) {
-  // The question is the newest "question" entry (ask_user records it before suspending).
-  const page = await state.rpc.call("session.history", { session_id: session.id, limit: 10 });
-  const entry = page.items.find((e) => e.kind === "question");
-  return entry ? entry.text : "";
+async function waitingQuestion(session, executionId) {
+  // The question that execution waits on (session.get reports it once the execution is suspended).
+  const view = await state.rpc.call("session.get", { session_id: session.id });
+  const waiting = view.waiting_question;
+  return waiting && waiting.execution_id === executionId ? waiting.question : "";
 }
 
-function showQuestion(executionId) {
+function showQuestion(executionId, question = null) {
   removeQuestion();
   const session = state.session;
   const form = document.createElement("form");
@@ -608,12 +509,14 @@ function showQuestion(executionId) {
   form.dataset.executionId = executionId;
   const asked = document.createElement("p");
   asked.className = "asked";
-  asked.textContent = "The agent asks:";
-  lastQuestion(session)
-    .then((text) => {
-      if (text && state.session === session) asked.textContent = `The agent asks: ${text}`;
-    })
-    .catch(report);
+  asked.textContent = question ? `The agent asks: ${question}` : "The agent asks:";
+  if (!question) {
+    waitingQuestion(session, executionId)
+      .then((text) => {
+        if (text && form.isConnected) asked.textContent = `The agent asks: ${text}`;
+      })
+      .catch(report);
+  }
   const label = document.createElement("span");
   label.textContent = "Your answer: ";
   const input = document.createElement("input");
@@ -797,12 +700,22 @@ async function send() {
 }
 
 function stopDisplayed() {
+  // The stop names the execution on screen: if it ended meanwhile (and another turn started), the Gateway
+  // stops nothing (S1, S6) and the page says so; the later turn's own events show it running.
   const executionId = state.running;
-  if (!executionId || !state.session) return;
+  const session = state.session;
+  if (!executionId || !session) return;
   state.stopped.add(executionId);
   setLive("");
   setRunning(null, "Stopped");
-  state.rpc.call("session.stop", { session_id: state.session.id, execution_id: executionId }).catch(report);
+  state.rpc
+    .call("session.stop", { session_id: session.id, execution_id: executionId })
+    .then((result) => {
+      if (result.stopped || !state.session || state.session.id !== session.id) return;
+      if (state.running === null && $("status").textContent === "Stopped") $("status").textContent = "";
+      notice("That response had already ended: nothing was stopped.");
+    })
+    .catch(report);
 }
 
 // -- model and effort (M1) --------------------------------------------------------------------------

@@ -41,6 +41,9 @@ FORBIDDEN_ORIGIN = 4403
 DASHBOARD_FILES = {
     "index.html": "text/html; charset=utf-8",
     "app.js": "text/javascript; charset=utf-8",
+    "rpc.js": "text/javascript; charset=utf-8",
+    "markdown.js": "text/javascript; charset=utf-8",
+    "usage.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
 }
 DASHBOARD_HEADERS = {

@@ -1,0 +1,71 @@
+// The Dashboard's connection to its Gateway: the access token (it arrives in the URL fragment, #token=…,
+// never sent to a server nor in a Referer; it is kept in the tab's sessionStorage and passed on the
+// WebSocket URL) and JSON-RPC over one WebSocket (docs/api.md), events included.
+
+export const CONFLICT = -32009;
+const TOKEN_KEY = "anyy.token";
+
+// -- the token ------------------------------------------------------------------------------------
+export function fragmentParams() {
+  return new URLSearchParams(location.hash.replace(/^#/, ""));
+}
+
+export function takeToken() {
+  const params = fragmentParams();
+  const given = params.get("token");
+  if (given) {
+    sessionStorage.setItem(TOKEN_KEY, given);
+    params.delete("token");
+    const rest = params.toString();
+    history.replaceState(null, "", location.pathname + (rest ? "#" + rest : ""));
+  }
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+// -- JSON-RPC over the WebSocket --------------------------------------------------------------------
+export class RpcError extends Error {
+  constructor(error) {
+    super(error.message);
+    this.code = error.code;
+  }
+}
+
+export class Rpc {
+  constructor(url, onEvent, onClose) {
+    this.nextId = 1;
+    this.pending = new Map();
+    this.onEvent = onEvent;
+    this.ws = new WebSocket(url);
+    this.ready = new Promise((resolve, reject) => {
+      this.ws.addEventListener("open", () => resolve());
+      this.ws.addEventListener("error", () => reject(new Error("cannot reach the Gateway")));
+    });
+    this.ws.addEventListener("message", (message) => this.receive(message.data));
+    this.ws.addEventListener("close", (event) => {
+      for (const { reject } of this.pending.values()) reject(new Error("the connection to the Gateway closed"));
+      this.pending.clear();
+      onClose(event);
+    });
+  }
+
+  receive(data) {
+    const message = JSON.parse(data);
+    if (message.method === "event" && message.id === undefined) {
+      this.onEvent(message.params);
+      return;
+    }
+    const waiter = this.pending.get(message.id);
+    if (!waiter) return;
+    this.pending.delete(message.id);
+    if (message.error) waiter.reject(new RpcError(message.error));
+    else waiter.resolve(message.result);
+  }
+
+  call(method, params = {}) {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.ws.send(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
+    });
+  }
+}
