@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.sync_api import expect
 
 from anyy.domain.model_io import TextDelta, ToolCallEvent
@@ -68,7 +69,8 @@ def test_a2_a_session_opened_while_a_question_waits_offers_the_answer(dashboard:
     assert live.call("session.get", {"session_id": session_id})["waiting_question"] is None
 
 
-def test_r3_a_retry_shows_its_countdown_and_cancel_retry_ends_only_the_wait(dashboard: Dashboard) -> None:
+@pytest.mark.parametrize("how", ["button", "escape"])
+def test_r3_a_retry_shows_its_countdown_and_cancel_retry_ends_only_the_wait(dashboard: Dashboard, how: str) -> None:
     live = dashboard.live
     page, session_id = open_new_session(dashboard)
     live.model.enqueue(ProviderError("transient", "the model is overloaded", retry_after=30))
@@ -81,7 +83,10 @@ def test_r3_a_retry_shows_its_countdown_and_cancel_retry_ends_only_the_wait(dash
     assert live.call("session.execution", {"session_id": session_id, "execution_id": execution})["state"] == (
         "retry_wait"
     )
-    retry.get_by_role("button", name="Cancel retry").click()
+    if how == "button":
+        retry.get_by_role("button", name="Cancel retry").click()
+    else:  # S4: Escape during a retry wait cancels only the wait
+        page.keyboard.press("Escape")
     expect(retry).to_have_count(0)
     expect(page.locator("body")).not_to_have_class("busy")
     ended = live.call("session.execution", {"session_id": session_id, "execution_id": execution})

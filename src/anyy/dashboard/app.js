@@ -473,6 +473,7 @@ function showRetry(event) {
   const cancel = document.createElement("button");
   cancel.type = "button";
   cancel.textContent = "Cancel retry";
+  cancel.title = "Ends the wait (Escape does the same); pending items stay queued";
   cancel.addEventListener("click", () => {
     state.rpc
       .call("session.retry.cancel", { session_id: event.session_id, execution_id: event.execution_id })
@@ -787,6 +788,11 @@ function wire() {
     if (!$("rename-form").hidden) {
       $("rename-form").hidden = true;
       $("rename").hidden = false;
+      return;
+    }
+    const retry = $("retry");
+    if (retry) {
+      retry.querySelector("button").click(); // during a retry wait, Escape cancels only the wait (S4)
       return;
     }
     stopDisplayed();
