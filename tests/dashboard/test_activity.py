@@ -24,6 +24,7 @@ def test_a2_a_question_is_answered_inline_and_the_execution_resumes(dashboard: D
     question = page.locator("#question")
     expect(question).to_contain_text("The agent asks: Which branch?")
     expect(page.locator("body")).not_to_have_class("busy")
+    expect(page.locator("#status")).to_have_text("Waiting for your answer")  # the same words as on opening
     execution = question.get_attribute("data-execution-id")
     assert execution is not None
     assert live.call("session.execution", {"session_id": session_id, "execution_id": execution})["state"] == (

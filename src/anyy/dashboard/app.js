@@ -443,7 +443,7 @@ function onExecutionState(event) {
       setRunning(event.execution_id);
     }
   } else if (event.state === "suspended") {
-    setRunning(null, event.note || "Waiting for your answer");
+    setRunning(null, "Waiting for your answer");
     showQuestion(event.execution_id);
   } else if (event.execution_id === state.running || state.running === null) {
     setLive("");
