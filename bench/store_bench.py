@@ -99,6 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         big = (store, big[1], big[2])
         store = figure_context(report, work, big, big_count, workdir)
         big = (store, big[1], big[2])
+        if min(sizes) == big_count:  # one size: the small store is the big one, reopened by the figures above
+            small = big
         figure_fork(report, small, big, sizes)
         for store, _, _ in kept.values():
             store.close()
