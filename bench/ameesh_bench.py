@@ -1,7 +1,7 @@
 """Benchmark of ameesh's own cost per turn and of 50 agents at once, with the scripted fake harness.
 
     .venv/bin/python -m bench.ameesh_bench [--turns 50] [--agents 50] [--cli-turns 20] [--slow-seconds 3]
-        [--real-turns 10]
+        [--real-turns 20]
 
 In a temporary AMEESH_HOME (and FAKE_HARNESS_HOME under it):
 1. ``--turns`` turns of one agent through the runner that ``ameesh run`` uses (``Registry.send`` then
@@ -14,7 +14,8 @@ In a temporary AMEESH_HOME (and FAKE_HARNESS_HOME under it):
 2. ``--agents`` agents with one message each played by one ``Runner.run()``: turns per second; then the
    same with one agent scripted to hang (``FAKE_HARNESS_SCRIPT`` rule ``hang``) and a canon of its own with
    ``turn_timeout = --slow-seconds``: the other agents' turns must all end long before the slow one
-   (target: the slowest fast agent ends in less than half the slow turn's time).
+   (target: the others are not delayed: the last of them ends within 1.25x of the last end when all are fast,
+   and before the slow turn is cut).
 3. The real harnesses (Claude Code, Codex CLI, pi at the pinned versions of scripts/setup-harnesses),
    each against the fake model server of the tests (tests/fakes): ``--real-turns`` turns of one agent
    through the runner interleaved with as many direct calls of the same CLI (same argv and environment) on a
@@ -282,7 +283,7 @@ def main() -> None:
     parser.add_argument("--agents", type=int, default=50)
     parser.add_argument("--cli-turns", type=int, default=20)
     parser.add_argument("--slow-seconds", type=float, default=3.0)
-    parser.add_argument("--real-turns", type=int, default=10, help="turns per real harness (0: skip them)")
+    parser.add_argument("--real-turns", type=int, default=20, help="turns per real harness (0: skip them)")
     args = parser.parse_args()
     for var in ISOLATING_ENV:
         os.environ.pop(var, None)
@@ -314,23 +315,30 @@ def main() -> None:
         )
 
         wall, ends, _ = crowd(tmp, "crowd", args.agents, None)
+        all_fast_last = max(ends.values())
         print(f"2. {args.agents} agents, one message each, one runner")
         print(
             f"  all fast: {args.agents} turns in {wall:.2f} s = {args.agents / wall:.1f} turns/s"
-            f" (turn ends: median {statistics.median(ends.values()):.2f} s, last {max(ends.values()):.2f} s)"
+            f" (turn ends: median {statistics.median(ends.values()):.2f} s, last {all_fast_last:.2f} s)"
         )
         wall, ends, outcome = crowd(tmp, "crowd-slow", args.agents, args.slow_seconds)
         slow_name = min(ends)
         slow = ends.pop(slow_name)
         fast_last = max(ends.values())
-        verdict = "met" if fast_last < slow / 2 else "MISSED"
+        # Not delayed: the others end as they do when nobody hangs (25% margin for a loaded machine), and
+        # before the slow turn is cut.
+        limit = min(all_fast_last * 1.25, slow)
+        verdict = "met" if fast_last <= limit else "MISSED"
         print(
             f"  one agent hangs (killed by its turn_timeout of {args.slow_seconds:g} s, outcome {outcome}):"
             f" the {len(ends)} others: median end {statistics.median(ends.values()):.2f} s,"
             f" last {fast_last:.2f} s = {len(ends) / fast_last:.1f} turns/s; the slow one ends at {slow:.2f} s"
             f" (run: {wall:.2f} s)"
         )
-        print(f"  target: the others all end long before the slow one (< {slow / 2:.2f} s)  {verdict}")
+        print(
+            f"  target: the others are not delayed by the slow one: they end as when all are fast"
+            f" (<= {limit:.2f} s, i.e. 1.25 x {all_fast_last:.2f} s)  {verdict}"
+        )
 
     print(f"3. real harnesses, {args.real_turns} turns each against the fake model server (interleaved)")
     from tests.fakes.harness_env import HARNESSES, harness_bin
