@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import http.client
 import re
-import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +15,6 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from anyy.cli.main import main
-from anyy.profiles.gateway_address import Address, write_address
 from tests.gateway.live import LiveGateway
 
 MAX_PAGE_BYTES = 200 * 1024
@@ -88,32 +87,41 @@ def test_cross_origin_websockets_are_refused(live: LiveGateway) -> None:
     assert _ws_close_code(live, None) is None  # not a browser
 
 
-def test_anyy_dashboard_puts_the_token_in_the_fragment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_anyy_dashboard_starts_the_gateway_and_puts_the_token_in_the_fragment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from anyy.profiles import create_profile
+    from anyy.profiles.gateway_address import read_address
 
     home = tmp_path / "home"
     profile = create_profile(home, "default")
     monkeypatch.setenv("ANYY_HOME", str(home))
     monkeypatch.delenv("ANYY_PROFILE", raising=False)
     runner = CliRunner()
-    result = runner.invoke(main, ["dashboard", "--print-url"])
-    assert result.exit_code == 1
-    assert "anyy gateway start --profile default" in result.stderr
-
-    address = Address(profile="default", pid=1, host="127.0.0.1", port=4321, token="tok-en", started_at=time.time())
-    write_address(profile, address)
+    # No Gateway runs: one command starts it (and says so), as the TUI does, then gives the address.
     result = runner.invoke(main, ["dashboard", "--print-url", "--session", "ses_1"])
-    assert result.exit_code == 0, result.output
-    assert result.stdout.strip() == "http://127.0.0.1:4321/#token=tok-en&session=ses_1"
+    try:
+        assert result.exit_code == 0, result.output
+        address = read_address(profile)
+        assert address is not None
+        assert "Started the Gateway of profile default" in result.stderr
+        assert result.stdout.strip() == f"{address.url}/#token={address.token}&session=ses_1"
 
-    opened: list[str] = []
+        # It runs now: nothing more is started, and the browser gets the token in the fragment only.
+        opened: list[str] = []
 
-    def fake_open(url: str) -> bool:
-        opened.append(url)
-        return True
+        def fake_open(url: str) -> bool:
+            opened.append(url)
+            return True
 
-    monkeypatch.setattr("webbrowser.open", fake_open)
-    result = runner.invoke(main, ["dashboard"])
-    assert result.exit_code == 0, result.output
-    assert opened == ["http://127.0.0.1:4321/#token=tok-en"]
-    assert "tok-en" not in result.stdout
+        monkeypatch.setattr("webbrowser.open", fake_open)
+        result = runner.invoke(main, ["dashboard"])
+        assert result.exit_code == 0, result.output
+        assert "Started" not in result.stderr
+        assert opened == [f"{address.url}/#token={address.token}"]
+        assert address.token not in result.stdout
+        with urllib.request.urlopen(f"{address.url}/", timeout=10) as page:
+            assert b"<title>" in page.read()
+    finally:
+        stopped = runner.invoke(main, ["gateway", "stop"])
+        assert stopped.exit_code == 0, stopped.output

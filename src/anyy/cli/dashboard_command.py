@@ -12,7 +12,8 @@ import click
 
 from anyy.cli.context import with_profile
 from anyy.domain.errors import AnyyError
-from anyy.profiles.gateway_address import Address, read_address
+from anyy.profiles.gateway_address import Address
+from anyy.profiles.gateway_launch import ensure_gateway
 
 if TYPE_CHECKING:
     from anyy.profiles import Profile
@@ -37,14 +38,11 @@ def dashboard_url(address: Address, session_id: str | None = None) -> str:
 def dashboard(profile: Profile, session_id: str | None, print_url: bool) -> None:
     """Open the Dashboard of the profile's Gateway in the web browser.
 
-    Needs a running Gateway (`anyy gateway start`).
+    Starts the Gateway first when none runs (and says so), as the TUI does.
     """
-    profile.require()
-    address = read_address(profile)
-    if address is None:
-        raise NoGateway(
-            f"no Gateway runs for profile {profile.name!r}: start it with `anyy gateway start --profile {profile.name}`"
-        )
+    address, started = ensure_gateway(profile)
+    if started:
+        click.echo(started, err=True)
     url = dashboard_url(address, session_id)
     if print_url:
         click.echo(url)

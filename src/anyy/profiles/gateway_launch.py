@@ -16,7 +16,7 @@ from pathlib import Path
 import msgspec
 
 from anyy.domain.errors import AnyyError
-from anyy.profiles.gateway_address import Address
+from anyy.profiles.gateway_address import Address, read_address
 from anyy.profiles.profile import Profile
 
 OUTPUT_FILE = "logs/gateway.out"
@@ -119,3 +119,16 @@ def _new_output(path: Path, offset: int) -> str:
             return handle.read().decode(errors="replace").strip()
     except OSError:
         return ""
+
+
+def ensure_gateway(profile: Profile, *, timeout: float = START_TIMEOUT) -> tuple[Address, str | None]:
+    """The running Gateway's address, starting one first if none answers (the interactive clients, the
+    TUI and ``anyy dashboard``, do this; ``anyy chat`` fails fast instead). The second value, when a
+    Gateway was started, says so for the user."""
+    profile.require()
+    found = read_address(profile)
+    if found is not None and answering(found):
+        return found, None
+    address = launch_gateway(profile, timeout=timeout)
+    log = output_path(profile)
+    return address, f"Started the Gateway of profile {profile.name} at {address.url} (pid {address.pid}); log: {log}"
