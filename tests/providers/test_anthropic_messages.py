@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from anyy.domain.entries import Reasoning
 from anyy.domain.model_io import (
     AssistantMessage,
     ModelRequest,
@@ -38,8 +39,9 @@ def test_m1_anthropic_effort_becomes_a_thinking_budget(fake: FakeModelServer, ef
     assert body["max_tokens"] == 1000 + THINKING_BUDGET[effort]  # thinking counts against max_tokens
 
 
-def test_m1_anthropic_no_thinking_on_a_pass_that_carries_tool_results() -> None:
-    # anyy keeps no thinking signatures, which the API wants back inside a tool-use turn.
+def test_m1_anthropic_no_thinking_on_a_tool_turn_whose_reasoning_was_not_kept() -> None:
+    # The API wants a tool-use turn's thinking blocks back when thinking is on; without them (a turn
+    # recorded by another provider), this pass asks for no thinking rather than be refused.
     params = to_anthropic_params(
         ModelRequest(
             model="m",
@@ -54,6 +56,30 @@ def test_m1_anthropic_no_thinking_on_a_pass_that_carries_tool_results() -> None:
     )
     assert "thinking" not in params
     assert "system" not in params
+
+
+def test_m1_anthropic_kept_reasoning_goes_back_first_in_its_tool_turn() -> None:
+    thought = Reasoning(kind="thinking", text="look at a", signature="sig-1")
+    redacted = Reasoning(kind="redacted_thinking", data="opaque")
+    call = ToolCallPart(call_id="t", name="read_file", arguments={"path": "a"})
+    model_request = ModelRequest(
+        model="m",
+        system="",
+        effort="low",
+        messages=(
+            UserMessage(text="read a"),
+            AssistantMessage(text="Reading.", tool_calls=(call,), reasoning=(thought, redacted)),
+            ToolResultMessage(call_id="t", name="read_file", text="A"),
+        ),
+    )
+    params = to_anthropic_params(model_request)
+    assert params["thinking"] == {"type": "enabled", "budget_tokens": THINKING_BUDGET["low"]}
+    assert params["messages"][1]["content"] == [
+        {"type": "thinking", "thinking": "look at a", "signature": "sig-1"},
+        {"type": "redacted_thinking", "data": "opaque"},
+        {"type": "text", "text": "Reading."},
+        {"type": "tool_use", "id": "t", "name": "read_file", "input": {"path": "a"}},
+    ]
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from anyy.domain.entries import EntryKind
@@ -18,6 +19,7 @@ from anyy.providers.registry import ModelRegistry
 from anyy.runtime.assembly import build_deps, new_session
 from anyy.runtime.deps import Deps
 from anyy.runtime.runtime import Runtime
+from tests.fakes.model_server import FakeModelServer, Reply, ToolCall
 
 TIMEOUT = 10
 
@@ -144,3 +146,55 @@ def test_m6_programs_the_model_runs_never_see_the_providers_keys(
         await deps.owner.aclose()
 
     asyncio.run(scenario())
+
+
+def test_m5_anthropic_thinking_is_handed_back_while_the_calls_it_led_to_are_answered(tmp_path: Path) -> None:
+    """With effort on, Claude's thinking block (with its signature) precedes its tool call; the pass that
+    carries the call's result must give that block back first, verbatim, with thinking still on."""
+    server = FakeModelServer()
+    server.start()
+    try:
+        server.enqueue(
+            Reply(thinking=["I should read ", "the file."], tool_calls=[ToolCall("read_file", {"path": "todo.txt"})]),
+            Reply(thinking=["It says milk."], text=["You need milk."]),
+        )
+
+        async def scenario() -> None:
+            profile = create_profile(tmp_path / "home", "default")
+            config_path = profile.path / "config.toml"
+            config_path.write_text(
+                config_path.read_text()
+                + f'\n[providers.claude]\nkind = "anthropic"\nbase_url = "{server.anthropic_url}"\n'
+                'api_key_env = "ANYY_TEST_ANTHROPIC_KEY"\n'
+            )
+            (tmp_path / "work").mkdir()
+            (tmp_path / "work" / "todo.txt").write_text("buy milk\n")
+            deps = build_deps(profile, workdir=tmp_path / "work")
+            deps.owner.start()
+            runtime = Runtime(deps)
+            await runtime.start()
+            spec = new_session(profile.load_config())
+            spec = msgspec.structs.replace(spec, provider="claude", model="claude-test", effort="high")
+            session = await deps.owner.call(lambda s: s.create_session(spec))
+            assert await _turn(runtime, deps, session, "what is on my list?") == "completed"
+            await runtime.aclose()
+            await deps.owner.aclose()
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("ANYY_TEST_ANTHROPIC_KEY", "sk-ant-test")
+            asyncio.run(scenario())
+        first, second = (r.body for r in server.received)
+        assert first["thinking"]["type"] == "enabled"
+        assert second["thinking"]["type"] == "enabled"  # still on while the tool turn goes on
+        assistant = second["messages"][1]
+        assert assistant["role"] == "assistant"
+        assert assistant["content"][0] == {
+            "type": "thinking",
+            "thinking": "I should read the file.",
+            "signature": "sig",
+        }
+        assert assistant["content"][1]["type"] == "tool_use"
+        assert second["messages"][2]["content"][0]["type"] == "tool_result"
+        assert "buy milk" in second["messages"][2]["content"][0]["content"]
+    finally:
+        server.stop()

@@ -80,10 +80,24 @@ class AssistantData(msgspec.Struct, kw_only=True, omit_defaults=True):
     thinking: str = ""
 
 
+class Reasoning(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
+    """A block of the model's reasoning that its API wants handed back verbatim while the tool calls it led
+    to are answered (Anthropic's ``thinking`` with its ``signature``, or ``redacted_thinking`` with its
+    opaque ``data``)."""
+
+    kind: str  # "thinking" | "redacted_thinking"
+    text: str = ""
+    signature: str = ""
+    data: str = ""
+
+
 class ToolCallData(msgspec.Struct, kw_only=True, omit_defaults=True):
     call_id: str
     name: str
     arguments: dict[str, Any] = {}
+    # On the first call of a response only: the reasoning blocks that preceded the calls, replayed with
+    # them while their results go back to the model (kept with the calls: the context reads their data).
+    reasoning: list[Reasoning] = []
 
 
 class InnerCall(msgspec.Struct, kw_only=True, omit_defaults=True):

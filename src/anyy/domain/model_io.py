@@ -11,7 +11,7 @@ from typing import Any, Literal
 import msgspec
 
 from anyy.domain.context import ModelContext, tool_payload
-from anyy.domain.entries import EntryKind, Usage
+from anyy.domain.entries import EntryKind, Reasoning, Usage
 
 
 class ToolSpec(msgspec.Struct, kw_only=True, frozen=True):
@@ -35,6 +35,7 @@ class UserMessage(msgspec.Struct, kw_only=True, frozen=True, tag="user"):
 class AssistantMessage(msgspec.Struct, kw_only=True, frozen=True, tag="assistant"):
     text: str = ""
     tool_calls: tuple[ToolCallPart, ...] = ()
+    reasoning: tuple[Reasoning, ...] = ()  # what the provider wants back before the calls (see Reasoning)
 
 
 class ToolResultMessage(msgspec.Struct, kw_only=True, frozen=True, tag="tool_result"):
@@ -68,6 +69,12 @@ class ThinkingDelta(msgspec.Struct, kw_only=True, frozen=True, tag="thinking"):
     text: str
 
 
+class ReasoningEvent(msgspec.Struct, kw_only=True, frozen=True, tag="reasoning"):
+    """A whole reasoning block, once it ended, with what is needed to hand it back (a signature)."""
+
+    block: Reasoning
+
+
 class ToolCallEvent(msgspec.Struct, kw_only=True, frozen=True, tag="tool_call"):
     call_id: str
     name: str
@@ -83,7 +90,7 @@ class StopEvent(msgspec.Struct, kw_only=True, frozen=True, tag="stop"):
     raw_reason: str = ""  # the provider's own word for it, for people reading the history
 
 
-ProviderEvent = TextDelta | ThinkingDelta | ToolCallEvent | UsageEvent | StopEvent
+ProviderEvent = TextDelta | ThinkingDelta | ReasoningEvent | ToolCallEvent | UsageEvent | StopEvent
 
 ErrorClass = Literal["transient", "overflow", "fatal"]
 
@@ -104,13 +111,16 @@ def context_to_messages(context: ModelContext) -> list[Message]:
         messages.append(UserMessage(text=SUMMARY_PREFIX + context.summary))
     pending_text = ""
     pending_calls: list[ToolCallPart] = []
+    pending_reasoning: tuple[Reasoning, ...] = ()
     open_assistant = False
 
     def flush() -> None:
-        nonlocal pending_text, pending_calls, open_assistant
+        nonlocal pending_text, pending_calls, pending_reasoning, open_assistant
         if open_assistant:
-            messages.append(AssistantMessage(text=pending_text, tool_calls=tuple(pending_calls)))
-        pending_text, pending_calls, open_assistant = "", [], False
+            messages.append(
+                AssistantMessage(text=pending_text, tool_calls=tuple(pending_calls), reasoning=pending_reasoning)
+            )
+        pending_text, pending_calls, pending_reasoning, open_assistant = "", [], (), False
 
     for item in context.items:
         kind = item[1]
@@ -121,6 +131,8 @@ def context_to_messages(context: ModelContext) -> list[Message]:
             open_assistant = True
         elif kind == EntryKind.TOOL_CALL:
             data = tool_payload(item)
+            if not pending_calls and data.get("reasoning"):
+                pending_reasoning = tuple(msgspec.convert(data["reasoning"], list[Reasoning]))
             pending_calls.append(
                 ToolCallPart(
                     call_id=data.get("call_id", ""), name=data.get("name", ""), arguments=data.get("arguments", {})

@@ -6,9 +6,12 @@ gathered) → one ToolCallEvent when the block stops, ``message_start`` and ``me
 one UsageEvent (input, output, cache read, cache write), ``message_delta``'s stop reason → StopEvent.
 
 Effort becomes an extended-thinking budget (low 1024, medium 4096, high 16384 tokens, added to
-``max_tokens`` since thinking counts against it). anyy does not keep thinking signatures, and the API
-wants a tool-use turn's thinking blocks handed back when thinking is on; so thinking is asked for only
-on the first pass of a turn, not on the passes that carry tool results.
+``max_tokens`` since thinking counts against it). Each ``thinking`` block (its text and its
+``signature_delta``) or ``redacted_thinking`` block becomes one ReasoningEvent when it ends; the runtime
+keeps them with the response's tool calls, and the passes that carry those calls' results hand them back
+first in the assistant turn, verbatim, as the API requires when thinking is on. A pass continuing a tool
+turn whose reasoning was not kept (recorded by another provider, or before anyy kept it) asks for no
+thinking rather than be refused.
 
 Retries and timeouts as for the OpenAI adapter: the SDK client retries nothing (``max_retries=0``; the
 runtime owns retries, SPEC R3) and its HTTP timeouts stay on.
@@ -23,11 +26,13 @@ import anthropic
 import anyio
 import httpx2
 
-from anyy.domain.entries import Usage
+from anyy.domain.entries import Reasoning, Usage
 from anyy.domain.model_io import (
     AssistantMessage,
+    Message,
     ModelRequest,
     ProviderEvent,
+    ReasoningEvent,
     StopEvent,
     StopReason,
     TextDelta,
@@ -98,6 +103,7 @@ class AnthropicProvider:
         usage = Usage()
         stop: str | None = None
         tool_blocks: dict[int, tuple[str, str, list[str]]] = {}
+        thinking_blocks: dict[int, tuple[list[str], list[str]]] = {}  # index → thinking pieces, signature pieces
         try:
             async for event in stream:
                 if event.type == "message_start":
@@ -106,16 +112,28 @@ class AnthropicProvider:
                     block = event.content_block
                     if block.type == "tool_use":
                         tool_blocks[event.index] = (block.id, block.name, [])
+                    elif block.type == "thinking":
+                        thinking_blocks[event.index] = ([block.thinking or ""], [block.signature or ""])
+                    elif block.type == "redacted_thinking":
+                        yield ReasoningEvent(block=Reasoning(kind="redacted_thinking", data=block.data))
                 elif event.type == "content_block_delta":
                     delta = event.delta
                     if delta.type == "text_delta":
                         yield TextDelta(text=delta.text)
                     elif delta.type == "thinking_delta":
+                        if event.index in thinking_blocks:
+                            thinking_blocks[event.index][0].append(delta.thinking)
                         yield ThinkingDelta(text=delta.thinking)
+                    elif delta.type == "signature_delta" and event.index in thinking_blocks:
+                        thinking_blocks[event.index][1].append(delta.signature)
                     elif delta.type == "input_json_delta" and event.index in tool_blocks:
                         tool_blocks[event.index][2].append(delta.partial_json)
                 elif event.type == "content_block_stop":
-                    if event.index in tool_blocks:
+                    if event.index in thinking_blocks:
+                        text, signature = thinking_blocks.pop(event.index)
+                        block = Reasoning(kind="thinking", text="".join(text), signature="".join(signature))
+                        yield ReasoningEvent(block=block)
+                    elif event.index in tool_blocks:
                         call_id, tool, pieces = tool_blocks.pop(event.index)
                         yield ToolCallEvent(call_id=call_id, name=tool, arguments=parse_arguments("".join(pieces)))
                 elif event.type == "message_delta":
@@ -177,11 +195,19 @@ def to_anthropic_params(request: ModelRequest) -> dict[str, Any]:
             {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools
         ]
     budget = THINKING_BUDGET.get(request.effort)
-    continuing_tool_turn = bool(request.messages) and isinstance(request.messages[-1], ToolResultMessage)
-    if budget is not None and not continuing_tool_turn:
+    if budget is not None and _thinking_allowed(request.messages):
         params["thinking"] = {"type": "enabled", "budget_tokens": budget}
         params["max_tokens"] = request.max_tokens + budget
     return params
+
+
+def _thinking_allowed(messages: tuple[Message, ...]) -> bool:
+    """Thinking may be on unless this pass continues a tool turn whose calls came without the reasoning
+    blocks that preceded them (the API refuses an assistant tool turn without them when thinking is on)."""
+    if not messages or not isinstance(messages[-1], ToolResultMessage):
+        return True
+    turn = next((m for m in reversed(messages) if isinstance(m, AssistantMessage) and m.tool_calls), None)
+    return turn is not None and any(r.kind in {"thinking", "redacted_thinking"} for r in turn.reasoning)
 
 
 def to_anthropic_messages(request: ModelRequest) -> list[dict[str, Any]]:
@@ -203,7 +229,8 @@ def to_anthropic_messages(request: ModelRequest) -> list[dict[str, Any]]:
 
     for message in request.messages:
         if isinstance(message, AssistantMessage):
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": message.text}] if message.text else []
+            blocks: list[dict[str, Any]] = [_reasoning_block(r) for r in message.reasoning if message.tool_calls]
+            blocks += [{"type": "text", "text": message.text}] if message.text else []
             blocks += [
                 {"type": "tool_use", "id": c.call_id, "name": c.name, "input": c.arguments} for c in message.tool_calls
             ]
@@ -216,6 +243,12 @@ def to_anthropic_messages(request: ModelRequest) -> list[dict[str, Any]]:
         elif message.text:
             add("user", [{"type": "text", "text": message.text}])
     return turns
+
+
+def _reasoning_block(reasoning: Reasoning) -> dict[str, Any]:
+    if reasoning.kind == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": reasoning.data}
+    return {"type": "thinking", "thinking": reasoning.text, "signature": reasoning.signature}
 
 
 def _merge_usage(usage: Usage, raw: Any) -> None:

@@ -37,6 +37,7 @@ from anyy.domain.entries import (
     NewEntry,
     NoticeData,
     QuestionData,
+    Reasoning,
     ToolCallData,
     ToolResultData,
     Usage,
@@ -55,6 +56,7 @@ from anyy.domain.events import (
 )
 from anyy.domain.model_io import (
     ModelRequest,
+    ReasoningEvent,
     StopEvent,
     StopReason,
     TextDelta,
@@ -101,6 +103,7 @@ class _Stopped(Exception):
 class StreamResult:
     text: str = ""
     thinking: str = ""
+    reasoning: list[Reasoning] = field(default_factory=list)  # whole blocks to hand back with the calls
     calls: list[ToolCallEvent] = field(default_factory=list)
     usage: Usage | None = None
     stop: StopReason | None = None
@@ -343,6 +346,8 @@ class ExecutionRun:
                 bus.publish(
                     ThinkingDeltaEvent(session_id=self.session_id, execution_id=self.execution_id, text=event.text)
                 )
+            elif isinstance(event, ReasoningEvent):
+                result.reasoning.append(event.block)
             elif isinstance(event, ToolCallEvent):
                 result.calls.append(event)
             elif isinstance(event, UsageEvent):
@@ -387,9 +392,14 @@ class ExecutionRun:
         calls = [
             NewEntry(
                 kind=EntryKind.TOOL_CALL,
-                data=ToolCallData(call_id=call.call_id, name=call.name, arguments=call.arguments),
+                data=ToolCallData(
+                    call_id=call.call_id,
+                    name=call.name,
+                    arguments=call.arguments,
+                    reasoning=result.reasoning if index == 0 else [],
+                ),
             )
-            for call in result.calls
+            for index, call in enumerate(result.calls)
         ]
         plan = await self._run_calls([(c.call_id, c.name, c.arguments) for c in result.calls], tools)
         entries = [assistant, *calls, *_result_entries([(c.call_id, c.name) for c in result.calls], plan)]
