@@ -82,6 +82,34 @@ def test_m1_anthropic_kept_reasoning_goes_back_first_in_its_tool_turn() -> None:
     ]
 
 
+def test_m1_anthropic_only_the_open_tool_turn_carries_reasoning_and_steering_does_not_reopen_thinking() -> None:
+    old = AssistantMessage(
+        tool_calls=(ToolCallPart(call_id="o", name="read_file", arguments={"path": "o"}),),
+        reasoning=(Reasoning(kind="thinking", text="old", signature="s-old"),),
+    )
+    bare = AssistantMessage(tool_calls=(ToolCallPart(call_id="t", name="read_file", arguments={"path": "a"}),))
+    history = (
+        UserMessage(text="read o"),
+        old,
+        ToolResultMessage(call_id="o", name="read_file", text="O"),
+        AssistantMessage(text="Read."),
+        UserMessage(text="now read a"),
+        bare,
+        ToolResultMessage(call_id="t", name="read_file", text="A"),
+        UserMessage(text="steering: hurry"),  # steering after the results: still the same tool turn
+    )
+    params = to_anthropic_params(ModelRequest(model="m", system="", effort="high", messages=history))
+    assert "thinking" not in params  # the open turn's reasoning was not kept: no thinking, not a refusal
+    assert all(b["type"] != "thinking" for turn in params["messages"] for b in turn["content"])
+    kept = AssistantMessage(tool_calls=bare.tool_calls, reasoning=(Reasoning(kind="thinking", signature="s"),))
+    params = to_anthropic_params(
+        ModelRequest(model="m", system="", effort="high", messages=(*history[:5], kept, *history[6:]))
+    )
+    assert "thinking" in params
+    thinking = [b for turn in params["messages"] for b in turn["content"] if b["type"] == "thinking"]
+    assert thinking == [{"type": "thinking", "thinking": "", "signature": "s"}]  # the old turn's stays out
+
+
 @pytest.mark.parametrize(
     ("stop", "reason"),
     [

@@ -194,28 +194,31 @@ def to_anthropic_params(request: ModelRequest) -> dict[str, Any]:
         params["tools"] = [
             {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools
         ]
+    # With thinking on, the API wants the open tool turn's thinking blocks back, first in that turn; a turn
+    # whose blocks were not kept (recorded by another provider, say) is continued without thinking.
     budget = THINKING_BUDGET.get(request.effort)
-    if budget is not None and _thinking_allowed(request.messages):
+    turn = _open_tool_turn(request.messages)
+    if budget is not None and (turn is None or turn.reasoning):
         params["thinking"] = {"type": "enabled", "budget_tokens": budget}
         params["max_tokens"] = request.max_tokens + budget
+        params["messages"] = to_anthropic_messages(request, replay=turn)
     return params
 
 
-def _thinking_allowed(messages: tuple[Message, ...]) -> bool:
-    """Thinking may be on unless this pass continues a tool turn whose calls came without the reasoning
-    blocks that preceded them (the API refuses an assistant tool turn without them when thinking is on)."""
-    if not messages or not isinstance(messages[-1], ToolResultMessage):
-        return True
-    turn = next((m for m in reversed(messages) if isinstance(m, AssistantMessage) and m.tool_calls), None)
-    return turn is not None and any(r.kind in {"thinking", "redacted_thinking"} for r in turn.reasoning)
+def _open_tool_turn(messages: tuple[Message, ...]) -> AssistantMessage | None:
+    """The newest assistant message when it made tool calls: the tool turn this pass continues (its results,
+    and perhaps steering, came after it)."""
+    last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
+    return last if last is not None and last.tool_calls else None
 
 
-def to_anthropic_messages(request: ModelRequest) -> list[dict[str, Any]]:
+def to_anthropic_messages(request: ModelRequest, *, replay: AssistantMessage | None = None) -> list[dict[str, Any]]:
     """Messages as the API wants them: user and assistant turns alternating, each a list of blocks.
 
     Tool results are user-side blocks; consecutive user-side items (the results of one batch of calls,
     then perhaps a steering message) become one user turn, results first. Empty text blocks are refused
-    by the API, so they are left out.
+    by the API, so they are left out. ``replay``'s reasoning blocks (the open tool turn, when thinking is
+    on) go first in its turn; no other turn carries them.
     """
     turns: list[dict[str, Any]] = []
 
@@ -229,7 +232,7 @@ def to_anthropic_messages(request: ModelRequest) -> list[dict[str, Any]]:
 
     for message in request.messages:
         if isinstance(message, AssistantMessage):
-            blocks: list[dict[str, Any]] = [_reasoning_block(r) for r in message.reasoning if message.tool_calls]
+            blocks: list[dict[str, Any]] = [_reasoning_block(r) for r in message.reasoning if message is replay]
             blocks += [{"type": "text", "text": message.text}] if message.text else []
             blocks += [
                 {"type": "tool_use", "id": c.call_id, "name": c.name, "input": c.arguments} for c in message.tool_calls
