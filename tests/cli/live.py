@@ -116,13 +116,17 @@ def start_gateway(home: Path) -> Iterator[StartGateway]:
     """Create a profile and start its Gateway with ``anyy gateway start``; stopped in teardown."""
     started: list[LiveGateway] = []
 
-    def begin(profile: str = "default", config_extra: str = "", retries: bool = True) -> LiveGateway:
+    def begin(
+        profile: str = "default", config_extra: str = "", retries: bool = True, max_retries: int | None = None
+    ) -> LiveGateway:
         created = run(home, "profile", "create", profile)
         assert created.returncode == 0, created.stderr
         config = home / "profiles" / profile / "config.toml"
         text = config.read_text()
         if not retries:
             text = text.replace("enabled = true", "enabled = false", 1)
+        if max_retries is not None:
+            text = text.replace("max_retries = 3", f"max_retries = {max_retries}", 1)
         config.write_text(text + config_extra)
         done = run(home, "gateway", "start", "--profile", profile)
         assert done.returncode == 0, done.stderr

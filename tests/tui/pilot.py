@@ -29,3 +29,15 @@ async def type_text(pilot: Any, text: str) -> None:
 
 def notices(app: AnyyApp) -> str:
     return "\n".join(app.notices)
+
+
+async def start_retry_wait(app: AnyyApp, pilot: Any, live: LiveGateway) -> str:
+    """Switch the session to the Gateway's broken provider (``BROKEN_PROVIDER``), send a prompt with Enter;
+    return the execution once it waits for an automatic retry."""
+    with live.client() as client:
+        client.call("session.settings", {"session_id": app.session_id, "provider": "broken", "model": "m"})
+    await type_text(pilot, "hello")
+    await pilot.press("enter")
+    await app.wait_until(lambda: app.retry_waiting is not None, TIMEOUT)
+    assert app.retry_waiting is not None
+    return app.retry_waiting

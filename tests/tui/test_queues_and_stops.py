@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from anyy.tui.app import AnyyApp
-from anyy.tui.conversation import ToolLine
+from anyy.tui.tool_activity import ToolActivity
 from tests.cli.live import BROKEN_PROVIDER, LiveGateway, StartGateway
-from tests.tui.pilot import TIMEOUT, make_app, notices, opened, type_text
+from tests.tui.pilot import TIMEOUT, make_app, notices, opened, start_retry_wait, type_text
 
 pytestmark = pytest.mark.anyio
 
@@ -19,10 +19,10 @@ SLOW = "run: sleep 3"
 
 async def start_slow_turn(app: AnyyApp, pilot: Any) -> str:
     """Send the slow shell call with Enter; return its execution once its tool has started."""
-    before = len(app.query(ToolLine))
+    before = len(app.query(ToolActivity))
     app.editor.insert(SLOW)
     await pilot.press("enter")
-    await app.wait_until(lambda: app.busy and len(app.query(ToolLine)) > before, TIMEOUT)
+    await app.wait_until(lambda: app.busy and len(app.query(ToolActivity)) > before, TIMEOUT)
     assert app.running is not None
     return app.running
 
@@ -136,17 +136,14 @@ async def test_s4_esc_during_a_retry_wait_cancels_only_the_wait(start_gateway: S
     app = make_app(live)
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
-        with live.client() as client:
-            client.call("session.settings", {"session_id": app.session_id, "provider": "broken", "model": "m"})
-        await type_text(pilot, "hello")
-        await pilot.press("enter")
-        await app.wait_until(lambda: app.retry_waiting is not None, TIMEOUT)
-        execution = app.retry_waiting
+        execution = await start_retry_wait(app, pilot, live)
         await type_text(pilot, "kept")
         await pilot.press("alt+enter")
         await app.wait_until(lambda: bool(pending(app)), TIMEOUT)
+        assert app.retry.execution == execution  # the countdown is shown
         await pilot.press("escape")
         await app.wait_until(lambda: not app.busy, TIMEOUT)
+        assert app.retry.execution is None  # and goes with the wait
         assert f"Retry wait of execution {execution} cancelled" in notices(app)
         assert "Stopping execution" not in notices(app)
         assert app.editor.text == ""

@@ -1,5 +1,6 @@
-"""What the main screen shows, compared with a stored SVG (pytest-textual-snapshot), and the screenshot in
-the docs (docs/img/tui.svg, written only when ANYY_TUI_SCREENSHOT is set).
+"""What the main screen shows, compared with stored SVGs (pytest-textual-snapshot; after a deliberate change
+of the screen, ``.venv/bin/pytest tests/tui/test_snapshots.py --snapshot-update`` rewrites them), and the
+screenshot in the docs (docs/img/tui.svg, written only when ANYY_TUI_SCREENSHOT is set).
 
 The session id and the Gateway's home differ per run: the status line shows a fixed id instead."""
 
@@ -33,10 +34,33 @@ async def one_exchange(app: AnyyApp, pilot: Any) -> None:
     await pilot.pause()
 
 
+async def tool_then_question(app: AnyyApp, pilot: Any) -> None:
+    """A shell call (its long result collapsed), then a question waiting for its answer, typed in the editor."""
+    await opened(app)
+    await type_text(pilot, "run: seq 1 30")
+    await pilot.press("enter")
+    await app.wait_until(
+        lambda: not app.busy and any(m.role == "assistant" and "shell returned" in m.text for m in app.query(Message)),
+        TIMEOUT,
+    )
+    await type_text(pilot, "please ask me something?")
+    await pilot.press("enter")
+    await app.wait_until(lambda: app.question.waiting is not None and app.status.usage is not None, TIMEOUT)
+    await type_text(pilot, "blue")
+    app.status.show({**app.session, "id": "ses_snapshot"})
+    await pilot.pause()
+
+
 def test_b2_main_screen_snapshot(start_gateway: StartGateway, snap_compare: Any) -> None:
     live = start_gateway()
     app = make_app(live)
     assert snap_compare(app, terminal_size=SIZE, run_before=lambda pilot: one_exchange(app, pilot))
+
+
+def test_tool_activity_and_question_snapshot(start_gateway: StartGateway, snap_compare: Any) -> None:
+    live = start_gateway()
+    app = make_app(live)
+    assert snap_compare(app, terminal_size=SIZE, run_before=lambda pilot: tool_then_question(app, pilot))
 
 
 @pytest.mark.anyio
@@ -45,7 +69,7 @@ async def test_write_the_docs_screenshot(start_gateway: StartGateway) -> None:
     live = start_gateway()
     app = make_app(live)
     async with app.run_test(size=SIZE) as pilot:
-        await one_exchange(app, pilot)
+        await tool_then_question(app, pilot)
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         app.save_screenshot(filename=SCREENSHOT.name, path=str(SCREENSHOT.parent))
     assert SCREENSHOT.read_text().startswith("<svg")

@@ -10,6 +10,11 @@ What the keys do (SPEC Q4, Q5, S2-S6):
   the pending items back into the editor, then stops the captured execution. Screens above the main
   one (pickers) take Esc first.
 - Ctrl+T: the session's tree, like ``/tree`` (the editor's draft stays where it is).
+- PageUp / PageDown: scroll the conversation; PageUp at its top shows the previous page of history.
+- A question the agent asked (``ask_user``) is shown above the editor: Enter then answers it
+  (``session.answer``) rather than sending a message; Ctrl+C stops its execution instead.
+- Tab / Shift+Tab reach the tool activity in the conversation: Enter (or a click) shows a long result
+  whole, or folds it again.
 
 Commands typed alone in the editor (SPEC B2, T1, T2, M1, X2): ``/new``, ``/sessions``, ``/tree``,
 ``/provider``, ``/model``, ``/effort``, ``/help``. ``/sessions`` and ``/tree`` need an idle session.
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import time
 from collections.abc import Awaitable, Callable
@@ -34,21 +40,26 @@ from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.css.query import NoMatches
 from textual.message import Message
 
 from anyy.profiles import anyy_home, get_profile
 from anyy.profiles.gateway_address import Address, read_address
+from anyy.tui import settings
 from anyy.tui.client import GatewayClient, GatewayGone
-from anyy.tui.conversation import ConversationView, tool_call_line
+from anyy.tui.conversation import ConversationView
 from anyy.tui.editor import Editor
+from anyy.tui.history import ASK_USER, HISTORY_PAGE, History, tool_outcome
 from anyy.tui.pending import PendingQueue
-from anyy.tui.screens import COMMANDS, ChoiceScreen, ConfirmScreen, HelpScreen, SessionPicker, TreeChoice, TreeScreen
+from anyy.tui.question import QuestionPrompt, Waiting
+from anyy.tui.retry import RetryCountdown
+from anyy.tui.screens import COMMANDS, ConfirmScreen, HelpScreen, SessionPicker, TreeChoice, TreeScreen
 from anyy.tui.status import StatusLine
+from anyy.tui.tool_activity import ToolActivity
 from commons.jsonrpc import CONFLICT, RpcError
 
-HISTORY_PAGE = 50
-EFFORTS = [("default", "default (the provider chooses)"), ("low", "low"), ("medium", "medium"), ("high", "high")]
 WAIT_OR_STOP = "{command}: wait for the response to finish, or stop it (Ctrl+C) first."
+ANSWER_OR_STOP = "{command}: answer the agent's question first, or stop its execution (Ctrl+C)."
 RECONNECT_FIRST_DELAY = 0.1
 RECONNECT_MAX_DELAY = 5.0
 RECONNECTING = "reconnecting…"
@@ -62,24 +73,6 @@ class GatewayEvent(Message):
 
 
 Locator = Callable[[], Address | None]
-
-
-def screenful(entries: list[dict[str, Any]], width: int, height: int) -> int:
-    """How many of ``entries`` (newest first) fill a ``height``-row screen, by a rough count of their rows.
-
-    Those are shown as Textual Markdown; older ones as Rich's Markdown, much cheaper to mount and lay out
-    (docs/benchmarks.md, TUI), and alike but for details (spacing in lists, the look of code)."""
-    rows = 0
-    for count, entry in enumerate(entries):
-        if rows >= height:
-            return count
-        rows += 1  # the margin below
-        if entry.get("kind") in ("user", "assistant"):
-            lines = str(entry.get("text", "")).splitlines() or [""]
-            rows += sum(1 + len(line) // max(width - 4, 20) for line in lines)
-        else:
-            rows += 1
-    return len(entries)
 
 
 def address_locator(profile_name: str) -> Locator:
@@ -110,6 +103,7 @@ class AnyyApp(App[None]):
         role: str | None = None,
         note: str | None = None,
         locate: Locator | None = None,
+        history_page: int = HISTORY_PAGE,
     ) -> None:
         super().__init__()
         self.address = address
@@ -123,9 +117,8 @@ class AnyyApp(App[None]):
         self.retry_waiting: str | None = None
         self.failure: str | None = None  # why the app could not open its session
         self.notices: list[str] = []
-        self.history_cursor: str | None = None
+        self.history_page = history_page
         self.subscription: str | None = None
-        self._shown_entries: set[int] = set()
         self._changed = asyncio.Event()
         self._generation = 0  # which connection events belong to: a replaced one's are dropped
         self.reconnecting = False
@@ -134,11 +127,17 @@ class AnyyApp(App[None]):
         self.first_paint_at: float | None = None  # perf_counter() of the first frame after opening
 
     # -- layout ----------------------------------------------------------------------------------
+    history: History  # made with the widgets it fills
+
     def compose(self) -> ComposeResult:
-        yield ConversationView()
+        conversation, status = ConversationView(), StatusLine()
+        self.history = History(self.call, conversation, status, self.history_page)
+        yield conversation
+        yield RetryCountdown(self.touch)
         yield PendingQueue()
+        yield QuestionPrompt()
         yield Editor()
-        yield StatusLine()
+        yield status
 
     @property
     def conversation(self) -> ConversationView:
@@ -157,6 +156,14 @@ class AnyyApp(App[None]):
         return self.query_one(StatusLine)
 
     @property
+    def retry(self) -> RetryCountdown:
+        return self.query_one(RetryCountdown)
+
+    @property
+    def question(self) -> QuestionPrompt:
+        return self.query_one(QuestionPrompt)
+
+    @property
     def session_id(self) -> str:
         return str(self.session.get("id", ""))
 
@@ -173,7 +180,7 @@ class AnyyApp(App[None]):
             self.failure = str(exc)
             self.exit()
         self.call_after_refresh(self._painted)
-        self._touch()
+        self.touch()
 
     def _painted(self) -> None:
         self.first_paint_at = time.perf_counter()
@@ -182,7 +189,7 @@ class AnyyApp(App[None]):
         # Garbage is collected first, so that none of it is kept for good.
         gc.collect()
         gc.freeze()
-        self._touch()
+        self.touch()
 
     async def _open(self) -> None:
         self.client = await self._connect(self.address)
@@ -196,37 +203,44 @@ class AnyyApp(App[None]):
             await self.open_session(view["session"], live=view)
 
     async def open_session(self, session: dict[str, Any], live: dict[str, Any] | None) -> None:
-        """Show ``session``: subscribe to its events, then its latest page of history and its queue."""
+        """Show ``session``: subscribe to its events, then its latest page of history, its queue, how full
+        its context is and the question it waits on (``live``, its ``session.get``, read here if None)."""
         if self.subscription is not None:
             with contextlib.suppress(RpcError):
                 await self.call("events.unsubscribe", {"subscription": self.subscription})
         self.session = session
-        self.running, self.retry_waiting = None, None
+        self._forget_work()
         self.subscription = (await self.call("events.subscribe", {"session_id": self.session_id}))["subscription"]
-        await self.show_history()
-        if live is not None and live.get("running_execution"):
+        if live is None:
+            live = await self.call("session.get", {"session_id": self.session_id})
+        await self.show_history(live)
+        if live.get("running_execution"):
             self.running = str(live["running_execution"])
             if live.get("live_text"):
                 await self.conversation.stream_delta(self.running, str(live["live_text"]))
+        waiting = Waiting.parse(live.get("waiting_question"))
+        if waiting is not None:
+            self.question.ask(waiting)
         await self.refresh_queue()
-        self._show_state()
+        self.show_state()
 
     async def switch_session(self, session: dict[str, Any], live: dict[str, Any] | None) -> None:
         """Show another session in place of this one (``/new``, ``/sessions``)."""
         await self.conversation.clear()
-        self._shown_entries.clear()
         await self.open_session(session, live)
 
-    async def show_history(self) -> None:
-        page = await self.call("session.history", {"session_id": self.session_id, "limit": HISTORY_PAGE})
-        self.history_cursor = page.get("next_cursor")
-        async with self.conversation.batch():
-            if self.history_cursor:
-                await self.say("Older messages are not shown (PageUp at the top loads them: not yet).")
-            items = page["items"]  # newest first
-            rich = screenful(items, self.size.width, self.size.height)
-            for age in reversed(range(len(items))):
-                await self.show_entry(items[age], live=False, rich=age < rich)
+    async def show_history(self, live: dict[str, Any]) -> None:
+        """From scratch: how full the context is (``live``: ``session.get``), the newest page of history."""
+        self.status.clear_usage()
+        self.status.show_context(live.get("context_tokens"), int(live.get("context_budget") or 0))
+        self.history.reset(self.session_id)
+        await self.history.open(self.size.width, self.size.height)
+
+    def _forget_work(self) -> None:
+        """Nothing seen running, waiting for a retry or for an answer (until the Gateway says so again)."""
+        self.running, self.retry_waiting = None, None
+        self.retry.stop()
+        self.question.clear()
 
     # -- talking to the Gateway ------------------------------------------------------------------
     async def _connect(self, address: Address) -> GatewayClient:
@@ -242,13 +256,13 @@ class AnyyApp(App[None]):
     # -- resilience ------------------------------------------------------------------------------
     async def _connection_lost(self, text: str) -> None:
         """Keep the draft and the queue view; say so, and reconnect in the background."""
-        self.running, self.retry_waiting = None, None
+        self._forget_work()
         self.subscription = None
         await self.conversation.end_stream(note=" *(connection lost)*")
         await self.say(f"{text}; reconnecting (the draft and the queue view are kept).")
         self.reconnecting = True
         self.status.show(state=RECONNECTING)
-        self._touch()
+        self.touch()
         self.run_worker(self._reconnect(), name="anyy-reconnect", group="reconnect", exclusive=True)
 
     async def _reconnect(self) -> None:
@@ -258,7 +272,7 @@ class AnyyApp(App[None]):
             if await self._try_reconnect():
                 return
             self.status.show(state=f"{RECONNECTING} (next try in {delay:.1f} s)")
-            self._touch()
+            self.touch()
             await asyncio.sleep(delay)  # backoff between tries
             delay = min(delay * 2, RECONNECT_MAX_DELAY)
 
@@ -284,12 +298,12 @@ class AnyyApp(App[None]):
         except RpcError as exc:
             self.reconnecting = False
             await self.say(f"Reconnected to the Gateway, but session {self.session_id} could not be reopened: {exc}")
-            self._show_state()
+            self.show_state()
             return True
         self.reconnecting = False
         self.reconnections += 1
         await self.say(f"Reconnected to the Gateway at {address.url}.")
-        self._show_state()
+        self.show_state()
         return True
 
     async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
@@ -301,21 +315,24 @@ class AnyyApp(App[None]):
         """A line for the user in the conversation (not recorded in the session)."""
         self.notices.append(text)
         await self.conversation.add_notice(text)
-        self._touch()
+        self.touch()
 
     async def refresh_queue(self) -> None:
         items = await self.call("session.queue.list", {"session_id": self.session_id})
         self.pending.show(items)
 
-    def _show_state(self) -> None:
+    def show_state(self) -> None:
+        waiting = self.question.waiting
         if self.retry_waiting is not None:
             state = f"retry wait ({self.retry_waiting}) · Esc cancels the wait"
         elif self.running is not None:
             state = f"working ({self.running}) · Ctrl+C stops"
+        elif waiting is not None:
+            state = "waiting for your answer"
         else:
             state = "idle"
         self.status.show(self.session, state)
-        self._touch()
+        self.touch()
 
     # -- events ----------------------------------------------------------------------------------
     async def on_gateway_event(self, message: GatewayEvent) -> None:
@@ -324,40 +341,48 @@ class AnyyApp(App[None]):
         if kind == "connection_lost":
             await self._connection_lost(str(params.get("text")))
             return
-        if params.get("session_id") != self.session_id:
+        if params.get("session_id") != self.session_id or not self.is_running:
             return
         try:
             await self._handle(kind, params)
         except GatewayGone:
             return
-        self._touch()
+        except NoMatches:
+            if self.is_running:
+                raise
+            return  # the app closed while the event was handled: its widgets are gone
+        self.touch()
 
     async def _handle(self, kind: Any, params: dict[str, Any]) -> None:
         execution = params.get("execution_id")
         if kind == "text_delta":
             self.retry_waiting = None
+            self.retry.stop()
             await self.conversation.stream_delta(str(execution), str(params.get("text", "")))
         elif kind == "execution_state":
             await self._execution_state(str(execution), params)
         elif kind == "retry_wait":
             self.retry_waiting = str(execution)
-            await self.say(
-                f"Retry {params.get('attempt')}/{params.get('of')} in {params.get('delay')} s "
-                f"({params.get('error')}); Esc cancels the wait."
+            self.retry.start(
+                str(execution),
+                delay=float(params.get("delay") or 0),
+                attempt=int(params.get("attempt") or 0),
+                of=int(params.get("of") or 0),
+                error=str(params.get("error") or ""),
             )
-            self._show_state()
-        elif kind == "tool_started":
+            await self.say(f"The model call failed ({params.get('error')}): retry {params.get('attempt')}.")
+            self.show_state()
+        elif kind == "tool_started" and params.get("name") != ASK_USER:  # the question entry says it
             arguments = params.get("arguments")
-            line = tool_call_line(str(params.get("name")), arguments if isinstance(arguments, dict) else {})
             await self.conversation.end_stream()
-            await self.conversation.add_tool(str(params.get("call_id")), line)
+            name, call_id = str(params.get("name")), str(params.get("call_id"))
+            await self.conversation.add_tool(call_id, name, arguments if isinstance(arguments, dict) else {})
         elif kind == "tool_finished":
             tool = self.conversation.tool(str(params.get("call_id")))
             if tool is not None:
-                outcome = "skipped" if params.get("synthetic") else "error" if params.get("is_error") else "done"
-                tool.finish(outcome)
+                tool.finish(tool_outcome(params))
         elif kind == "entries_appended":
-            await self._entries_appended([int(i) for i in params.get("entry_ids", [])])
+            await self.history.appended([int(i) for i in params.get("entry_ids", [])])
         elif kind == "queue_changed":
             await self.refresh_queue()
         elif kind == "notice":
@@ -365,6 +390,11 @@ class AnyyApp(App[None]):
 
     async def _execution_state(self, execution: str, params: dict[str, Any]) -> None:
         state = params.get("state")
+        if state != "retry_wait" and self.retry.execution == execution:
+            self.retry.stop()
+        asked = self.question.waiting
+        if state != "suspended" and asked is not None and asked.execution_id == execution:
+            self.question.clear()
         if state == "running":
             self.running = execution
             self.retry_waiting = None
@@ -379,43 +409,18 @@ class AnyyApp(App[None]):
                 await self.say(f"The response failed: {params.get('error')}")
             elif state == "interrupted":
                 await self.say(f"Execution {execution} stopped; pending items are kept.")
-            elif state == "suspended":
-                await self.say("The agent asked a question: answer it in the editor (not yet supported here).")
-        self._show_state()
+        elif state == "interrupted" and asked is not None and asked.execution_id == execution:
+            await self.say(f"Execution {execution} stopped; its question is left unanswered.")
+        if state == "suspended":
+            await self._show_question()
+        self.show_state()
 
-    async def _entries_appended(self, ids: list[int]) -> None:
-        wanted = set(ids) - self._shown_entries
-        if not wanted:
-            return
-        page = await self.call("session.history", {"session_id": self.session_id, "limit": len(ids) + HISTORY_PAGE})
-        for entry in reversed(page["items"]):
-            if entry["id"] in wanted:
-                await self.show_entry(entry, live=True)
-
-    async def show_entry(self, entry: dict[str, Any], *, live: bool, rich: bool = True) -> None:
-        self._shown_entries.add(int(entry["id"]))
-        kind, text, data = entry["kind"], str(entry.get("text", "")), entry.get("data") or {}
-        view = self.conversation
-        if kind == "user":
-            await view.end_stream()
-            await view.add_message("user", text, rich=rich)
-        elif kind == "assistant":
-            if live and view.stream_execution is not None:
-                await view.end_stream(text)
-            elif text.strip():
-                await view.add_message("assistant", text, rich=rich)
-        elif kind == "tool_call":
-            call_id = str(data.get("call_id", ""))
-            if view.tool(call_id) is None:
-                arguments = data.get("arguments")
-                line = tool_call_line(str(data.get("name")), arguments if isinstance(arguments, dict) else {})
-                (await view.add_tool(call_id, line)).finish("done")
-        elif kind == "tool_result":
-            tool = view.tool(str(data.get("call_id", "")))
-            if tool is not None:
-                tool.set_result(text)
-        elif text.strip():
-            await view.add_notice(f"[{kind}] {text}")
+    async def _show_question(self) -> None:
+        """The question the suspended execution waits on, above the editor (``session.get`` says which)."""
+        view = await self.call("session.get", {"session_id": self.session_id})
+        waiting = Waiting.parse(view.get("waiting_question"))
+        if waiting is not None:
+            self.question.ask(waiting)
 
     # -- keys ------------------------------------------------------------------------------------
     async def on_editor_submitted(self, message: Editor.Submitted) -> None:
@@ -425,7 +430,11 @@ class AnyyApp(App[None]):
         if text.startswith("/") and "\n" not in text:
             await self.run_command(text)
             return
-        if self.busy:
+        waiting = self.question.waiting
+        if waiting is not None and not message.follow_up and not self.busy:
+            await self.answer(waiting, text)
+            return
+        if self.busy or waiting is not None:
             kind = "follow_up" if message.follow_up else "steering"
         else:
             kind = "prompt"
@@ -435,7 +444,45 @@ class AnyyApp(App[None]):
             await self.say(f"Not sent: {exc}")
             return
         self.editor.clear()
-        self._touch()
+        self.touch()
+
+    async def answer(self, waiting: Waiting, text: str) -> None:
+        """Enter while a question waits: the editor's text is its answer (``session.answer``), not a message."""
+        params = {"session_id": self.session_id, "execution_id": waiting.execution_id, "text": text}
+        try:
+            await self.call("session.answer", params)
+        except (RpcError, GatewayGone) as exc:
+            await self.say(f"Not answered (the draft is kept): {exc}")
+            if isinstance(exc, RpcError) and exc.code == CONFLICT:  # answered elsewhere, or stopped
+                self.question.clear()
+                self.show_state()
+            return
+        self.question.clear()
+        self.editor.clear()
+        self.show_state()
+
+    def action_conversation_page(self, direction: str) -> None:
+        """PageUp / PageDown in the editor scroll the conversation (PageUp at its top: older history)."""
+        if direction == "up":
+            self.conversation.page_up()
+        else:
+            self.conversation.scroll_page_down(animate=False)
+
+    async def on_conversation_view_older_wanted(self) -> None:
+        try:
+            if not await self.history.older():
+                await self.say("This is the start of the conversation.")
+        except (RpcError, GatewayGone) as exc:
+            await self.say(f"Older messages could not be read: {exc}")
+        self.touch()
+
+    def on_conversation_view_older_shown(self) -> None:
+        self.touch()
+
+    def on_tool_activity_toggled(self, message: ToolActivity.Toggled) -> None:
+        if message.by_mouse:
+            self.editor.focus()  # a click shows or folds; typing still goes to the editor
+        self.touch()
 
     # -- commands --------------------------------------------------------------------------------
     async def run_command(self, line: str) -> None:
@@ -445,9 +492,9 @@ class AnyyApp(App[None]):
             "/help": self.command_help,
             "/sessions": self.command_sessions,
             "/tree": self.command_tree,
-            "/provider": self.command_provider,
-            "/model": self.command_model,
-            "/effort": self.command_effort,
+            "/provider": functools.partial(settings.command_provider, self),
+            "/model": functools.partial(settings.command_model, self),
+            "/effort": functools.partial(settings.command_effort, self),
         }
         handler = handlers.get(name)
         if handler is None:
@@ -458,7 +505,7 @@ class AnyyApp(App[None]):
             await handler(argument.strip())
         except (RpcError, GatewayGone) as exc:
             await self.say(f"{name} failed: {exc}")
-        self._touch()
+        self.touch()
 
     async def command_new(self, argument: str) -> None:
         params = {} if self.role is None else {"role": self.role}
@@ -466,13 +513,13 @@ class AnyyApp(App[None]):
         await self.say(f"New session {self.session_id}.")
 
     async def command_help(self, argument: str) -> None:
-        await self.push_screen(HelpScreen(), lambda _: self._touch())
+        await self.push_screen(HelpScreen(), lambda _: self.touch())
 
     async def command_sessions(self, argument: str) -> None:
         if self.busy:
             await self.say(WAIT_OR_STOP.format(command="/sessions"))
             return
-        await self.push_screen(SessionPicker(self.call, self._touch), self.session_chosen)
+        await self.push_screen(SessionPicker(self.call, self.touch), self.session_chosen)
 
     async def session_chosen(self, session_id: str | None) -> None:
         if session_id is not None and session_id != self.session_id:
@@ -481,7 +528,7 @@ class AnyyApp(App[None]):
                 await self.switch_session(view["session"], live=view)
             except (RpcError, GatewayGone) as exc:
                 await self.say(f"Could not open session {session_id}: {exc}")
-        self._touch()
+        self.touch()
 
     async def action_tree(self) -> None:
         await self.command_tree("")
@@ -490,12 +537,15 @@ class AnyyApp(App[None]):
         if self.busy:
             await self.say(WAIT_OR_STOP.format(command="/tree"))
             return
+        if self.question.waiting is not None:
+            await self.say(ANSWER_OR_STOP.format(command="/tree"))
+            return
         tree = await self.call("session.tree", {"session_id": self.session_id})
         await self.push_screen(TreeScreen(tree), self.tree_chosen)
 
     async def tree_chosen(self, choice: TreeChoice | None) -> None:
         if choice is None:
-            self._touch()
+            self.touch()
             return
         if choice.node.get("kind") == "user" and self.editor.text.strip():
             question = (
@@ -510,7 +560,7 @@ class AnyyApp(App[None]):
                     await self.say("Nothing moved; the draft is kept.")
 
             await self.push_screen(ConfirmScreen(question), answered)
-            self._touch()
+            self.touch()
             return
         await self.navigate(choice)
 
@@ -531,8 +581,7 @@ class AnyyApp(App[None]):
             return
         self.session = result["session"]
         await self.conversation.clear()
-        self._shown_entries.clear()
-        await self.show_history()
+        await self.show_history(await self.call("session.get", {"session_id": self.session_id}))
         if result.get("draft") is not None:
             self.editor.set_draft(str(result["draft"]))
         where = "before that message (its text is in the editor)" if before else f"to entry {node['id']}"
@@ -542,83 +591,7 @@ class AnyyApp(App[None]):
         await self.say(f"Moved {where}{summary}.")
         if result.get("note"):
             await self.say(str(result["note"]))
-        self._show_state()
-
-    async def command_provider(self, argument: str) -> None:
-        catalog = await self.call("models.list", {})
-        providers = {str(p["name"]): [str(m) for m in p.get("models", [])] for p in catalog.get("providers", [])}
-
-        async def chosen(name: str | None) -> None:
-            if name is None:
-                self._touch()
-                return
-            models = providers.get(name, [])
-            model = None if not models or self.session.get("model") in models else models[0]
-            await self.apply_settings(provider=name, model=model)
-
-        if argument:
-            await chosen(argument)
-            return
-        choices = [(name, name + (f" ({', '.join(models)})" if models else "")) for name, models in providers.items()]
-        await self.push_screen(ChoiceScreen("Provider for this session", choices, self.session.get("provider")), chosen)
-
-    async def command_model(self, argument: str) -> None:
-        if argument:
-            await self.apply_settings(model=argument)
-            return
-        catalog = await self.call("models.list", {})
-        provider = str(self.session.get("provider", ""))
-        choices: list[tuple[str, str]] = []
-        for entry in catalog.get("providers", []):
-            if entry["name"] == provider:
-                choices += [(f"{provider}\t{m}", str(m)) for m in entry.get("models", [])]
-        choices += [
-            (f"alias\t{a['name']}", f"{a['name']} → {a['provider']}/{a['model']}") for a in catalog.get("aliases", [])
-        ]
-        if not choices:
-            await self.say(f"Provider {provider} lists no models: type /model NAME.")
-            return
-
-        async def chosen(value: str | None) -> None:
-            if value is None:
-                self._touch()
-                return
-            provider_name, _, model = value.partition("\t")
-            await self.apply_settings(provider=provider_name, model=model)
-
-        current = f"{provider}\t{self.session.get('model', '')}"
-        await self.push_screen(ChoiceScreen("Model for this session", choices, current), chosen)
-
-    async def command_effort(self, argument: str) -> None:
-        async def chosen(value: str | None) -> None:
-            if value is None:
-                self._touch()
-                return
-            await self.apply_settings(effort="" if value == "default" else value)
-
-        if argument:
-            await chosen(argument)
-            return
-        current = str(self.session.get("effort") or "default")
-        await self.push_screen(ChoiceScreen("Reasoning effort for this session", EFFORTS, current), chosen)
-
-    async def apply_settings(
-        self, *, provider: str | None = None, model: str | None = None, effort: str | None = None
-    ) -> None:
-        """M1: ``session.settings`` changes this session only; other sessions keep theirs."""
-        params: dict[str, Any] = {"session_id": self.session_id}
-        for key, value in (("provider", provider), ("model", model), ("effort", effort)):
-            if value is not None:
-                params[key] = value
-        try:
-            self.session = await self.call("session.settings", params)
-        except (RpcError, GatewayGone) as exc:
-            await self.say(f"Not changed: {exc}")
-            return
-        s = self.session
-        effort_text = f" ({s['effort']})" if s.get("effort") else ""
-        await self.say(f"This session now uses {s['provider']}/{s['model']}{effort_text}; other sessions keep theirs.")
-        self._show_state()
+        self.show_state()
 
     async def action_recall(self) -> None:
         """Alt+Up (Q5): each pending item leaves its queue, acknowledged, before its text is used."""
@@ -641,12 +614,13 @@ class AnyyApp(App[None]):
             parts = [*recalled, draft] if draft.strip() else recalled
             self.editor.set_draft("\n\n".join(parts))
         await self.refresh_queue()
-        self._touch()
+        self.touch()
         return recalled
 
     async def action_interrupt(self) -> None:
-        """Ctrl+C (S2): stop the captured execution; pending items stay."""
-        captured = self.running
+        """Ctrl+C (S2): stop the captured execution (or the one waiting for an answer); pending items stay."""
+        waiting = self.question.waiting
+        captured = self.running or (waiting.execution_id if waiting is not None else None)
         if captured is None:
             await self.say("Nothing is running. Ctrl+Q quits.")
             return
@@ -680,9 +654,9 @@ class AnyyApp(App[None]):
 
     # -- for tests and callers that wait on the app ------------------------------------------------
     def on_text_area_changed(self) -> None:
-        self._touch()  # the editor's text changed (a key typed while nothing else happens)
+        self.touch()  # the editor's text changed (a key typed while nothing else happens)
 
-    def _touch(self) -> None:
+    def touch(self) -> None:
         self._changed.set()
         self._changed = asyncio.Event()
 

@@ -82,6 +82,8 @@ class GatewayClient:
         self._reader.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._reader
+        # A call still waiting (a handler of the closing app) ends now rather than at its timeout.
+        self._fail_waiting(self._closed or "the connection to the Gateway was closed by the client")
         await self.ws.close()
 
     async def _read(self) -> None:
@@ -90,11 +92,14 @@ class GatewayClient:
                 self._dispatch(_decoder.decode(frame))
         except ConnectionClosed:
             pass
-        self._closed = f"the Gateway of profile {self.address.profile} closed the connection"
+        self._fail_waiting(f"the Gateway of profile {self.address.profile} closed the connection")
+        self._on_event({"type": "connection_lost", "text": self._closed})
+
+    def _fail_waiting(self, why: str) -> None:
+        self._closed = why
         for future in self._waiting.values():
             if not future.done():
-                future.set_exception(GatewayGone(self._closed))
-        self._on_event({"type": "connection_lost", "text": self._closed})
+                future.set_exception(GatewayGone(why))
 
     def _dispatch(self, data: Any) -> None:
         if not isinstance(data, dict):

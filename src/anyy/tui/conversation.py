@@ -1,5 +1,6 @@
-"""The conversation: messages as Markdown, the assistant's answer streamed as it comes, tool activity
-and notices as one-line entries. Oldest at the top; the view follows the bottom while it grows.
+"""The conversation: messages as Markdown, the assistant's answer streamed as it comes, the agent's
+questions and the user's answers, tool activity (collapsible, :mod:`anyy.tui.tool_activity`) and notices.
+Oldest at the top; the view follows the bottom while it grows, and older pages are put above on demand.
 
 Cost (docs/benchmarks.md, TUI): a Textual ``Markdown`` widget mounts one widget per block (each
 paragraph, list, list item, bullet), so 50 of them cost about 0.5 s to mount and lay out. Opening a
@@ -16,46 +17,13 @@ from typing import Any
 from rich.markdown import Markdown as RichMarkdown
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.message import Message as TextualMessage
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
 
-TOOL_PREVIEW = 200
+from anyy.tui.tool_activity import ToolActivity
+
 STREAM_INTERVAL = 0.05  # the streamed answer is appended to its Markdown at most this often (seconds)
-
-
-def _shorten(text: str, limit: int = TOOL_PREVIEW) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def tool_call_line(name: str, arguments: dict[str, Any]) -> str:
-    shown = ", ".join(f"{key}={_shorten(str(value), 80)}" for key, value in arguments.items())
-    return f"⚙ {name}({shown})"
-
-
-class ToolLine(Static):
-    """One tool call: its arguments, then whether it finished and what it returned."""
-
-    DEFAULT_CSS = "ToolLine { color: $text-muted; padding: 0 1; }"
-
-    def __init__(self, call: str) -> None:
-        super().__init__(call, markup=False)
-        self.call = call
-        self.outcome = "running…"
-        self.result = ""
-        self._refresh()
-
-    def finish(self, outcome: str) -> None:
-        self.outcome = outcome
-        self._refresh()
-
-    def set_result(self, text: str) -> None:
-        self.result = _shorten(text)
-        self._refresh()
-
-    def _refresh(self) -> None:
-        tail = f" → {self.result}" if self.result else ""
-        self.update(f"{self.call} [{self.outcome}]{tail}")
 
 
 class Message(Widget):
@@ -64,6 +32,8 @@ class Message(Widget):
     DEFAULT_CSS = """
     Message { height: auto; margin: 0 0 1 0; padding: 0 1; }
     Message.user { background: $boost; border-left: thick $accent; }
+    Message.question { border-left: thick $warning; }
+    Message.answer { background: $boost; border-left: thick $warning; }
     Message > Markdown { padding: 0; }
     """
 
@@ -133,10 +103,33 @@ class NoticeLine(Static):
     DEFAULT_CSS = "NoticeLine { color: $warning; padding: 0 1; }"
 
 
+class OlderMarker(Static):
+    """At the top while older entries of the path are not shown: PageUp there (or a click) loads them."""
+
+    DEFAULT_CSS = "OlderMarker { color: $text-muted; padding: 0 1; margin: 0 0 1 0; text-style: italic; }"
+    TEXT = "↑ older messages: PageUp at the top (or a click here) shows them"
+
+    def __init__(self) -> None:
+        super().__init__(self.TEXT, markup=False)
+
+    def on_click(self) -> None:
+        self.post_message(ConversationView.OlderWanted())
+
+
 class ConversationView(VerticalScroll):
-    """What the session says, in order; the streamed answer is replaced by its recorded entry."""
+    """What the session says, in order; the streamed answer is replaced by its recorded entry.
+
+    It follows the bottom as entries come while the user is there (a message of theirs brings it
+    back); scrolled up, reading older entries, the view stays put. Older pages of history are put above
+    what is shown (``batch(older=True)``) with what the user was looking at kept in its place."""
 
     DEFAULT_CSS = "ConversationView { height: 1fr; }"
+
+    class OlderWanted(TextualMessage):
+        """PageUp at the top, or a click on the marker: the app loads the previous page of history."""
+
+    class OlderShown(TextualMessage):
+        """An older page is in place and the scroll position restored."""
 
     def __init__(self) -> None:
         super().__init__(id="conversation")
@@ -144,56 +137,105 @@ class ConversationView(VerticalScroll):
         self.streamed = ""
         self._stream_widget: Message | None = None
         self._stream: MarkdownStream | None = None
-        self._tools: dict[str, ToolLine] = {}
+        self._tools: dict[str, ToolActivity] = {}
         self._batch: list[Widget] | None = None
+        self.older: OlderMarker | None = None
+        self.older_pages = 0  # older pages put in place (tests wait on it)
 
     def on_mount(self) -> None:
         self.anchor()  # kept at the bottom as entries come, until the user scrolls up
 
     @contextlib.asynccontextmanager
-    async def batch(self) -> AsyncIterator[None]:
-        """Entries added (at the bottom) inside are mounted together when it ends: one layout, not one each."""
+    async def batch(self, *, older: bool = False) -> AsyncIterator[None]:
+        """Entries added inside are mounted together when it ends: one layout, not one each. At the bottom,
+        or, ``older``, above everything shown (below the marker of older messages)."""
         self._batch = []
         try:
             yield
         finally:
             widgets, self._batch = self._batch, None
-            if widgets:
+            if older:
+                await self._prepend(widgets)
+            elif widgets:
+                following = self.is_vertical_scroll_end
                 await self.mount_all(widgets)
-                self._follow()
+                self._follow(following)
 
-    async def _add(self, widget: Widget, before: Any = None) -> None:
-        if self._batch is not None and before is None:
+    async def _add(self, widget: Widget, *, follow: bool = False) -> None:
+        if self._batch is not None:
             self._batch.append(widget)
             return
-        await self.mount(widget, before=before)
-        self._follow()
+        following = follow or self.is_vertical_scroll_end
+        await self.mount(widget)
+        self._follow(following)
 
-    async def add_message(self, role: str, text: str, *, before: Any = None, rich: bool = True) -> Message:
+    async def add_message(self, role: str, text: str, *, rich: bool = True) -> Message:
         widget = Message(role, text, rich=rich)
-        await self._add(widget, before)
+        await self._add(widget, follow=role == "user")
         return widget
 
     async def add_notice(self, text: str) -> None:
         await self._add(NoticeLine(text, markup=False))
 
-    async def add_tool(self, call_id: str, text: str, *, before: Any = None) -> ToolLine:
-        line = ToolLine(text)
-        self._tools[call_id] = line
-        await self._add(line, before)
-        return line
+    async def add_tool(self, call_id: str, name: str, arguments: dict[str, Any]) -> ToolActivity:
+        activity = ToolActivity(name, arguments)
+        self._tools[call_id] = activity
+        await self._add(activity)
+        return activity
 
-    def tool(self, call_id: str) -> ToolLine | None:
+    def tool(self, call_id: str) -> ToolActivity | None:
         return self._tools.get(call_id)
 
+    # -- older history -----------------------------------------------------------------------------
+    async def show_older_marker(self, shown: bool) -> None:
+        """The line at the top saying that older entries exist (``shown``), or its removal."""
+        if shown and self.older is None:
+            self.older = OlderMarker()
+            if self.children:
+                await self.mount(self.older, before=0)
+            else:
+                await self.mount(self.older)
+        elif not shown and self.older is not None:
+            marker, self.older = self.older, None
+            await marker.remove()
+
+    def page_up(self) -> None:
+        """PageUp: a page up; at the top, the previous page of history when there is one."""
+        if self.scroll_y <= 0 and self.older is not None:
+            self.post_message(self.OlderWanted())
+        else:
+            self.scroll_page_up(animate=False)
+
+    def action_page_up(self) -> None:
+        self.page_up()
+
+    async def _prepend(self, widgets: list[Widget]) -> None:
+        first = next((child for child in self.children if child is not self.older), None)
+        # What the user looks at keeps its place: its distance from the top of the view, after the layout.
+        offset = first.virtual_region.y - self.scroll_y if first is not None else 0
+        if widgets and self.older is not None:
+            await self.mount_all(widgets, after=self.older)
+        elif widgets:
+            await self.mount_all(widgets, before=first)  # None: the view was empty
+
+        def restore() -> None:
+            if first is not None:
+                self.scroll_to(y=first.virtual_region.y - offset, animate=False, immediate=True)
+            self.older_pages += 1
+            self.post_message(self.OlderShown())
+
+        self.call_after_refresh(restore)
+
+    # -- the streamed answer ---------------------------------------------------------------------
     async def stream_delta(self, execution_id: str, text: str) -> None:
         if self.stream_execution != execution_id or self._stream_widget is None:
             await self.end_stream()
             self.stream_execution = execution_id
             self.streamed = ""
             self._stream_widget = widget = Message("assistant", "")
+            following = self.is_vertical_scroll_end
             await self.mount(widget)  # at once, even in a batch: the stream writes into it
-            self._follow()
+            self._follow(following)
             assert widget.markdown is not None
             self._stream = MarkdownStream(widget.markdown)
         self.streamed += text
@@ -221,7 +263,9 @@ class ConversationView(VerticalScroll):
             await self._stream.stop()
         self._stream_widget, self._stream, self.stream_execution, self.streamed = None, None, None, ""
         self._tools.clear()
+        self.older = None
         await self.remove_children()
 
-    def _follow(self) -> None:
-        self.scroll_end(animate=False)
+    def _follow(self, following: bool) -> None:
+        if following:
+            self.scroll_end(animate=False)

@@ -1,9 +1,12 @@
-"""The multi-line editor: Enter sends (or queues steering while busy), Alt+Enter a follow-up,
-Shift+Enter or Ctrl+J a new line."""
+"""The multi-line editor: Enter sends (or queues steering while busy, or answers the agent's question),
+Alt+Enter a follow-up, Shift+Enter or Ctrl+J a new line. PageUp / PageDown scroll the conversation."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual import events
+from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
 
@@ -12,6 +15,11 @@ NEWLINE_KEYS = frozenset({"shift+enter", "ctrl+j"})
 
 class Editor(TextArea):
     DEFAULT_CSS = "Editor { height: auto; min-height: 3; max-height: 12; }"
+    # In place of the TextArea's own (a cursor page in a box of a few lines): the conversation's pages.
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("pageup", "app.conversation_page('up')", "Older messages", show=False),
+        Binding("pagedown", "app.conversation_page('down')", "Newer messages", show=False),
+    ]
 
     class Submitted(Message):
         """The user asked to send the editor's text: ``follow_up`` for Alt+Enter."""

@@ -42,12 +42,15 @@ COMMANDS: dict[str, str] = {
 }
 
 KEYS: list[tuple[str, str]] = [
-    ("Enter", "idle: send; while the agent works: add the text as steering"),
-    ("Alt+Enter", "while the agent works: add a follow-up"),
+    ("Enter", "idle: send; while the agent works: add the text as steering; a question waits: answer it"),
+    ("Alt+Enter", "while the agent works (or a question waits): add a follow-up"),
     ("Shift+Enter, Ctrl+J", "a new line in the editor"),
     ("Alt+Up", "every pending item back into the editor, before the draft"),
-    ("Ctrl+C", "stop the execution you saw running; pending items are kept"),
+    ("Ctrl+C", "stop the execution you saw running (or waiting for your answer); pending items are kept"),
     ("Esc", "closes a picker or dialog first; retry wait: cancel it; working: pending back, then stop"),
+    ("PageUp, PageDown", "scroll the conversation; PageUp at its top shows older messages"),
+    ("Tab, Shift+Tab", "reach the tool activity: Enter (or a click) shows a long result whole, or folds it"),
+    ("Ctrl+T", "the session's tree, like /tree"),
     ("Ctrl+Q", "quit (the session lives on in the Gateway)"),
 ]
 

@@ -1,32 +1,124 @@
-"""The status line: session, role, provider/model/effort, and what the session is doing."""
+"""The status line: the session's role and provider/model (effort), how full its context is and what the
+last response used, the session id, and, on the right, what the session is doing.
+
+The context fill is what the model re-read for the last response on the current path (``session.get``
+``context_tokens``, then each recorded answer's usage) against the compaction budget; past the budget, the
+Gateway summarises older entries. ``↑`` counts the tokens the last response read (uncached), ``↓`` those
+it wrote; ``R`` and ``W``, when the provider reports them, what it read from and wrote to its cache.
+The state keeps its place at the right: the rest is cut short (the id first) on a narrow terminal."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from textual.app import ComposeResult
+from textual.containers import Horizontal
 from textual.widgets import Static
 
+CONTEXT_KEYS = ("input", "cache_read", "cache_write")
 
-class StatusLine(Static):
-    DEFAULT_CSS = "StatusLine { height: 1; background: $panel; color: $text; padding: 0 1; }"
+
+def tokens(count: int) -> str:
+    """A token count for a narrow line: 340, 1.2k, 12.3k, 100k, 1.5M."""
+    if count < 1000:
+        return str(count)
+    value, unit = count / 1000, "k"
+    if round(value) >= 1000:
+        value, unit = count / 1_000_000, "M"
+    text = f"{value:.1f}" if value < 100 else f"{value:.0f}"
+    return text.removesuffix(".0") + unit
+
+
+def context_of(usage: dict[str, Any]) -> int:
+    """What the model re-read for a response: its whole prompt (as the Gateway counts it)."""
+    return sum(int(usage.get(key) or 0) for key in CONTEXT_KEYS)
+
+
+class StatusLine(Horizontal):
+    DEFAULT_CSS = """
+    StatusLine { height: 1; background: $panel; color: $text; padding: 0 1; }
+    StatusLine > #status-session { width: 1fr; height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    StatusLine > #status-state { width: auto; height: 1; padding: 0 0 0 2; text-wrap: nowrap; text-style: bold; }
+    """
 
     def __init__(self) -> None:
-        super().__init__("connecting…", id="status", markup=False)
+        super().__init__(id="status")
         self.state = "connecting"
         self.session: dict[str, Any] = {}
+        self.context_tokens: int | None = None
+        self.context_budget = 0
+        self.usage: dict[str, Any] | None = None
+        self._left = Static("", id="status-session", markup=False)
+        self._right = Static("connecting…", id="status-state", markup=False)
+
+    def compose(self) -> ComposeResult:
+        yield self._left
+        yield self._right
 
     def show(self, session: dict[str, Any] | None = None, state: str | None = None) -> None:
         if session is not None:
             self.session = session
         if state is not None:
             self.state = state
-        self.update(self.describe())
+        self._redraw()
 
-    def describe(self) -> str:
+    def show_context(self, used: int | None, budget: int) -> None:
+        """From ``session.get``: the last response's context on this path (None before any), the budget."""
+        self.context_tokens = used
+        self.context_budget = budget
+        self._redraw()
+
+    def show_usage(self, usage: dict[str, Any] | None, *, sets_context: bool = True) -> None:
+        """A response's usage (an assistant entry's ``data.usage``): its context becomes the fill, unless
+        ``sets_context`` is False (``session.get`` says what the fill is)."""
+        self.usage = usage
+        if usage is not None and sets_context:
+            self.context_tokens = context_of(usage)
+        self._redraw()
+
+    def clear_usage(self) -> None:
+        """Another session, or another place in the tree: nothing known until ``session.get`` says."""
+        self.usage, self.context_tokens, self.context_budget = None, None, 0
+        self._redraw()
+
+    def fill(self) -> str:
+        """``ctx 12.3k/100k (12%) · ↑1.2k ↓340``, or what of it is known."""
+        parts = []
+        if self.context_budget > 0:
+            used = self.context_tokens
+            if used is None:
+                parts.append(f"ctx ?/{tokens(self.context_budget)}")
+            else:
+                percent = round(100 * used / self.context_budget)
+                parts.append(f"ctx {tokens(used)}/{tokens(self.context_budget)} ({percent}%)")
+        if self.usage is not None:
+            flow = f"↑{tokens(int(self.usage.get('input') or 0))} ↓{tokens(int(self.usage.get('output') or 0))}"
+            for key, mark in (("cache_read", "R"), ("cache_write", "W")):
+                if self.usage.get(key):
+                    flow += f" {mark}{tokens(int(self.usage[key]))}"
+            parts.append(flow)
+        return " · ".join(parts)
+
+    def describe_session(self) -> str:
         s = self.session
         if not s:
-            return self.state
+            return ""
         model = f"{s.get('provider', '')}/{s.get('model', '')}"
         if s.get("effort"):
             model += f" ({s['effort']})"
-        return f"{s.get('id', '')} · role {s.get('role', '')} · {model} · {self.state}"
+        parts = [f"role {s.get('role', '')}", model]
+        fill = self.fill()
+        if fill:
+            parts.append(fill)
+        parts.append(str(s.get("id", "")))  # last: the first part cut short on a narrow terminal
+        return " · ".join(parts)
+
+    def describe(self) -> str:
+        """The whole line as text: the session part, then the state."""
+        session = self.describe_session()
+        return f"{session} · {self.state}" if session else self.state
+
+    def _redraw(self) -> None:
+        session = self.describe_session()
+        self._left.update(session)
+        self._right.update(self.state)
