@@ -117,3 +117,24 @@ def test_a2_tool_activity_lines_follow_the_calls(dashboard: Dashboard) -> None:
     gate.open()
     expect(page.locator("#entries .kind-assistant").last).to_have_text("Read it.")
     expect(page.locator("#activity")).to_be_hidden()
+
+
+def test_r3_a_session_opened_during_a_retry_wait_shows_what_is_left_of_it(dashboard: Dashboard) -> None:
+    live = dashboard.live
+    session_id = live.call("session.create", {"title": "flaky"})["id"]
+    live.model.enqueue(ProviderError("transient", "the model is overloaded", retry_after=30))
+    with live.ws() as client:
+        client.call("events.subscribe", {"session_id": session_id})
+        client.call("session.send", {"session_id": session_id, "text": "hello"})
+        client.event(lambda e: e.get("type") == "retry_wait")
+    retry = live.call("session.get", {"session_id": session_id})["retry_wait"]
+    assert retry is not None
+
+    page = dashboard.open(f"session={session_id}")  # loaded during the wait: no retry_wait event to see
+    box = page.locator("#retry")
+    expect(box).to_contain_text("the model is overloaded")
+    expect(box).to_contain_text(re.compile(r"retrying in (30|2\d) s \(attempt 1 of 3\)"))
+    page.keyboard.press("Escape")  # S4: cancels only the wait
+    expect(box).to_have_count(0)
+    ended = live.call("session.execution", {"session_id": session_id, "execution_id": retry["execution_id"]})
+    assert ended["state"] == "interrupted"

@@ -5,6 +5,8 @@ countdown (R3, S4). Against a real Gateway on loopback with the offline model.""
 
 from __future__ import annotations
 
+import re
+import time
 from typing import Any
 
 import pytest
@@ -12,6 +14,7 @@ import pytest
 from anyy.tui.app import AnyyApp
 from anyy.tui.conversation import Message
 from tests.cli.live import BROKEN_PROVIDER, LiveGateway, StartGateway
+from tests.fakes.model_server import ErrorReply, FakeModelServer
 from tests.tui.pilot import TIMEOUT, make_app, notices, opened, start_retry_wait, type_text
 
 pytestmark = pytest.mark.anyio
@@ -132,3 +135,46 @@ async def test_retry_countdown_shown(start_gateway: StartGateway) -> None:
         assert not app.retry.has_class("waiting")
         assert str(app.retry.render()) == ""
         assert "The response failed" in notices(app)
+
+
+async def test_retry_countdown_shown_when_opening_a_session_during_the_wait(start_gateway: StartGateway) -> None:
+    """R3, S4: a session opened (``--resume``) while its execution waits for a retry shows the countdown from
+    what is left of the wait (``session.get``'s ``retry_wait``), and Esc cancels only the wait."""
+    server = FakeModelServer()
+    server.start()
+    try:
+        server.enqueue(ErrorReply(503, "busy, come back later", type="overloaded", headers={"retry-after": "30"}))
+        provider = f'\n[providers.flaky]\nkind = "openai"\nbase_url = "{server.openai_url}"\n'
+        live = start_gateway(config_extra=provider)
+        with live.client() as client:
+            session = client.call("session.create", {})
+            client.call("session.settings", {"session_id": session["id"], "provider": "flaky", "model": "m"})
+            client.call("session.send", {"session_id": session["id"], "text": "hello"})
+            retry = wait_for_retry(client, session["id"])
+        app = make_app(live, session_id=session["id"])
+        async with app.run_test(size=(100, 30)) as pilot:
+            await opened(app)
+            assert app.retry_waiting == retry["execution_id"]
+            assert app.retry.has_class("waiting")
+            assert re.search(r"retrying in (30|2\d) s", str(app.retry.render()))  # what is left of the 30 s
+            assert "(attempt 1 of 3) · Esc cancels the wait" in str(app.retry.render())
+            await pilot.press("escape")
+            await app.wait_until(lambda: app.retry.execution is None and not app.busy, TIMEOUT)
+        with live.client() as client:
+            ended = client.call(
+                "session.execution", {"session_id": session["id"], "execution_id": retry["execution_id"]}
+            )
+        assert ended["state"] == "interrupted"
+    finally:
+        server.stop()
+
+
+def wait_for_retry(client: Any, session_id: str) -> dict[str, Any]:
+    """``session.get``'s retry wait once the execution is in it (the RPC client sees no events: it asks)."""
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        retry = client.call("session.get", {"session_id": session_id})["retry_wait"]
+        if retry is not None:
+            return dict(retry)
+        time.sleep(0.02)
+    raise AssertionError("the execution never waited for a retry")

@@ -329,6 +329,11 @@ async function openSession(id, entryId = null) {
     setRunning(null, "Waiting for your answer");
     showQuestion(waiting.execution_id, waiting.question);
   }
+  const retry = view.retry_wait; // opened during a retry wait: its countdown, from what is left
+  if (retry) {
+    setRunning(null, retry.error);
+    showRetry({ ...retry, session_id: id, delay: retry.seconds_left });
+  }
   const page = await rpc.call("session.history", { session_id: id, limit: PAGE });
   if (generation !== state.openGeneration) return;
   const entries = page.items.slice().reverse();

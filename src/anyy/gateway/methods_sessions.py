@@ -32,6 +32,16 @@ class WaitingQuestion(msgspec.Struct, kw_only=True):
     question: str
 
 
+class RetryView(msgspec.Struct, kw_only=True):
+    """A retry wait in progress: why, which attempt comes next, and how long is left."""
+
+    execution_id: str
+    attempt: int
+    of: int
+    seconds_left: float
+    error: str
+
+
 class SessionView(msgspec.Struct, kw_only=True):
     session: Session
     running_execution: str | None  # the execution running now, if any: what a stop would capture
@@ -39,6 +49,7 @@ class SessionView(msgspec.Struct, kw_only=True):
     waiting_question: WaitingQuestion | None = None  # set while an execution waits for an answer
     context_tokens: int | None = None  # what the model re-read for the last response on this path
     context_budget: int = 0  # the profile's compaction budget: past it, older entries are summarised
+    retry_wait: RetryView | None = None  # set while the running execution waits to retry a failed model call
 
 
 def _recent_state(store: Any, session_id: str) -> tuple[WaitingQuestion | None, int | None]:
@@ -66,6 +77,21 @@ async def _view(gw: Gateway, session_id: str) -> SessionView:
         waiting_question=waiting,
         context_tokens=tokens,
         context_budget=gw.runtime.deps.settings.budget_tokens,
+        retry_wait=_retry_view(gw, session_id),
+    )
+
+
+def _retry_view(gw: Gateway, session_id: str) -> RetryView | None:
+    found = gw.runtime.retry_wait(session_id)
+    if found is None:
+        return None
+    waiting, left = found
+    return RetryView(
+        execution_id=waiting.execution_id,
+        attempt=waiting.attempt,
+        of=waiting.of,
+        seconds_left=round(left, 3),
+        error=waiting.error,
     )
 
 
@@ -87,8 +113,9 @@ async def create(gw: Gateway, conn: Connection | None, p: CreateParams) -> Sessi
 
 @TABLE.method("session.get", SessionRef)
 async def get(gw: Gateway, conn: Connection | None, p: SessionRef) -> SessionView:
-    """A session's settings, its head, the execution running now (if any) with its streamed text, and
-    the question an execution waits on (if any), so a client opening the session can offer the answer."""
+    """A session's settings, its head, the execution running now (if any) with its streamed text, the
+    question an execution waits on and the retry wait in progress (if any), so a client opening the session
+    can offer the answer or show the countdown, and the context fill of the last response."""
     return await _view(gw, p.session_id)
 
 

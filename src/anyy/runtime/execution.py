@@ -129,6 +129,7 @@ class ExecutionRun:
         self.retry_cancelled = False
         self.state = "running"
         self.partial_text = ""  # what the model has streamed so far in this pass (for clients that join late)
+        self.retry_wait: tuple[RetryWaiting, float] | None = None  # the wait now, and when it ends (clock time)
         self.finished = asyncio.Event()  # set once the execution settled (the actor is done with it)
         self.queue_was_empty = False
         self._fallback_noted = False  # nothing was pending when it completed: the actor need not look again
@@ -360,20 +361,22 @@ class ExecutionRun:
         """The retry wait, a state of its own; False when it was cancelled (alone, or by a stop)."""
         delay = retry_delay(attempt, exc.retry_after)
         await self._set_state("retry_wait", error=exc.message)
-        self.deps.bus.publish(
-            RetryWaiting(
-                session_id=self.session_id,
-                execution_id=self.execution_id,
-                attempt=attempt,
-                of=self.deps.settings.max_retries,
-                delay=delay,
-                error=exc.message,
-            )
+        waiting = RetryWaiting(
+            session_id=self.session_id,
+            execution_id=self.execution_id,
+            attempt=attempt,
+            of=self.deps.settings.max_retries,
+            delay=delay,
+            error=exc.message,
         )
+        self.retry_wait = (waiting, self.deps.clock.now() + delay)
+        self.deps.bus.publish(waiting)
         try:
             await self._cancellable(self.deps.clock.sleep(delay), retry_wait=True)
         except _Stopped:
             return False
+        finally:
+            self.retry_wait = None
         await self._set_state("running")
         return True
 

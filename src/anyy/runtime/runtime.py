@@ -24,7 +24,7 @@ from anyy.domain.entries import (
     ToolResultData,
 )
 from anyy.domain.errors import Conflict, InvalidInput, NotFound
-from anyy.domain.events import EntriesAppended, ExecutionStateChanged, QueueChanged
+from anyy.domain.events import EntriesAppended, ExecutionStateChanged, QueueChanged, RetryWaiting
 from anyy.domain.queue import FINAL_SUBMISSION_STATES, Execution, NewSubmission, Submission
 from anyy.domain.sessions import Goal, Session, SessionPatch
 from anyy.runtime.actor import SessionActor
@@ -86,6 +86,16 @@ class Runtime:
     def running_execution(self, session_id: str) -> str | None:
         actor = self._actors.get(session_id)
         return actor.current.execution_id if actor is not None and actor.current is not None else None
+
+    def retry_wait(self, session_id: str) -> tuple[RetryWaiting, float] | None:
+        """The running execution's retry wait (for a client that joins during it): the event that announced
+        it and the seconds left."""
+        actor = self._actors.get(session_id)
+        current = actor.current if actor is not None else None
+        if current is None or current.retry_wait is None:
+            return None
+        waiting, until = current.retry_wait
+        return waiting, max(0.0, until - self.deps.clock.now())
 
     def live_text(self, session_id: str) -> str:
         """What the model has streamed so far in the running pass (for a client that joins late)."""

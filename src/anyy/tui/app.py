@@ -204,7 +204,8 @@ class AnyyApp(App[None]):
 
     async def open_session(self, session: dict[str, Any], live: dict[str, Any] | None) -> None:
         """Show ``session``: subscribe to its events, then its latest page of history, its queue, how full
-        its context is and the question it waits on (``live``, its ``session.get``, read here if None)."""
+        its context is, the question it waits on and a retry wait in progress (``live``, its
+        ``session.get``, read here if None)."""
         if self.subscription is not None:
             with contextlib.suppress(RpcError):
                 await self.call("events.unsubscribe", {"subscription": self.subscription})
@@ -221,6 +222,16 @@ class AnyyApp(App[None]):
         waiting = Waiting.parse(live.get("waiting_question"))
         if waiting is not None:
             self.question.ask(waiting)
+        retry = live.get("retry_wait")
+        if isinstance(retry, dict):  # opened (or reconnected) during a retry wait: its countdown, from what is left
+            self.retry_waiting = str(retry["execution_id"])
+            self.retry.start(
+                self.retry_waiting,
+                delay=float(retry.get("seconds_left") or 0),
+                attempt=int(retry.get("attempt") or 0),
+                of=int(retry.get("of") or 0),
+                error=str(retry.get("error") or ""),
+            )
         await self.refresh_queue()
         self.show_state()
 
