@@ -358,6 +358,9 @@ class AnyyApp(App[None]):
             await self._handle(kind, params)
         except GatewayGone:
             return
+        except RpcError as exc:  # e.g. the session was deleted by another client meanwhile: say it, go on
+            await self.say(f"The Gateway refused a request made for a {kind} event: {exc}")
+            return
         except NoMatches:
             if self.is_running:
                 raise
