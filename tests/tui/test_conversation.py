@@ -104,7 +104,8 @@ async def test_status_line_shows_usage_and_context(start_gateway: StartGateway) 
         usage = page["items"][0]["data"]["usage"]
         context = usage["input"] + usage.get("cache_read", 0) + usage.get("cache_write", 0)
         assert view["context_tokens"] == context
-        fill = f"ctx {tokens(context)}/100k ({round(100 * context / 100_000)}%) · ↑{tokens(usage['input'])} ↓"
+        cached = f" ({tokens(usage['cache_read'])} cached)" if usage.get("cache_read") else ""
+        fill = f"ctx {tokens(context)}/100k ({round(100 * context / 100_000)}%) · ↑{tokens(context)}{cached} ↓"
         status = app.status.describe()
         assert f"{fill}{tokens(usage['output'])}" in status  # updated when the answer was appended
         assert status.endswith("idle")

@@ -2,16 +2,17 @@
 // cache_write; a provider leaves out the ones it did not report) and how full the session's context is
 // against the compaction budget (session.get: context_tokens, context_budget).
 
-// 340 → "340", 1234 → "1.2k", 45678 → "46k", 1500000 → "1.5M"
+// 340 → "340", 1234 → "1.2k", 45678 → "45.7k", 123456 → "123k", 1500000 → "1.5M" (as the TUI writes them)
 export function tokens(n) {
   if (n < 1000) return String(n);
-  if (n < 10_000) return `${trimmed(n / 1000)}k`;
-  if (n < 999_500) return `${Math.round(n / 1000)}k`;
-  return `${trimmed(n / 1_000_000)}M`;
-}
-
-function trimmed(x) {
-  return x.toFixed(1).replace(/\.0$/, "");
+  let value = n / 1000;
+  let unit = "k";
+  if (Math.round(value) >= 1000) {
+    value = n / 1_000_000;
+    unit = "M";
+  }
+  const text = value < 100 ? value.toFixed(1) : value.toFixed(0);
+  return text.replace(/\.0$/, "") + unit;
 }
 
 // The usage an entry reports, or null (entries other than responses, or a provider that reported none).

@@ -3,8 +3,8 @@ last response used, the session id, and, on the right, what the session is doing
 
 The context fill is what the model re-read for the last response on the current path (``session.get``
 ``context_tokens``, then each recorded answer's usage) against the compaction budget; past the budget, the
-Gateway summarises older entries. ``↑`` counts the tokens the last response read (uncached), ``↓`` those
-it wrote; ``R`` and ``W``, when the provider reports them, what it read from and wrote to its cache.
+Gateway summarises older entries. ``↑`` counts the tokens the last response read (its whole prompt, with
+what came from the provider's cache in brackets when it says), ``↓`` those it wrote: the Dashboard's words.
 The state keeps its place at the right: the rest is cut short (the id first) on a narrow terminal."""
 
 from __future__ import annotations
@@ -92,11 +92,9 @@ class StatusLine(Horizontal):
                 percent = round(100 * used / self.context_budget)
                 parts.append(f"ctx {tokens(used)}/{tokens(self.context_budget)} ({percent}%)")
         if self.usage is not None:
-            flow = f"↑{tokens(int(self.usage.get('input') or 0))} ↓{tokens(int(self.usage.get('output') or 0))}"
-            for key, mark in (("cache_read", "R"), ("cache_write", "W")):
-                if self.usage.get(key):
-                    flow += f" {mark}{tokens(int(self.usage[key]))}"
-            parts.append(flow)
+            cached = int(self.usage.get("cache_read") or 0)
+            flow = f"↑{tokens(context_of(self.usage))}" + (f" ({tokens(cached)} cached)" if cached else "")
+            parts.append(f"{flow} ↓{tokens(int(self.usage.get('output') or 0))}")
         return " · ".join(parts)
 
     def describe_session(self) -> str:
