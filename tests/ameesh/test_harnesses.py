@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,20 @@ def test_h11_claude_sample_through_the_fake_program(ameesh: Ameesh) -> None:
     assert result.ok, result.error
     assert result.session_id == "5d672017-5e59-4ce7-b7f8-70924de64916"
     assert result.context_tokens == 19111
+
+
+def test_h2_a_turn_whose_process_cannot_be_recorded_does_not_run_on(ameesh: Ameesh) -> None:
+    """If the runner cannot note the turn's process (to end it after a crash), the process is ended at once."""
+    ameesh.script({"match": "hang", "hang": True})
+    started: list[int] = []
+
+    def refuse(pid: int) -> None:
+        started.append(pid)
+        raise OSError(28, "No space left on device")
+
+    request = TurnRequest(prompt="hang", cwd=ameesh.work, session_id=None, new_session=True, timeout=60)
+    with pytest.raises(OSError, match="No space left"):
+        asyncio.run(play(FakeHarness(), request, on_start=refuse))
+    (pid,) = started
+    with pytest.raises(ProcessLookupError):
+        os.killpg(pid, 0)

@@ -99,7 +99,13 @@ async def play(
     except OSError as exc:
         return TurnResult("failed", error=f"cannot start {harness.name}: {exc}", duration=time.monotonic() - started)
     if on_start is not None:
-        on_start(proc.pid)
+        try:
+            on_start(proc.pid)
+        except BaseException:  # nothing may run that the caller does not know of
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            await proc.wait()
+            raise
     assert proc.stdout is not None
     assert proc.stderr is not None
     stdout, stderr = proc.stdout, proc.stderr
