@@ -1,5 +1,6 @@
-"""A2 (clarifications answered inline, tool activity) and R3/S4 (a retry's countdown, Cancel retry) in
-the conversation. The model is scripted; a Gate holds it, never a sleep."""
+"""A2 (clarifications answered inline, tool activity), M6 (a Codemode script's calls under it) and R3/S4
+(a retry's countdown, Cancel retry) in the conversation. The model is scripted; a Gate holds it, never a
+sleep."""
 
 from __future__ import annotations
 
@@ -138,3 +139,55 @@ def test_r3_a_session_opened_during_a_retry_wait_shows_what_is_left_of_it(dashbo
     expect(box).to_have_count(0)
     ended = live.call("session.execution", {"session_id": session_id, "execution_id": retry["execution_id"]})
     assert ended["state"] == "interrupted"
+
+
+def test_m6_codemode_inner_calls_shown_under_the_script(dashboard: Dashboard) -> None:
+    """M6: the tools a Codemode script calls are tool activity: lines under the script's line while it runs
+    (from the events), and under its recorded result (``inner_calls``), each unfolding what it returned."""
+    live = dashboard.live
+    (live.workdir / "notes.txt").write_text("remember the milk\n")
+    page, session_id = open_new_session(dashboard)
+    live.call("session.tools.configure", {"session_id": session_id, "enabled": ["read_file"], "codemode": True})
+    missing = "<b>missing</b>.txt"  # shown as text, never as markup
+    script = (
+        'print(tools.read_file(path="notes.txt"))\n'
+        "try:\n"
+        f"    tools.read_file(path={missing!r})\n"
+        "except ToolError as error:\n"
+        '    print("missing:", error)\n'
+    )
+    gate = Gate("after the script")
+    live.model.enqueue(
+        [ToolCallEvent(call_id="s1", name="run_script", arguments={"script": script})],
+        [gate, TextDelta(text="Ran it.")],
+    )
+    send_from_page(page, "run a script")
+    wait_gate(gate)
+    lines = ["read_file(path=notes.txt) → ok", f"read_file(path={missing}) → error"]
+    script_line = page.locator("#activity > li")
+    inner = script_line.locator(".inner-calls > li")
+    expect(inner).to_have_text(lines)
+    expect(script_line).to_have_count(1)  # the script's calls are not lines of their own
+    expect(script_line.locator(":scope > span")).to_have_text("run_script: done")
+    expect(inner.nth(0)).to_have_attribute("data-state", "done")
+    expect(inner.nth(1)).to_have_attribute("data-state", "failed")
+    gate.open()
+    expect(page.locator("#entries .kind-assistant").last).to_have_text("Ran it.")
+    expect(page.locator("#activity")).to_be_hidden()
+
+    def recorded_under_the_result() -> None:
+        calls = page.locator("#entries .kind-tool_result .inner-calls > li")
+        expect(calls.locator("summary")).to_have_text(lines)
+        expect(calls.nth(1)).to_have_attribute("data-state", "failed")
+        result = calls.nth(0).locator("pre")
+        expect(result).to_be_hidden()  # folded until its line is clicked
+        calls.nth(0).locator("summary").click()
+        expect(result).to_be_visible()
+        expect(result).to_have_text("remember the milk\n")
+        expect(page.locator("#entries .inner-calls b")).to_have_count(0)
+
+    recorded_under_the_result()  # appended live
+    page.reload()  # and read from the history (the open conversation is in the fragment)
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    expect(page.locator("#entries .kind-assistant").last).to_have_text("Ran it.")
+    recorded_under_the_result()

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from anyy.domain.entries import EntryKind
-from anyy.domain.events import ToolStarted
+from anyy.domain.events import ToolFinished, ToolStarted
 from anyy.domain.model_io import ToolCallEvent
 from anyy.tools import BuiltinToolSource
 from tests.runtime.harness import Harness
@@ -75,8 +75,14 @@ def test_m6_codemode_script_calls_are_recorded_as_tool_activity(tmp_path: Path) 
             result = next(e for e in path if e.kind == EntryKind.TOOL_RESULT)
             assert "copied" in result.text
             assert [call["name"] for call in result.data["inner_calls"]] == ["read_file", "write_file"]
-            started = [e.name for e in h.seen if isinstance(e, ToolStarted)]
-            assert started == ["run_script", "read_file", "write_file"]  # clients see the inner calls live
+            started = [(e.name, e.call_id, e.parent_call_id) for e in h.seen if isinstance(e, ToolStarted)]
+            assert started == [  # clients see the inner calls live, under their script
+                ("run_script", "run", ""),
+                ("read_file", "run.1", "run"),
+                ("write_file", "run.2", "run"),
+            ]
+            finished = [(e.call_id, e.parent_call_id) for e in h.seen if isinstance(e, ToolFinished)]
+            assert finished == [("run.1", "run"), ("run.2", "run"), ("run", "")]
             # The model is told of one call and one result: the inner calls are not separate messages.
             kinds = [type(m).__name__ for m in h.model.requests[1].messages]
             assert kinds == ["UserMessage", "AssistantMessage", "ToolResultMessage"]

@@ -38,6 +38,7 @@ async def start_retry_wait(app: AnyyApp, pilot: Any, live: LiveGateway) -> str:
         client.call("session.settings", {"session_id": app.session_id, "provider": "broken", "model": "m"})
     await type_text(pilot, "hello")
     await pilot.press("enter")
-    await app.wait_until(lambda: app.retry_waiting is not None, TIMEOUT)
+    # The execution's state says retry_wait a moment before the retry_wait event starts the countdown.
+    await app.wait_until(lambda: app.retry_waiting is not None and app.retry.execution is not None, TIMEOUT)
     assert app.retry_waiting is not None
     return app.retry_waiting

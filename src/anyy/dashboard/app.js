@@ -188,6 +188,8 @@ function entryNode(entry) {
     li.classList.add("muted");
     const label = entry.kind.replace(/_/g, " ");
     li.textContent = entry.text ? `${label}: ${entry.text.slice(0, 500)}` : label;
+    const inner = entry.kind === "tool_result" && entry.data ? entry.data.inner_calls : null;
+    if (Array.isArray(inner) && inner.length) li.append(recordedInnerCalls(inner));
   }
   return li;
 }
@@ -544,27 +546,87 @@ function showQuestion(executionId, question = null) {
 }
 
 // -- tool activity ----------------------------------------------------------------------------------
-// One line per tool call of the running execution: started, then done or failed. The calls and their
-// results are also recorded as entries; these lines go when the execution ends.
+// One line per tool call of the running execution: started, then done or failed. The calls a Codemode
+// script (run_script) makes are listed under its line: `read_file(path=notes.txt) → ok`. The calls and
+// their results are also recorded as entries (a script's calls with its result: data.inner_calls, shown
+// under that entry, each folded with the beginning of what it returned); these lines go when the
+// execution ends.
+const ARGUMENT_CHARS = 80; // characters of an argument's value shown on a call's line
+
+function callText(name, args) {
+  const shown = Object.entries(args && typeof args === "object" ? args : {}).map(([key, value]) => {
+    const text = typeof value === "string" ? value : (JSON.stringify(value) ?? String(value));
+    const flat = text.trim().split(/\s+/).join(" ");
+    return `${key}=${flat.length <= ARGUMENT_CHARS ? flat : `${flat.slice(0, ARGUMENT_CHARS - 1)}…`}`;
+  });
+  return `${name}(${shown.join(", ")})`;
+}
+
+function scriptLineOf(event) {
+  // A call a Codemode script made names the script's call in parent_call_id.
+  const li = event.parent_call_id ? state.tools.get(event.parent_call_id) : null;
+  return li && li.classList.contains("tool") ? li : null;
+}
+
 function toolLine(event) {
   let li = state.tools.get(event.call_id);
   if (!li) {
+    const script = scriptLineOf(event);
     li = document.createElement("li");
-    li.className = "tool";
     li.dataset.callId = event.call_id;
+    if (script) {
+      li.className = "inner-call";
+      li.dataset.call = callText(event.name, event.arguments);
+      let list = script.querySelector(":scope > ol.inner-calls");
+      if (!list) {
+        list = document.createElement("ol");
+        list.className = "inner-calls";
+        script.append(list);
+      }
+      list.append(li);
+    } else {
+      li.className = "tool";
+      li.append(document.createElement("span"));
+      $("activity").append(li);
+      $("activity").hidden = false;
+    }
     state.tools.set(event.call_id, li);
-    $("activity").append(li);
-    $("activity").hidden = false;
   }
-  if (event.type === "tool_started") {
-    li.dataset.state = "running";
-    li.textContent = `${event.name}: running…`;
+  const started = event.type === "tool_started";
+  li.dataset.state = started ? "running" : event.is_error ? "failed" : "done";
+  if (li.className === "inner-call") {
+    li.textContent = `${li.dataset.call} → ${started ? "running…" : event.is_error ? "error" : "ok"}`;
   } else {
-    li.dataset.state = event.is_error ? "failed" : "done";
-    li.textContent = `${event.name}: ${event.is_error ? "failed" : "done"}`;
+    li.firstChild.textContent = `${event.name}: ${started ? "running…" : event.is_error ? "failed" : "done"}`;
   }
   const box = $("messages");
   if (atBottom(box)) scrollToBottom();
+}
+
+function recordedInnerCalls(calls) {
+  // Under a script's recorded result: one line per call it made; what a call returned (its beginning)
+  // unfolds from its line. Text only: arguments and results come from the model and the tools.
+  const list = document.createElement("ol");
+  list.className = "inner-calls";
+  for (const call of calls) {
+    const li = document.createElement("li");
+    li.className = "inner-call";
+    li.dataset.state = call.is_error ? "failed" : "done";
+    const line = `${callText(String(call.name ?? ""), call.arguments)} → ${call.is_error ? "error" : "ok"}`;
+    if (call.result) {
+      const details = document.createElement("details");
+      const summary = document.createElement("summary");
+      summary.textContent = line;
+      const result = document.createElement("pre");
+      result.textContent = String(call.result);
+      details.append(summary, result);
+      li.append(details);
+    } else {
+      li.textContent = line;
+    }
+    list.append(li);
+  }
+  return list;
 }
 
 function clearTools() {

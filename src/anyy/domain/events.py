@@ -48,9 +48,10 @@ class RetryWaiting(msgspec.Struct, kw_only=True, frozen=True, tag="retry_wait"):
 class ToolStarted(msgspec.Struct, kw_only=True, frozen=True, tag="tool_started"):
     session_id: str
     execution_id: str
-    call_id: str
+    call_id: str  # a Codemode script's own calls: "<the script's call id>.<n>", n from 1
     name: str
     arguments: dict[str, Any]
+    parent_call_id: str = ""  # set for a call a Codemode script made: the script's call (run_script)
 
 
 class ToolFinished(msgspec.Struct, kw_only=True, frozen=True, tag="tool_finished"):
@@ -60,6 +61,7 @@ class ToolFinished(msgspec.Struct, kw_only=True, frozen=True, tag="tool_finished
     name: str
     is_error: bool
     synthetic: bool
+    parent_call_id: str = ""  # as in ToolStarted
 
 
 class Notice(msgspec.Struct, kw_only=True, frozen=True, tag="notice"):

@@ -514,20 +514,21 @@ class ExecutionRun:
                     call_id=inner_id,
                     name=name,
                     arguments=arguments,
+                    parent_call_id=outer_call,
                 )
             )
             try:
                 outcome = await tools.run(name, arguments, self._tool_context(), call_tool)
             except asyncio.CancelledError:
                 inner.append(InnerCall(name=name, arguments=arguments, result=STOPPED_WHILE_RUNNING, is_error=True))
-                self._tool_finished(inner_id, name, is_error=True, synthetic=False)
+                self._tool_finished(inner_id, name, is_error=True, synthetic=False, parent=outer_call)
                 raise
             inner.append(
                 InnerCall(
                     name=name, arguments=arguments, result=outcome.text[:INNER_RESULT_CHARS], is_error=outcome.is_error
                 )
             )
-            self._tool_finished(inner_id, name, is_error=outcome.is_error, synthetic=False)
+            self._tool_finished(inner_id, name, is_error=outcome.is_error, synthetic=False, parent=outer_call)
             return outcome
 
         return call_tool
@@ -543,7 +544,7 @@ class ExecutionRun:
             env=self.deps.tool_env,
         )
 
-    def _tool_finished(self, call_id: str, name: str, *, is_error: bool, synthetic: bool) -> None:
+    def _tool_finished(self, call_id: str, name: str, *, is_error: bool, synthetic: bool, parent: str = "") -> None:
         self.deps.bus.publish(
             ToolFinished(
                 session_id=self.session_id,
@@ -552,6 +553,7 @@ class ExecutionRun:
                 name=name,
                 is_error=is_error,
                 synthetic=synthetic,
+                parent_call_id=parent,
             )
         )
 

@@ -14,7 +14,7 @@ What the keys do (SPEC Q4, Q5, S2-S6):
 - A question the agent asked (``ask_user``) is shown above the editor: Enter then answers it
   (``session.answer``) rather than sending a message; Ctrl+C stops its execution instead.
 - Tab / Shift+Tab reach the tool activity in the conversation: Enter (or a click) shows a long result
-  whole, or folds it again.
+  whole (with what a Codemode script's calls returned), or folds it again.
 
 Commands typed alone in the editor (SPEC B2, T1, T2, M1, X2): ``/new``, ``/sessions``, ``/tree``,
 ``/provider``, ``/model``, ``/effort``, ``/help``. ``/sessions`` and ``/tree`` need an idle session.
@@ -390,11 +390,15 @@ class AnyyApp(App[None]):
             arguments = params.get("arguments")
             await self.conversation.end_stream()
             name, call_id = str(params.get("name")), str(params.get("call_id"))
-            await self.conversation.add_tool(call_id, name, arguments if isinstance(arguments, dict) else {})
+            parent = str(params.get("parent_call_id") or "")
+            await self.conversation.tool_started(
+                call_id, name, arguments if isinstance(arguments, dict) else {}, parent=parent
+            )
         elif kind == "tool_finished":
-            tool = self.conversation.tool(str(params.get("call_id")))
-            if tool is not None:
-                tool.finish(tool_outcome(params))
+            call_id, parent = str(params.get("call_id")), str(params.get("parent_call_id") or "")
+            self.conversation.tool_finished(
+                call_id, tool_outcome(params), is_error=bool(params.get("is_error")), parent=parent
+            )
         elif kind == "entries_appended":
             await self.history.appended([int(i) for i in params.get("entry_ids", [])])
         elif kind == "queue_changed":

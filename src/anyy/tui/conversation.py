@@ -1,6 +1,7 @@
 """The conversation: messages as Markdown, the assistant's answer streamed as it comes, the agent's
-questions and the user's answers, tool activity (collapsible, :mod:`anyy.tui.tool_activity`) and notices.
-Oldest at the top; the view follows the bottom while it grows, and older pages are put above on demand.
+questions and the user's answers, tool activity (collapsible, :mod:`anyy.tui.tool_activity`; the calls a
+Codemode script makes are listed under it) and notices. Oldest at the top; the view follows the bottom
+while it grows, and older pages are put above on demand.
 
 Cost (docs/benchmarks.md, TUI): a Textual ``Markdown`` widget mounts one widget per block (each
 paragraph, list, list item, bullet), so 50 of them cost about 0.5 s to mount and lay out. Opening a
@@ -185,6 +186,40 @@ class ConversationView(VerticalScroll):
 
     def tool(self, call_id: str) -> ToolActivity | None:
         return self._tools.get(call_id)
+
+    def _script_of(self, parent: str) -> ToolActivity | None:
+        """The activity of the Codemode script that made a call (the event's ``parent_call_id``), if shown."""
+        return self._tools.get(parent) if parent else None
+
+    async def tool_started(self, call_id: str, name: str, arguments: dict[str, Any], *, parent: str = "") -> None:
+        """A call announced live: a line under the script that made it, or an activity of its own."""
+        script = self._script_of(parent)
+        if script is not None:
+            script.start_inner(call_id, name, arguments)
+        else:
+            await self.add_tool(call_id, name, arguments)
+
+    def tool_finished(self, call_id: str, outcome: str, *, is_error: bool, parent: str = "") -> None:
+        script = self._script_of(parent)
+        if script is not None and script.finish_inner(call_id, is_error=is_error):
+            return
+        tool = self._tools.get(call_id)
+        if tool is not None:
+            tool.finish(outcome)
+
+    async def set_inner_calls(self, call_id: str, calls: list[dict[str, Any]]) -> None:
+        """A script's recorded calls under its activity. Calls of it that were shown as activities of their
+        own (the TUI opened while the script ran, before it was announced) go: the list says them."""
+        activity = self._tools.get(call_id)
+        if activity is None:
+            return
+        for number in range(1, len(calls) + 1):
+            alone = self._tools.pop(f"{call_id}.{number}", None)
+            if alone is not None and self._batch is not None and alone in self._batch:
+                self._batch.remove(alone)
+            elif alone is not None:
+                await alone.remove()
+        activity.set_inner(calls)
 
     # -- older history -----------------------------------------------------------------------------
     async def show_older_marker(self, shown: bool) -> None:

@@ -4,7 +4,8 @@ the newest page when the session opens, the page before it each time the user as
 
 Each entry kind has its look: messages as Markdown; the agent's question and the user's answer as
 messages of their own; tool calls and their results as one collapsible activity (``ask_user`` calls
-are left out: the question and the answer say it); anything else as a notice line. A recorded answer's
+are left out: the question and the answer say it), a Codemode script's with the calls it made
+(``inner_calls`` of its result) listed under it; anything else as a notice line. A recorded answer's
 usage goes to the status line."""
 
 from __future__ import annotations
@@ -146,3 +147,6 @@ class History:
             activity = await self.view.add_tool(call_id, name, {})
         activity.set_result(text)
         activity.finish(tool_outcome(data))
+        inner = data.get("inner_calls")
+        if isinstance(inner, list) and inner:
+            await self.view.set_inner_calls(call_id, inner)
