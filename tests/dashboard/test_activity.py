@@ -118,6 +118,13 @@ def test_a2_tool_activity_lines_follow_the_calls(dashboard: Dashboard) -> None:
     gate.open()
     expect(page.locator("#entries .kind-assistant").last).to_have_text("Read it.")
     expect(page.locator("#activity")).to_be_hidden()
+    # Recorded, the calls say what they did and what came back.
+    expect(page.locator("#entries .kind-tool_call")).to_have_text(
+        ["⚙ read_file(path=notes.txt)", "⚙ read_file(path=missing.txt)"]
+    )
+    results = page.locator("#entries .kind-tool_result")
+    expect(results.nth(0)).to_have_text(re.compile(r"^read_file returned: remember the milk"))
+    expect(results.nth(1)).to_have_text(re.compile(r"^read_file failed: "))
 
 
 def test_r3_a_session_opened_during_a_retry_wait_shows_what_is_left_of_it(dashboard: Dashboard) -> None:

@@ -184,9 +184,14 @@ function entryNode(entry) {
     if (usage) li.dataset.usage = usageLabel(usage);
   } else if (entry.kind === "user") {
     li.textContent = entry.text;
+  } else if (entry.kind === "tool_call" && entry.data) {
+    li.classList.add("muted");
+    li.textContent = `⚙ ${callText(entry.data.name, entry.data.arguments)}`;
   } else {
     li.classList.add("muted");
-    const label = entry.kind.replace(/_/g, " ");
+    const label = entry.kind === "tool_result" && entry.data && entry.data.name
+      ? `${entry.data.name} ${entry.data.is_error ? "failed" : "returned"}`
+      : entry.kind.replace(/_/g, " ");
     li.textContent = entry.text ? `${label}: ${entry.text.slice(0, 500)}` : label;
     const inner = entry.kind === "tool_result" && entry.data ? entry.data.inner_calls : null;
     if (Array.isArray(inner) && inner.length) li.append(recordedInnerCalls(inner));
