@@ -256,16 +256,46 @@ def alerts(name: str | None, as_json: bool) -> None:
 @main.command()
 @json_option
 def status(as_json: bool) -> None:
-    """Agents, waiting messages and alerts at a glance."""
+    """Agents at a glance: each one's harness, session, waiting messages, alerts, and the turn it is
+    playing now (if a runner is on it); then the totals."""
+    from ameesh import leftovers
+
+    root = paths.home()
     with opened() as reg:
-        agents = reg.agents()
-        data = {
-            "home": str(paths.home()),
-            "agents": len(agents),
-            "waiting": sum(reg.waiting_count(a["name"]) for a in agents),
-            "alerts": len(reg.alerts()),
-        }
-    emit(data, as_json, [f"{k}: {v}" for k, v in data.items()])
+        alerts = reg.alerts()
+        rows = []
+        for agent in reg.agents():
+            name, sid = agent["name"], agent["session_id"]
+            session = reg.session(name, sid) if sid else None
+            rows.append(
+                {
+                    "name": name,
+                    "harness": agent["harness"],
+                    "role": agent["role"],
+                    "session_id": sid,
+                    "session_turns": session["turns"] if session else 0,
+                    "waiting": reg.waiting_count(name),
+                    "alerts": sum(1 for a in alerts if a["agent"] == name),
+                    "playing": leftovers.playing(root, name),
+                }
+            )
+    data = {
+        "home": str(root),
+        "agents": len(rows),
+        "waiting": sum(r["waiting"] for r in rows),
+        "alerts": len(alerts),
+        "playing": sum(1 for r in rows if r["playing"]),
+        "by_agent": rows,
+    }
+    lines = [f"{k}: {data[k]}" for k in ("home", "agents", "waiting", "alerts", "playing")]
+    for r in rows:
+        now = f"playing a turn for {time.time() - r['playing']['since']:.0f} s" if r["playing"] else "idle"
+        held = f"session {r['session_id']} ({r['session_turns']} turns)" if r["session_id"] else "no session"
+        lines.append(
+            f"  {r['name']} ({r['harness']}, {r['role']}): {now}; {held}; {r['waiting']} waiting;"
+            f" {r['alerts']} alert(s)"
+        )
+    emit(data, as_json, lines)
 
 
 @main.command()

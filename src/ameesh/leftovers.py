@@ -65,6 +65,22 @@ def record(root: Path, name: str, pid: int) -> None:
     os.replace(tmp, path)
 
 
+def playing(root: Path, name: str) -> dict[str, float | int] | None:
+    """The turn being played for the agent now (``pid`` of its process group, ``since`` when the record was
+    written), or None: no record, or one whose process is gone (a leftover of a dead runner, ended at the
+    agent's next turn)."""
+    path = _record_path(root, name)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        pid, start, since = int(data["pid"]), data.get("start"), path.stat().st_mtime
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    leader_start = _start_time(pid)
+    if leader_start is None or leader_start != start or _leader_gone(pid):
+        return None
+    return {"pid": pid, "since": since}
+
+
 def clear(root: Path, name: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         _record_path(root, name).unlink()

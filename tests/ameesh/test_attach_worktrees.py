@@ -249,6 +249,9 @@ def test_h2_a_runner_killed_mid_turn_is_restarted_on_the_same_session(ameesh: Am
         with open(fifo, encoding="utf-8") as note:  # returns once the harness has started the turn
             assert note.readline() == "started\n"
         harness_pids = _children(runner.pid)
+        status = ameesh.json("status")  # the turn being played shows, with its process
+        assert status["playing"] == 1
+        assert [a["playing"]["pid"] for a in status["by_agent"]] == harness_pids
     finally:
         runner.kill()
         runner.wait(timeout=30)
@@ -259,6 +262,8 @@ def test_h2_a_runner_killed_mid_turn_is_restarted_on_the_same_session(ameesh: Am
     ameesh("run")
     # The restarted runner ended the leftover before resuming the session (it would have gone on writing).
     assert not _running(harness)
+    assert ameesh.json("status")["playing"] == 0
+    assert "bob (fake, build): idle; session " in ameesh("status").output
     assert any(
         f"process group {harness}" in i["text"] for i in ameesh.json("thread", "bob") if i["kind"] == "recovered"
     )
