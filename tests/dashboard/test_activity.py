@@ -4,7 +4,9 @@ sleep."""
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -198,3 +200,32 @@ def test_m6_codemode_inner_calls_shown_under_the_script(dashboard: Dashboard) ->
     expect(page.locator("body")).to_have_attribute("data-ready", "true")
     expect(page.locator("#entries .kind-assistant").last).to_have_text("Ran it.")
     recorded_under_the_result()
+
+
+def test_m6_a_page_opened_while_a_script_runs_puts_its_calls_under_it(dashboard: Dashboard, tmp_path: Path) -> None:
+    live = dashboard.live
+    fifo = tmp_path / "go.fifo"
+    os.mkfifo(fifo)
+    session_id = live.call("session.create", {"title": "script"})["id"]
+    live.call("session.tools.configure", {"session_id": session_id, "enabled": ["shell"], "codemode": True})
+    script = f'tools.shell(command="echo one")\ntools.shell(command="head -n 1 {fifo}")\n'
+    gate = Gate("after the script")
+    live.model.enqueue(
+        [ToolCallEvent(call_id="s1", name="run_script", arguments={"script": script})],
+        [gate, TextDelta(text="Ran it.")],
+    )
+    with live.ws() as client:
+        client.call("events.subscribe", {"session_id": session_id})
+        client.call("session.send", {"session_id": session_id, "text": "run it"})
+        client.event(lambda e: e.get("type") == "tool_started" and e.get("call_id") == "s1.2")
+
+    page = dashboard.open(f"session={session_id}")  # the script's start and first call were not seen
+    with open(fifo, "w", encoding="utf-8") as go:  # lets the second call end
+        go.write("go\n")
+    wait_gate(gate)  # the script ended; the next response is held while the page is looked at
+    lines = page.locator("#activity > li")
+    expect(lines.locator(".inner-calls > li")).to_have_text(["shell(…) → ok"])  # its start was not seen either
+    expect(lines).to_have_count(1)  # one line for the script, its call under it
+    expect(lines.locator(":scope > span")).to_have_text("run_script: done")
+    gate.open()
+    expect(page.locator("#entries .kind-assistant").last).to_have_text("Ran it.")

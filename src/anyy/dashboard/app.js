@@ -575,13 +575,18 @@ function scriptLineOf(event) {
 
 function toolLine(event) {
   let li = state.tools.get(event.call_id);
+  if (!li && event.parent_call_id && !state.tools.has(event.parent_call_id)) {
+    // Opened while a script ran: its own start was not seen; its line stands for it until it ends.
+    toolLine({ type: "tool_started", call_id: event.parent_call_id, name: "run_script", arguments: {} });
+  }
   if (!li) {
     const script = scriptLineOf(event);
     li = document.createElement("li");
     li.dataset.callId = event.call_id;
     if (script) {
       li.className = "inner-call";
-      li.dataset.call = callText(event.name, event.arguments);
+      // A call first seen by its end (the page opened meanwhile): its arguments were in the start event.
+      li.dataset.call = event.arguments ? callText(event.name, event.arguments) : `${event.name}(…)`;
       let list = script.querySelector(":scope > ol.inner-calls");
       if (!list) {
         list = document.createElement("ol");
