@@ -29,7 +29,7 @@ from tests.cli.live import (
 __all__ = ["start_gateway"]
 
 
-def test_c1_chat_new_session_json(start_gateway: StartGateway, home: Path) -> None:
+def test_c1_c4_chat_new_session_json(start_gateway: StartGateway, home: Path) -> None:
     start_gateway()
     code, record, _ = chat_json(home, "hello")
     assert code == 0

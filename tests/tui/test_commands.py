@@ -211,12 +211,14 @@ async def test_t1_tree_up_down_enter_selects_and_s_toggles_the_summary(start_gat
         assert app.editor.text == ""
 
 
-async def test_t2_selecting_a_user_message_moves_before_it_and_puts_its_text_in_the_editor(
+async def test_t2_f4_selecting_a_user_message_moves_before_it_puts_its_text_in_the_editor_and_never_forks(
     start_gateway: StartGateway,
 ) -> None:
     live = start_gateway()
     session_id = two_turn_session(live)
     nodes = tree_of(live, session_id)["nodes"]
+    with live.client() as client:
+        sessions_before = [s["id"] for s in client.call("session.list", {"limit": 200})["items"]]
     app = make_app(live, session_id=session_id)
     async with app.run_test(size=(120, 40)) as pilot:
         await opened(app)
@@ -245,6 +247,9 @@ async def test_t2_selecting_a_user_message_moves_before_it_and_puts_its_text_in_
         await app.wait_until(lambda: app.editor.text == "one", TIMEOUT)
         assert tree_of(live, session_id)["head"] is None
         assert messages(app, "user") == []
+        assert app.session_id == session_id  # F4: /tree moves this session's position; it never forks
+    with live.client() as client:
+        assert [s["id"] for s in client.call("session.list", {"limit": 200})["items"]] == sessions_before
 
 
 async def test_m1_x4_provider_model_effort_change_the_current_session_only(start_gateway: StartGateway) -> None:
