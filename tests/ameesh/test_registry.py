@@ -55,7 +55,21 @@ def test_h1_every_turn_resumes_the_same_session(ameesh: Ameesh) -> None:
     assert [c["resume"] for c in calls[1:]] == [session["session_id"]] * 2
     assert {(c["model"], c["effort"]) for c in calls} == {("m1", "high")}
     assert paths.read_session_file(ameesh.root, "bob") == (session["session_id"], None)
-    assert ameesh.json("status") == {"home": str(ameesh.root), "agents": 1, "waiting": 0, "alerts": 0}
+    status = ameesh.json("status")
+    assert {k: status[k] for k in ("home", "agents", "waiting", "alerts", "playing")} == {
+        "home": str(ameesh.root),
+        "agents": 1,
+        "waiting": 0,
+        "alerts": 0,
+        "playing": 0,
+    }
+    (bob,) = status["by_agent"]
+    assert (bob["name"], bob["session_id"], bob["session_turns"], bob["playing"]) == (
+        "bob",
+        session["session_id"],
+        3,
+        None,
+    )
 
 
 def test_h2_registry_first_file_second(ameesh: Ameesh) -> None:
