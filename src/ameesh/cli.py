@@ -187,7 +187,8 @@ def run(watch: bool, poll: float) -> None:
             report = asyncio.run(runner.run(watch=watch, poll=poll))
         except KeyboardInterrupt:
             sys.exit(130)
-    click.echo(f"{report.turns} turns played, {report.failed} failed attempts")
+    turns, failed = report.turns, report.failed
+    click.echo(f"{turns} turn{'s' * (turns != 1)} played, {failed} failed attempt{'s' * (failed != 1)}")
     if report.busy:
         click.echo(
             f"played elsewhere (another runner or ameesh attach), left waiting: {', '.join(report.busy)}", err=True
