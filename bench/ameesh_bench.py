@@ -79,24 +79,9 @@ def _add(reg: Registry, root: Path, name: str, workdir: Path) -> None:
 
 async def _direct_turn(prompt: str, cwd: Path, sid: str, new: bool) -> float:
     """One turn of the fake harness program called directly, the way a script would: start, wait, read."""
-    harness = FakeHarness()
-    argv = harness.command(TurnRequest(prompt=prompt, cwd=cwd, session_id=sid, new_session=new))
-    began = time.perf_counter()
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=cwd,
-        env={**os.environ, **harness.environment()},
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-    )
-    out, err = await proc.communicate()
-    answer = json.loads(out.decode().splitlines()[-1])
-    elapsed = time.perf_counter() - began
-    if proc.returncode != 0 or answer.get("is_error"):
-        raise SystemExit(f"direct fake harness turn failed: {err.decode()}")
-    return elapsed * 1000
+    request = TurnRequest(prompt=prompt, cwd=cwd, session_id=sid, new_session=new)
+    elapsed, _ = await _direct_real(FakeHarness(), request)
+    return elapsed
 
 
 def _ameesh_turn(reg: Registry, root: Path, name: str, prompt: str) -> float:
@@ -343,7 +328,10 @@ def main() -> None:
     print(f"3. real harnesses, {args.real_turns} turns each against the fake model server (interleaved)")
     from tests.fakes.harness_env import HARNESSES, harness_bin
 
-    bin_dir = None if args.real_turns == 0 else harness_bin()
+    if args.real_turns == 0:
+        print("  skipped (--real-turns 0)")
+        return
+    bin_dir = harness_bin()
     if bin_dir is None:
         print("  not measured: the pinned CLIs are not installed (bash scripts/setup-harnesses)")
         return
