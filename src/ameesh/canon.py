@@ -37,7 +37,8 @@ from typing import Any
 
 import msgspec
 
-EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "max")
+from ameesh.harnesses import EFFORTS
+
 POLICIES = ("par-lot", "taille", "jamais")
 SETTABLE = ("model", "effort", "tier", "session_policy")
 

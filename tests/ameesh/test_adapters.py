@@ -12,6 +12,7 @@ import pytest
 from ameesh import paths
 from ameesh.harnesses import Harness, TurnRequest, TurnResult, play
 from ameesh.harnesses.anyy import AnyyHarness
+from ameesh.harnesses.claude import ClaudeHarness
 from ameesh.harnesses.codex import CodexHarness
 from ameesh.harnesses.fake import FakeHarness
 from ameesh.harnesses.pi import PiHarness
@@ -279,3 +280,24 @@ def test_h1_anyy_completed_turn_reports_the_session_and_no_context(ameesh: Amees
     judged = _through_fake(AnyyHarness(), TurnRequest("hi", ameesh.work, None, True, timeout=30))
     assert judged.ok, judged.error
     assert (judged.session_id, judged.text, judged.context_tokens) == ("S9", "hello", None)
+
+
+@pytest.mark.parametrize(
+    ("effort", "claude", "codex", "pi"),
+    [
+        ("minimal", "low", "minimal", "minimal"),  # Claude Code ignores minimal (with a warning): low is nearest
+        ("medium", "medium", "medium", "medium"),
+        ("xhigh", "xhigh", "xhigh", "xhigh"),
+        ("max", "max", "xhigh", "xhigh"),  # pi warns and ignores max; the API behind Codex stops at xhigh
+    ],
+)
+def test_h10_effort_is_passed_on_each_harness_scale(
+    tmp_path: Path, effort: str, claude: str, codex: str, pi: str
+) -> None:
+    def flag(argv: list[str], name: str) -> str:
+        return argv[argv.index(name) + 1]
+
+    request = TurnRequest("hi", tmp_path, "s1", False, model="m", effort=effort)
+    assert flag(ClaudeHarness("claude").command(request), "--effort") == claude
+    assert flag(CodexHarness("codex").command(request), "-c") == f'model_reasoning_effort="{codex}"'
+    assert flag(PiHarness(tmp_path / "pi", "pi").command(request), "--thinking") == pi

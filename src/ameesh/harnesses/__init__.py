@@ -17,6 +17,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+# ameesh's effort scale (the canon's); each harness takes part of it: ``nearest_effort`` maps onto that part.
+EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "max")
+CLAUDE_EFFORTS = ("low", "medium", "high", "xhigh", "max")  # `claude --effort`; others are ignored with a warning
+
+
+def nearest_effort(effort: str, supported: tuple[str, ...]) -> str:
+    """``effort`` if the harness takes it, else the nearest level it takes (a harness warns and ignores a
+    value it does not know: the agent would run on the harness's default instead of near what was set)."""
+    if effort in supported or effort not in EFFORTS:
+        return effort
+    rank = EFFORTS.index(effort)
+    return min(supported, key=lambda level: (abs(EFFORTS.index(level) - rank), EFFORTS.index(level)))
+
 
 @dataclass(frozen=True)
 class TurnRequest:
@@ -152,14 +165,15 @@ async def play(
 def claude_style_flags(request: TurnRequest) -> list[str]:
     """Session, model and effort flags as Claude Code takes them (and the fake harness, which copies it):
     ``--session-id`` creates the session on its first turn, ``--resume`` continues it; model and effort
-    are passed on every turn because a resumed session does not keep them."""
+    are passed on every turn because a resumed session does not keep them (effort on Claude Code's scale:
+    ``minimal`` becomes ``low``)."""
     flags: list[str] = []
     if request.session_id:
         flags += ["--session-id" if request.new_session else "--resume", request.session_id]
     if request.model:
         flags += ["--model", request.model]
     if request.effort:
-        flags += ["--effort", request.effort]
+        flags += ["--effort", nearest_effort(request.effort, CLAUDE_EFFORTS)]
     return flags
 
 

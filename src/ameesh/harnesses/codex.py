@@ -17,7 +17,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ameesh.harnesses import TurnRequest, TurnResult, tail
+from ameesh.harnesses import TurnRequest, TurnResult, nearest_effort, tail
+
+CODEX_EFFORTS = ("minimal", "low", "medium", "high", "xhigh")  # the Responses API's reasoning.effort
 
 
 def codex_home() -> Path:
@@ -89,8 +91,8 @@ class CodexHarness:
         argv = [self.binary, "exec", *(["resume"] if resume else []), "--json"]
         if request.model:
             argv += ["-m", request.model]
-        if request.effort:
-            argv += ["-c", f'model_reasoning_effort="{request.effort}"']
+        if request.effort:  # Codex passes the value to the API unchecked: the API's levels stop at xhigh
+            argv += ["-c", f'model_reasoning_effort="{nearest_effort(request.effort, CODEX_EFFORTS)}"']
         if resume and request.session_id:
             argv.append(request.session_id)
         argv.append(request.prompt)

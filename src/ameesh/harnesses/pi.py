@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from ameesh import paths
-from ameesh.harnesses import TurnRequest, TurnResult, tail
+from ameesh.harnesses import TurnRequest, TurnResult, nearest_effort, tail
+
+PI_EFFORTS = ("minimal", "low", "medium", "high", "xhigh")  # `pi --thinking` (also off)
 
 
 def _text(message: dict[str, Any]) -> str:
@@ -61,8 +63,8 @@ class PiHarness:
         argv = [self.binary, "-p", "--mode", "json"]
         if request.model:
             argv += ["--model", request.model]
-        if request.effort:
-            argv += ["--thinking", request.effort]
+        if request.effort:  # pi's levels stop at xhigh: max becomes xhigh
+            argv += ["--thinking", nearest_effort(request.effort, PI_EFFORTS)]
         if request.session_id:
             self.sessions_dir.mkdir(parents=True, exist_ok=True)
             argv += ["--session", str(self.session_path(request.session_id))]
