@@ -274,9 +274,9 @@ def test_h11_anyy_exit_codes_are_judged(ameesh: Ameesh, code: int, result: str, 
     assert word in (judged.error or "")
 
 
-def test_h1_anyy_completed_turn_reports_the_session_and_no_context(ameesh: Ameesh) -> None:
+def test_h1_anyy_completed_turn_reports_the_session_and_no_context_when_anyy_says_none(ameesh: Ameesh) -> None:
     record = {"session_id": "S9", "result": "completed", "response": "hello", "passes": 1, "exit_code": 0}
-    ameesh.script({"stdout": json.dumps(record, indent=2) + "\n"})
+    ameesh.script({"stdout": json.dumps(record, indent=2) + "\n"})  # an anyy without context_tokens
     judged = _through_fake(AnyyHarness(), TurnRequest("hi", ameesh.work, None, True, timeout=30))
     assert judged.ok, judged.error
     assert (judged.session_id, judged.text, judged.context_tokens) == ("S9", "hello", None)

@@ -40,6 +40,11 @@ def test_c1_c4_chat_new_session_json(start_gateway: StartGateway, home: Path) ->
     assert record["passes"] == 1
     assert "You said: «hello»" in record["response"]
     assert record["exit_code"] == 0
+    # The turn's tokens and the context its last model call re-read (for orchestrators such as ameesh).
+    usage = record["usage"]
+    assert usage["input"] > 0
+    assert usage["output"] > 0
+    assert record["context_tokens"] == usage["input"] + usage["cache_read"] + usage["cache_write"]
 
 
 def test_c1_chat_continues_a_session(start_gateway: StartGateway, home: Path) -> None:

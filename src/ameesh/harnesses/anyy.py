@@ -4,8 +4,9 @@ The first turn has no ``--session`` (anyy chooses the id, printed in the JSON ob
 anyy has no per-turn model flag: the agent's ``model`` setting names the anyy *profile* (``--profile``),
 passed on every turn since session ids belong to a profile; effort is the profile's business. Exit
 statuses: 0 completed, 3 suspended (a question for the user), 4 failed, 5 interrupted, 6 cleared from the
-queue, 7 timeout. The JSON object does not carry the context size: it is reported as unknown (None). The
-command is ``AMEESH_ANYY_BIN`` (default ``anyy``).
+queue, 7 timeout. The JSON object's ``context_tokens`` (what the turn's last model call re-read) is the
+context size; an older anyy without it leaves it unknown (None). The command is ``AMEESH_ANYY_BIN``
+(default ``anyy``).
 """
 
 from __future__ import annotations
@@ -74,12 +75,16 @@ class AnyyHarness:
             outcome = "timeout" if returncode == 7 else "failed"
             return TurnResult(outcome, session_id=sid, error=f"anyy: {word}" + (f": {detail}" if detail else ""))
         passes = record.get("passes")
+        usage = dict(record["usage"]) if isinstance(record.get("usage"), dict) else {}
+        if passes is not None:
+            usage["passes"] = passes
+        context = record.get("context_tokens")
         return TurnResult(
             "ok",
             session_id=sid,
             text=str(record.get("response") or ""),
-            usage={"passes": passes} if passes is not None else {},
-            context_tokens=None,
+            usage=usage,
+            context_tokens=context if isinstance(context, int) else None,
         )
 
     def follow_move(self, old: Path, new: Path) -> str:

@@ -215,6 +215,18 @@ class Recorded:
     response: str
     passes: int
     question: str | None
+    usage: dict[str, int] | None = None  # the turn's tokens, summed over its model calls
+    context_tokens: int | None = None  # what its last model call re-read (the context size now)
+
+
+def _usage_of(assistant: list[dict[str, Any]]) -> tuple[dict[str, int] | None, int | None]:
+    reported = [e["data"]["usage"] for e in assistant if isinstance((e.get("data") or {}).get("usage"), dict)]
+    if not reported:
+        return None, None
+    keys = ("input", "output", "cache_read", "cache_write")
+    total = {key: sum(int(u.get(key, 0)) for u in reported) for key in keys}
+    last = reported[-1]
+    return total, sum(int(last.get(key, 0)) for key in ("input", "cache_read", "cache_write"))
 
 
 def recorded_answer(client: RpcClient, session_id: str, submission: dict[str, Any]) -> Recorded:
@@ -245,10 +257,13 @@ def recorded_answer(client: RpcClient, session_id: str, submission: dict[str, An
     mine = [entry for entry in reversed(later) if float(entry["created_at"]) <= until]
     assistant = [entry for entry in mine if entry["kind"] == "assistant"]
     questions = [entry["text"] for entry in mine if entry["kind"] == "question"]
+    usage, context_tokens = _usage_of(assistant)
     return Recorded(
         response="\n".join(entry["text"] for entry in assistant if entry["text"]),
         passes=len(assistant),
         question=questions[-1] if questions else None,
+        usage=usage,
+        context_tokens=context_tokens,
     )
 
 
@@ -327,6 +342,8 @@ def run_chat(
             "passes": recorded.passes if execution is None else execution["passes"],
             "result": result,
             "response": recorded.response,
+            "usage": recorded.usage,
+            "context_tokens": recorded.context_tokens,
             "exit_code": code,
         }
         if submission.get("error"):

@@ -1,0 +1,60 @@
+"""ameesh driving anyy itself, end to end: a real Gateway (``anyy gateway start``) with the offline model,
+ameesh's anyy adapter calling the real ``anyy chat --json``: the session resumed every turn (H1), the
+context re-read taken from anyy's record (H5) and a rotation by size opening a new anyy session on the
+summary (H8)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.ameesh.conftest import Ameesh
+from tests.cli.live import StartGateway, start_gateway
+
+__all__ = ["start_gateway"]
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "anyy-home"
+    monkeypatch.setenv("ANYY_HOME", str(path))
+    monkeypatch.delenv("ANYY_PROFILE", raising=False)
+    return path
+
+
+def test_h1_h5_h8_ameesh_drives_anyy_through_anyy_chat(ameesh: Ameesh, start_gateway: StartGateway) -> None:
+    live = start_gateway(profile="work")
+    ameesh.monkeypatch.setenv("AMEESH_ANYY_BIN", str(Path(sys.executable).parent / "anyy"))
+    ameesh("add", "ann", "--harness", "anyy", "--dir", str(ameesh.work))
+    ameesh("set", "ann", "model=work", "session_policy=taille")  # the agent's model names the anyy profile
+    ameesh("send", "ann", "first: remember PINEAPPLE")
+    ameesh("send", "ann", "second: which word?")
+    ameesh("run")
+    (session,) = ameesh.json("sessions", "ann")
+    assert session["turns"] == 2
+    first_context = session["last_context_tokens"]
+    assert first_context is not None
+    assert first_context > 0  # anyy chat --json says what the last model call re-read
+    with live.client() as client:
+        history = client.call("session.history", {"session_id": session["session_id"]})["items"]
+    users = [e["text"] for e in reversed(history) if e["kind"] == "user"]
+    assert users == ["first: remember PINEAPPLE", "second: which word?"]  # one anyy session, resumed
+
+    # A size past the threshold rotates: the summary turn in the old anyy session, a new one opened on it.
+    ameesh.monkeypatch.setenv("AMEESH_SESSION_MAX_TOKENS", str(first_context - 1))
+    ameesh.monkeypatch.setenv("AMEESH_SESSION_MIN_TURNS", "1")
+    ameesh("send", "ann", "third")
+    ameesh("send", "ann", "fourth")
+    ameesh("run")
+    old, new = ameesh.json("sessions", "ann")[:2]
+    assert old["session_id"] == session["session_id"]
+    assert old["closed_at"] is not None
+    assert "tokens" in old["close_reason"]
+    assert old["summary"]
+    with live.client() as client:
+        fresh = client.call("session.history", {"session_id": new["session_id"]})["items"]
+    opening = next(e["text"] for e in reversed(fresh) if e["kind"] == "user")
+    assert opening.startswith("Resume summary of your previous session:")
+    assert opening.endswith("fourth")
