@@ -296,19 +296,28 @@ def run_chat(
                 click.echo(f"session {session_id} (new, role {session['role']})", err=True)
         if stream:
             client.call("events.subscribe", {"session_id": session_id})
-        submission = client.call("session.send", {"session_id": session_id, "text": text})
+        sent: dict[str, Any] | None = None
         streamer = None
-        if stream:
-            out = sys.stdout
+        try:  # Ctrl+C from here on stops the waiting only, whenever it comes
+            submission = sent = client.call("session.send", {"session_id": session_id, "text": text})
+            if stream:
+                out = sys.stdout
 
-            def write(chunk: str) -> None:
-                out.write(chunk)
-                out.flush()
+                def write(chunk: str) -> None:
+                    out.write(chunk)
+                    out.flush()
 
-            streamer = Streamer(client=client, submission_id=submission["id"], write=write)
-        try:
+                streamer = Streamer(client=client, submission_id=submission["id"], write=write)
             waited = wait_for_outcome(client, submission, timeout, streamer)
         except KeyboardInterrupt:
+            if sent is None:
+                click.echo(
+                    "stopped (Ctrl+C) before the Gateway acknowledged your message: it may or may not be queued;"
+                    f" look with `anyy sessions show {session_id} --profile {profile.name}`",
+                    err=True,
+                )
+                return EXIT_CTRL_C
+            submission = sent
             if streamer is not None and streamer.streamed:
                 click.echo()
             click.echo(
