@@ -178,6 +178,7 @@ def test_m5_anthropic_thinking_is_handed_back_while_the_calls_it_led_to_are_answ
             session = await deps.owner.call(lambda s: s.create_session(spec))
             assert await _turn(runtime, deps, session, "what is on my list?") == "completed"
             await runtime.aclose()
+            assert isinstance(deps.models, ModelRegistry)
             await deps.models.aclose()  # the SDK's HTTP client: left open, its cleanup runs in a later loop
             await deps.owner.aclose()
 
