@@ -240,22 +240,36 @@ class Runner:
             self.reg.note(name, "session", f"session {sid} opened", session_id=sid, lot=lot)
         paths.write_session_file(self.root, name, sid, lot)
 
+    def _record(
+        self,
+        name: str,
+        result: TurnResult,
+        *,
+        sid: str | None,
+        lot: str | None,
+        kind: str,
+        prompt: str,
+        outcome: str | None = None,
+    ) -> None:
+        """One turn in the registry (inside the caller's transaction), as the harness played it."""
+        self.reg.record_turn(
+            name,
+            session_id=sid,
+            lot=lot,
+            kind=kind,
+            prompt=prompt,
+            result=result.text if result.ok else None,
+            usage=result.usage,
+            context_tokens=result.context_tokens,
+            duration=result.duration,
+            outcome=outcome or result.outcome,
+            error=result.error,
+        )
+
     def _finish(self, name: str, message: dict[str, Any], sid: str | None, prompt: str, result: TurnResult) -> None:
         max_attempts = int(self.canons[name].threshold("max_attempts"))
         with self.reg.tx():
-            self.reg.record_turn(
-                name,
-                session_id=sid,
-                lot=message["lot"],
-                kind="turn",
-                prompt=prompt,
-                result=result.text if result.ok else None,
-                usage=result.usage,
-                context_tokens=result.context_tokens,
-                duration=result.duration,
-                outcome=result.outcome,
-                error=result.error,
-            )
+            self._record(name, result, sid=sid, lot=message["lot"], kind="turn", prompt=prompt)
             if result.ok:
                 self.reg.conn.execute("UPDATE messages SET state = 'done' WHERE num = ?", (message["num"],))
                 self.reg.note(name, "answer", result.text, session_id=sid, lot=message["lot"])
@@ -323,19 +337,9 @@ class Runner:
             )
             summary = result.text.strip() if result.ok else ""
             with self.reg.tx():
-                self.reg.record_turn(
-                    name,
-                    session_id=sid,
-                    lot=agent["session_lot"],
-                    kind="summary",
-                    prompt=SUMMARY_PROMPT,
-                    result=result.text if result.ok else None,
-                    usage=result.usage,
-                    context_tokens=result.context_tokens,
-                    duration=result.duration,
-                    outcome=result.outcome if summary or not result.ok else "empty",
-                    error=result.error,
-                )
+                outcome = result.outcome if summary or not result.ok else "empty"
+                lot = agent["session_lot"]
+                self._record(name, result, sid=sid, lot=lot, kind="summary", prompt=SUMMARY_PROMPT, outcome=outcome)
                 if not summary:
                     why = result.error or "the summary was empty"
                     self.reg.update_agent(name, rotation_state=None, rotation_reason=None)

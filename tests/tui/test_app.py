@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from anyy.cli.main import main
 from anyy.profiles import get_profile
+from anyy.profiles.gateway_launch import ensure_gateway
 from anyy.tui.conversation import Message
-from anyy.tui.gateway import ensure_gateway
 from anyy.tui.history import screenful
 from tests.cli.live import StartGateway, run
 from tests.tui.pilot import TIMEOUT, make_app, notices, opened, type_text

@@ -474,16 +474,7 @@ class ExecutionRun:
     async def _run_one(
         self, call_id: str, name: str, arguments: dict[str, Any], tools: ToolSet, inner: list[InnerCall]
     ) -> ToolOutcome:
-        bus = self.deps.bus
-        bus.publish(
-            ToolStarted(
-                session_id=self.session_id,
-                execution_id=self.execution_id,
-                call_id=call_id,
-                name=name,
-                arguments=arguments,
-            )
-        )
+        self._tool_started(call_id, name, arguments)
         if name not in tools.names():
             outcome = ToolOutcome(
                 text=f"There is no tool named {name!r} in this session; the tools are: {', '.join(tools.names())}.",
@@ -507,16 +498,7 @@ class ExecutionRun:
 
         async def call_tool(name: str, arguments: dict[str, Any]) -> ToolOutcome:
             inner_id = f"{outer_call}.{len(inner) + 1}"
-            self.deps.bus.publish(
-                ToolStarted(
-                    session_id=self.session_id,
-                    execution_id=self.execution_id,
-                    call_id=inner_id,
-                    name=name,
-                    arguments=arguments,
-                    parent_call_id=outer_call,
-                )
-            )
+            self._tool_started(inner_id, name, arguments, parent=outer_call)
             try:
                 outcome = await tools.run(name, arguments, self._tool_context(), call_tool)
             except asyncio.CancelledError:
@@ -542,6 +524,18 @@ class ExecutionRun:
             timeout=settings.tool_timeout,
             output_cap=settings.tool_output_cap,
             env=self.deps.tool_env,
+        )
+
+    def _tool_started(self, call_id: str, name: str, arguments: dict[str, Any], *, parent: str = "") -> None:
+        self.deps.bus.publish(
+            ToolStarted(
+                session_id=self.session_id,
+                execution_id=self.execution_id,
+                call_id=call_id,
+                name=name,
+                arguments=arguments,
+                parent_call_id=parent,
+            )
         )
 
     def _tool_finished(self, call_id: str, name: str, *, is_error: bool, synthetic: bool, parent: str = "") -> None:
