@@ -8,20 +8,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.ameesh.conftest import Ameesh
 from tests.cli.live import StartGateway, start_gateway
 
 __all__ = ["start_gateway"]
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "anyy-home"
-    monkeypatch.setenv("ANYY_HOME", str(path))
-    monkeypatch.delenv("ANYY_PROFILE", raising=False)
-    return path
 
 
 def test_h1_h5_h8_ameesh_drives_anyy_through_anyy_chat(ameesh: Ameesh, start_gateway: StartGateway) -> None:

@@ -16,15 +16,6 @@ MakeProfile = Callable[..., Profile]
 OpenStore = Callable[[Profile], contextlib.AbstractContextManager[SqliteStore]]
 
 
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own anyy home; the real one is never touched."""
-    path = tmp_path / "anyy-home"
-    monkeypatch.setenv("ANYY_HOME", str(path))
-    monkeypatch.delenv("ANYY_PROFILE", raising=False)
-    return path
-
-
 @pytest.fixture
 def anyy() -> Run:
     """Run ``anyy ARGS...`` in-process; stdout and stderr stay apart (result.stdout, result.stderr)."""

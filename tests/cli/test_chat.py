@@ -14,6 +14,7 @@ from pathlib import Path
 from tests.cli.live import (
     ANYY,
     BROKEN_PROVIDER,
+    MakeHold,
     StartGateway,
     chat_json,
     env_for,
@@ -104,15 +105,17 @@ def test_c2_x3_chat_with_a_stale_address_file_fails_fast(start_gateway: StartGat
     assert "start one with `anyy gateway start --profile default`" in done.stderr
 
 
-def test_c3_chat_waits_for_its_own_submission(start_gateway: StartGateway, home: Path) -> None:
+def test_c3_chat_waits_for_its_own_submission(start_gateway: StartGateway, home: Path, hold: MakeHold) -> None:
     live = start_gateway()
     with live.client() as client:
         session_id = client.call("session.create")["id"]
         client.call("events.subscribe", {"session_id": session_id})
-        busy = make_busy(client, session_id)  # another client's turn holds the session
+        held = hold()
+        busy = make_busy(client, session_id, held)  # another client's turn holds the session
         chat = start(home, "chat", "--session", session_id, "--json", "mine")
         queued = wait_queued(client, session_id, "mine")
         later = client.call("session.send", {"session_id": session_id, "text": "someone else's"})
+        held.release()
         code, out, err = finish(chat)
         assert code == 0, err
         record = json.loads(out)
@@ -127,15 +130,17 @@ def test_c3_chat_waits_for_its_own_submission(start_gateway: StartGateway, home:
         assert other["execution_id"] != record["execution"]["id"]
 
 
-def test_c3_streams_only_its_own_execution(start_gateway: StartGateway, home: Path) -> None:
+def test_c3_streams_only_its_own_execution(start_gateway: StartGateway, home: Path, hold: MakeHold) -> None:
     live = start_gateway()
     with live.client() as client:
         session_id = client.call("session.create")["id"]
         client.call("events.subscribe", {"session_id": session_id})
-        make_busy(client, session_id)
+        held = hold()
+        make_busy(client, session_id, held)
         chat = start(home, "chat", "--session", session_id, "--stream", "mine")
         wait_queued(client, session_id, "mine")
         client.call("session.send", {"session_id": session_id, "text": "someone else's"})
+        held.release()
         code, out, err = finish(chat)
     assert code == 0, err
     assert "«mine»" in out
@@ -187,7 +192,7 @@ def test_c5_a_later_success_never_overwrites_an_earlier_failure(start_gateway: S
     assert "«second»" in succeeded["response"]
 
 
-def test_c6_exit_code_for_each_outcome(start_gateway: StartGateway, home: Path) -> None:
+def test_c6_exit_code_for_each_outcome(start_gateway: StartGateway, home: Path, hold: MakeHold) -> None:
     live = start_gateway(config_extra=BROKEN_PROVIDER, retries=False)
     completed = run(home, "chat", "hello")
     assert completed.returncode == 0
@@ -207,7 +212,7 @@ def test_c6_exit_code_for_each_outcome(start_gateway: StartGateway, home: Path) 
     assert failed.returncode == 4
     assert failed.stderr.startswith("error: the answer failed: ")
 
-    timed_out = run(home, "chat", "--timeout", "0.2", "run: sleep 1")
+    timed_out = run(home, "chat", "--timeout", "0.2", hold().command)  # held until teardown
     assert timed_out.returncode == 7
     assert "the work goes on in the Gateway" in timed_out.stderr
 
@@ -217,12 +222,12 @@ def test_c6_exit_code_for_each_outcome(start_gateway: StartGateway, home: Path) 
     assert empty.returncode == 2
 
 
-def test_c6_interrupted_exit_code(start_gateway: StartGateway, home: Path) -> None:
+def test_c6_interrupted_exit_code(start_gateway: StartGateway, home: Path, hold: MakeHold) -> None:
     live = start_gateway()
     with live.client() as client:
         session_id = client.call("session.create")["id"]
         client.call("events.subscribe", {"session_id": session_id})
-        chat = start(home, "chat", "--session", session_id, "--json", "run: sleep 1")
+        chat = start(home, "chat", "--session", session_id, "--json", hold().command)  # never released
         started = wait_event(client, lambda e: e["type"] == "tool_started" and e["session_id"] == session_id)
         assert client.call("session.stop", {"session_id": session_id, "execution_id": started["execution_id"]})[
             "stopped"
@@ -234,12 +239,12 @@ def test_c6_interrupted_exit_code(start_gateway: StartGateway, home: Path) -> No
     assert record["execution"] == {"id": started["execution_id"], "state": "interrupted"}
 
 
-def test_c6_cleared_from_the_queue_exit_code(start_gateway: StartGateway, home: Path) -> None:
+def test_c6_cleared_from_the_queue_exit_code(start_gateway: StartGateway, home: Path, hold: MakeHold) -> None:
     live = start_gateway()
     with live.client() as client:
         session_id = client.call("session.create")["id"]
         client.call("events.subscribe", {"session_id": session_id})
-        make_busy(client, session_id)
+        make_busy(client, session_id, hold())  # released at teardown
         chat = start(home, "chat", "--session", session_id, "mine")
         wait_queued(client, session_id, "mine")
         removed = client.call("session.queue.clear", {"session_id": session_id})
@@ -249,29 +254,33 @@ def test_c6_cleared_from_the_queue_exit_code(start_gateway: StartGateway, home: 
     assert "removed from the session's queue (cleared)" in err
 
 
-def test_c7_timeout_stops_only_the_waiting(start_gateway: StartGateway, home: Path) -> None:
+def test_c7_timeout_stops_only_the_waiting(start_gateway: StartGateway, home: Path, hold: MakeHold) -> None:
     live = start_gateway()
-    code, record, err = chat_json(home, "--timeout", "0.3", "run: sleep 1")
+    held = hold()
+    code, record, err = chat_json(home, "--timeout", "0.3", held.command)
     assert code == 7
     assert record["result"] == "timeout"
     assert record["submission"]["state"] in ("pending", "taken")
     assert "the work goes on in the Gateway" in err
+    held.release()
     with live.client() as client:
         later = client.call("session.wait", {"submission_id": record["submission"]["id"], "timeout": 30})
     assert later["state"] == "completed"
 
 
-def test_c7_ctrl_c_stops_only_the_waiting(start_gateway: StartGateway, home: Path) -> None:
+def test_c7_ctrl_c_stops_only_the_waiting(start_gateway: StartGateway, home: Path, hold: MakeHold) -> None:
     live = start_gateway()
     with live.client() as client:
         session_id = client.call("session.create")["id"]
         client.call("events.subscribe", {"session_id": session_id})
-        chat = start(home, "chat", "--session", session_id, "run: sleep 1")
+        held = hold()  # the turn cannot end before the Ctrl+C, however slow the machine
+        chat = start(home, "chat", "--session", session_id, held.command)  # SIGINT at its default (start)
         started = wait_event(client, lambda e: e["type"] == "tool_started" and e["session_id"] == session_id)
         chat.send_signal(signal.SIGINT)
         code, _, err = finish(chat)
-        assert code == 130
+        assert code == 130, err
         assert "your message goes on in the Gateway" in err
+        held.release()
         ended = wait_event(
             client,
             lambda e: (

@@ -10,11 +10,6 @@ from anyy.tools.base import ToolContext
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def workdir(tmp_path: Path) -> Path:
     path = tmp_path / "work"
     path.mkdir()
