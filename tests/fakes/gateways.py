@@ -29,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -427,6 +428,12 @@ class Hold:
         self.path = path
         os.mkfifo(path)
         self._fd: int | None = None
+
+    @classmethod
+    def until_stopped(cls) -> Hold:
+        """A hold nobody releases, for a turn the test ends with a stop: its pipe beside the test's anyy
+        home (the ``home`` fixture's tmp_path), which the Gateway's teardown leaves behind."""
+        return cls(Path(os.environ["ANYY_HOME"]).parent / f"hold-{uuid.uuid4().hex[:8]}")
 
     @property
     def command(self) -> str:

@@ -11,7 +11,7 @@ from textual.widgets import OptionList, Static
 from anyy.tui.app import AnyyApp
 from anyy.tui.conversation import Message
 from anyy.tui.screens import MORE, PICKER_PAGE, ChoiceScreen, ConfirmScreen, HelpScreen, SessionPicker, TreeScreen
-from tests.cli.live import LiveGateway, StartGateway
+from tests.cli.live import Hold, LiveGateway, StartGateway
 from tests.tui.pilot import TIMEOUT, make_app, notices, opened, type_text
 
 pytestmark = pytest.mark.anyio
@@ -38,7 +38,7 @@ async def back_on_main(app: AnyyApp) -> None:
 
 
 async def start_slow_turn(app: AnyyApp, pilot: Any) -> str:
-    app.editor.insert("run: sleep 3")
+    app.editor.insert(Hold.until_stopped().command)  # ended by the test's stop
     await pilot.press("enter")
     await app.wait_until(lambda: app.busy, TIMEOUT)
     assert app.running is not None
@@ -206,7 +206,7 @@ async def test_t1_tree_up_down_enter_selects_and_s_toggles_the_summary(start_gat
         after = tree_of(live, session_id)
         assert after["head"] != nodes[3]["id"]
         moved = {n["id"]: n for n in after["nodes"]}[after["head"]]
-        assert moved["id"] == nodes[1]["id"] or moved["parent"] == nodes[1]["id"]  # the answer, or its summary
+        assert (moved["kind"], moved["parent"]) == ("branch_summary", nodes[1]["id"])  # "s" on: summary written
         assert messages(app, "user") == ["one"]
         assert app.editor.text == ""
 

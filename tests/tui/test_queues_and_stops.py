@@ -9,18 +9,16 @@ import pytest
 
 from anyy.tui.app import AnyyApp
 from anyy.tui.tool_activity import ToolActivity
-from tests.cli.live import BROKEN_PROVIDER, LiveGateway, StartGateway
+from tests.cli.live import BROKEN_PROVIDER, Hold, LiveGateway, StartGateway
 from tests.tui.pilot import TIMEOUT, make_app, notices, opened, start_retry_wait, type_text
 
 pytestmark = pytest.mark.anyio
-
-SLOW = "run: sleep 3"
 
 
 async def start_slow_turn(app: AnyyApp, pilot: Any) -> str:
     """Send the slow shell call with Enter; return its execution once its tool has started."""
     before = len(app.query(ToolActivity))
-    app.editor.insert(SLOW)
+    app.editor.insert(Hold.until_stopped().command)  # ended by the test's stop
     await pilot.press("enter")
     await app.wait_until(lambda: app.busy and len(app.query(ToolActivity)) > before, TIMEOUT)
     assert app.running is not None
@@ -86,9 +84,11 @@ async def test_q5_an_item_taken_meanwhile_stays_and_the_user_is_told(start_gatew
         await pilot.press("alt+enter")
         await app.wait_until(lambda: pending(app) == [("follow_up", "gone")], TIMEOUT)
         stale = list(app.pending.items)
-        with live.client() as client:  # another client acts on the item first
+        # Another client acts on the item first. Its blocking call holds the TUI's event loop, so the
+        # TUI has not read the queue_changed event when the recall starts: its view is really stale.
+        with live.client() as client:
             client.call("session.queue.update", {"submission_id": stale[0]["id"], "text": "changed"})
-        app.pending.items = stale  # the view as it was when Alt+Up was pressed
+        assert app.pending.items == stale
         app.editor.insert("draft")
         assert await app.recall_pending() == []
         assert app.editor.text == "draft"
