@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from anyy.domain.errors import InvalidInput
 from anyy.domain.model_io import TextDelta, ToolCallEvent, UserMessage
 from anyy.domain.queue import NewSubmission, SubmissionKind
 from anyy.providers.base import ProviderError
 from anyy.providers.gates import Gate
+from anyy.providers.registry import ModelRegistry
 from anyy.runtime.deps import RuntimeSettings
 from tests.runtime.harness import Harness
 
@@ -233,15 +233,13 @@ def _new(text: str, kind: SubmissionKind = "prompt") -> NewSubmission:
 def test_m2_a_session_whose_model_is_gone_fails_with_a_clear_error_and_keeps_its_queue(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
-            session = await h.session()
-
-            def gone(provider: str, model: str, last: tuple[str, str] | None) -> tuple[str, str]:
-                raise InvalidInput("the provider 'work' is not configured any more: choose another with /model")
-
-            h.deps.models.resolve = gone  # type: ignore[method-assign, union-attr]
+            # The real registry of a profile whose config.toml no longer has the session's provider.
+            assert h.deps is not None
+            h.deps.models = ModelRegistry({}, instances={"offline": h.model})
+            session = await h.session(provider="work", model="m")
             first = await h.send(session.id, "hello")
             failed = await h.state("failed")
-            assert "not configured any more" in (failed.error or "")
+            assert "'work'" in (failed.error or "")  # the error names what is missing
             second = await h.send(session.id, "sent while broken", kind="follow_up")
             await h.state("failed")
             outcomes = await h.store(lambda s: [s.get_submission(first.id), s.get_submission(second.id)])
