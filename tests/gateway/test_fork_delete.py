@@ -92,7 +92,8 @@ def test_f1_f2_fork_of_a_running_session_stops_the_captured_work_and_the_fork_st
         busy = busy_session(gateway, client)
         follow = client.call("session.send", {"session_id": busy.id, "text": "later", "kind": "follow_up"})
         forked = client.call("session.fork", {"session_id": busy.id})
-        # The answer comes once the captured work has settled.
+        # The answer comes once the captured work has settled (proved on the Gateway's own loop by
+        # test_settling_and_guards.py::test_f2_the_fork_is_answered_only_once_the_captured_work_settled).
         assert forked["interrupted"] == busy.execution_id
         assert forked["settle_error"] is None
         client.event(is_state("interrupted", busy.execution_id))
