@@ -21,7 +21,7 @@ def _hits(
     return {(hit.session_id, hit.entry_id) for hit in store.search(query, kind=kind, session_id=session_id, limit=100)}
 
 
-def test_b2_search_finds_words_in_user_and_assistant_text(store: SessionStore) -> None:
+def test_b1_search_finds_words_in_user_and_assistant_text(store: SessionStore) -> None:
     session = new_session(store, "zoo trip")
     entries = store.append_entries(
         session.id,
@@ -46,7 +46,7 @@ def test_b2_search_finds_words_in_user_and_assistant_text(store: SessionStore) -
     assert _hits(store, "CAPYBARAS") == _hits(store, "capybaras")
 
 
-def test_b2_search_sees_what_was_just_appended(store: SessionStore) -> None:
+def test_b1_search_sees_what_was_just_appended(store: SessionStore) -> None:
     session = new_session(store)
     (entry,) = store.append_entries(session.id, [user("fresh axolotl")])
     assert _hits(store, "axolotl") == {(session.id, entry.id)}
@@ -54,7 +54,7 @@ def test_b2_search_sees_what_was_just_appended(store: SessionStore) -> None:
     assert _hits(store, "axolotl") == {(session.id, entry.id)}
 
 
-def test_b2_search_scoped_by_kind_and_session(store: SessionStore) -> None:
+def test_b1_search_scoped_by_kind_and_session(store: SessionStore) -> None:
     first = new_session(store)
     second = new_session(store)
     job = new_session(store, kind="background")
@@ -70,7 +70,7 @@ def test_b2_search_scoped_by_kind_and_session(store: SessionStore) -> None:
         store.search("pangolin", session_id="ses_doesnotexist")
 
 
-def test_b2_search_ignores_deleted_sessions(store: SessionStore) -> None:
+def test_b1_search_ignores_deleted_sessions(store: SessionStore) -> None:
     gone = new_session(store)
     kept = new_session(store)
     store.append_entries(gone.id, [user("narwhal gone")])
@@ -90,7 +90,7 @@ def test_b2_search_ignores_deleted_sessions(store: SessionStore) -> None:
 
 
 @pytest.mark.parametrize("query", ["", "   ", "\t\n"])
-def test_b2_empty_query_is_invalid_input(store: SessionStore, query: str) -> None:
+def test_b1_empty_query_is_invalid_input(store: SessionStore, query: str) -> None:
     with pytest.raises(InvalidInput):
         store.search(query)
 
@@ -125,7 +125,7 @@ QUERIES = [
 
 
 @pytest.mark.parametrize("query", QUERIES)
-def test_b2_operators_and_punctuation_never_raise_a_syntax_error(store: SessionStore, query: str) -> None:
+def test_b1_operators_and_punctuation_never_raise_a_syntax_error(store: SessionStore, query: str) -> None:
     session = new_session(store)
     store.append_entries(session.id, [user("AND OR NOT NEAR text narwhal c++ 100% start")])
     with contextlib.suppress(InvalidInput):  # nothing searchable in it: told so plainly
@@ -141,7 +141,7 @@ def test_b2_operators_and_punctuation_never_raise_a_syntax_error(store: SessionS
 @given(query=st.text(max_size=30))
 @example(query='"" *')
 @example(query="a*b*")
-def test_b2_any_query_is_a_result_or_invalid_input(store: SessionStore, query: str) -> None:
+def test_b1_any_query_is_a_result_or_invalid_input(store: SessionStore, query: str) -> None:
     if not store.list_sessions(limit=1).items:  # the first example: something for the query to run over
         session = new_session(store)
         store.append_entries(session.id, [user('some words to find, with punctuation: (a) [b] {c} "d"')])
@@ -152,13 +152,13 @@ def test_b2_any_query_is_a_result_or_invalid_input(store: SessionStore, query: s
     assert isinstance(hits, list)
 
 
-def test_b2_search_finds_words_in_a_large_message(store: SessionStore) -> None:
+def test_b1_search_finds_words_in_a_large_message(store: SessionStore) -> None:
     session = new_session(store)
     (entry,) = store.append_entries(session.id, [user("okapi " + "long paste " * (BIG // 10))])
     assert _hits(store, "okapi") == {(session.id, entry.id)}
 
 
-def test_b2_search_scoped_to_a_fork_finds_its_inherited_history(store: SessionStore) -> None:
+def test_b1_search_scoped_to_a_fork_finds_its_inherited_history(store: SessionStore) -> None:
     original = new_session(store)
     (inherited,) = store.append_entries(original.id, [user("tapir history")])
     fork = store.fork_session(original.id)

@@ -122,3 +122,16 @@ def test_r1_reload_of_a_broken_config_applies_nothing_and_says_why(gateway: Live
         client.call("session.send", {"session_id": session["id"], "text": "hello"})
         client.event(lambda e: e.get("type") == "retry_wait", timeout=60)
         assert ended(client, session["id"])["state"] == "completed"  # retried after its wait, and answered
+
+
+def test_x4_a_session_keeps_its_model_when_the_profiles_default_changes(gateway: LiveGateway) -> None:
+    """The session owns its state: an old session resumed after config.toml changed keeps its model;
+    only sessions created after the change take the new default."""
+    with gateway.ws() as client:
+        old = client.call("session.create")
+        config = gateway.profile.config_path
+        config.write_text(config.read_text().replace('model = "offline"', 'model = "offline-large"', 1))
+        new = client.call("session.create")
+        resumed = client.call("session.get", {"session_id": old["id"]})["session"]
+    assert (resumed["provider"], resumed["model"]) == ("offline", "offline")
+    assert new["model"] == "offline-large"

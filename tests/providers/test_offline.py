@@ -234,7 +234,7 @@ def test_m5_offline_refuses_a_script_of_the_wrong_type() -> None:
 
 
 # -- timing, controlled by gates rather than sleeps -------------------------------------------------
-def test_q1_offline_gate_holds_the_stream_until_opened() -> None:
+def test_m5_offline_gate_holds_the_stream_until_opened() -> None:
     provider = OfflineProvider()
     gate = Gate("mid-answer")
     provider.enqueue([TextDelta(text="before "), gate, TextDelta(text="after")])
@@ -257,7 +257,7 @@ def test_q1_offline_gate_holds_the_stream_until_opened() -> None:
     run(scenario())
 
 
-def test_q1_offline_waits_on_an_asyncio_event_before_the_first_event() -> None:
+def test_m5_offline_waits_on_an_asyncio_event_before_the_first_event() -> None:
     provider = OfflineProvider()
     go = asyncio.Event()
     provider.enqueue([go, TextDelta(text="go")])
@@ -272,7 +272,7 @@ def test_q1_offline_waits_on_an_asyncio_event_before_the_first_event() -> None:
     assert run(scenario()) == "go"
 
 
-def test_q1_offline_gate_can_be_opened_from_another_thread() -> None:
+def test_m5_offline_gate_can_be_opened_from_another_thread() -> None:
     provider = OfflineProvider()
     gate = Gate()
     provider.enqueue([gate, TextDelta(text="released")])
@@ -289,7 +289,7 @@ def test_q1_offline_gate_can_be_opened_from_another_thread() -> None:
     assert result == ["released"]
 
 
-def test_s1_offline_stream_can_be_cancelled_at_a_gate() -> None:
+def test_m5_offline_stream_can_be_cancelled_at_a_gate() -> None:
     provider = OfflineProvider()
     gate = Gate()
     provider.enqueue([TextDelta(text="a"), gate, TextDelta(text="never")])

@@ -252,7 +252,7 @@ async def test_t2_f4_selecting_a_user_message_moves_before_it_puts_its_text_in_t
         assert [s["id"] for s in client.call("session.list", {"limit": 200})["items"]] == sessions_before
 
 
-async def test_m1_x4_provider_model_effort_change_the_current_session_only(start_gateway: StartGateway) -> None:
+async def test_m1_provider_model_effort_change_the_current_session_only(start_gateway: StartGateway) -> None:
     live = start_gateway()
     with live.client() as client:
         other = client.call("session.create", {})
