@@ -21,6 +21,7 @@ import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Error, Page, WebSocketRoute, expect, sync_playwright
 
 from anyy.domain.entries import EntryKind, NewEntry
+from tests.fakes.prerequisites import missing
 from tests.gateway.live import LiveGateway
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -42,7 +43,7 @@ def _ensure_chromium() -> None:
     if not CHROMIUM.exists() and SETUP_BROWSER.exists():
         subprocess.run(["bash", str(SETUP_BROWSER)], check=False, timeout=600)
     if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing and scripts/setup-browser could not install Debian's chromium")
+        missing("browser", f"{CHROMIUM} is missing and scripts/setup-browser could not install Debian's chromium")
 
 
 @pytest.fixture(scope="module")

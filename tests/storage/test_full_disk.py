@@ -13,6 +13,7 @@ from anyy.domain.entries import EntryKind, NewEntry
 from anyy.domain.errors import StorageFull
 from anyy.domain.sessions import NewSession
 from anyy.storage.sqlite import SqliteStore
+from tests.fakes.prerequisites import missing
 
 
 @pytest.fixture
@@ -21,12 +22,12 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
     mount_point = tmp_path / "disk"
     mount_point.mkdir()
     if os.geteuid() != 0:
-        pytest.skip("mounting a tiny filesystem needs root")
+        missing("root", "mounting a tiny filesystem needs root")
     done = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount_point)], capture_output=True, check=False
     )
     if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+        missing("root", f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
     try:
         yield mount_point
     finally:

@@ -3,7 +3,8 @@ each pointed at our fake model server on 127.0.0.1 and isolated in the test's ow
 (tests/fakes/harness_env.py).
 
 ``scripts/setup-harnesses`` (which .ci/run calls) installs them once per machine and prints where; without
-them (no npm, no registry) these tests skip, naming the reason.
+them (no npm, no registry) these tests skip, naming the reason; in CI they fail unless
+``ANYY_TEST_ALLOW_SKIP=harnesses`` (tests/fakes/prerequisites.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from tests.ameesh.conftest import Ameesh
 from tests.fakes.harness_env import HARNESSES, MODELS, harness_bin, harness_env
 from tests.fakes.harness_replies import ConversationResponder, user_prompts
 from tests.fakes.model_server import FakeModelServer, Received
+from tests.fakes.prerequisites import missing
 
 TURN_TIMEOUT = "180"  # a generous bound for a loaded 2-core machine; a turn here takes 1-4 s
 
@@ -56,7 +58,7 @@ def git(cwd: Path, *args: str) -> None:
 def real(request: pytest.FixtureRequest, ameesh: Ameesh, tmp_path: Path) -> Iterator[Real]:
     bin_dir = harness_bin()
     if bin_dir is None:
-        pytest.skip("the real harness CLIs are not installed (scripts/setup-harnesses could not install them)")
+        missing("harnesses", "the real harness CLIs are not installed (scripts/setup-harnesses could not install them)")
     name: str = request.param
     responder = ConversationResponder(tokens_per_prompt=1000)
     server = FakeModelServer(responder)
