@@ -1,15 +1,15 @@
 """Fixtures and rules for the whole suite.
 
 - ``home``: every test gets its own anyy home (``ANYY_HOME`` in tmp_path); the real one is never touched.
-- One async style: anyio's pytest plugin (anyio is already a dependency, its plugin ships with it, and it
-  was the style of most async tests). An ``async def test_…`` runs on asyncio without a marker.
+- One async style: ``async def test_…``, run by anyio's pytest plugin on asyncio (``anyio_mode = "auto"``
+  in pyproject.toml: no marker needed). Why anyio rather than pytest-asyncio: anyio is already a
+  dependency, its plugin ships with it, and the TUI and tool tests were written for it.
 - The live Gateways (:mod:`tests.fakes.gateways`): ``start_gateway`` (a Gateway process) and ``hold``
   (work held on a named pipe) are available everywhere.
 """
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import pytest
@@ -31,9 +31,3 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if isinstance(item, pytest.Function) and inspect.iscoroutinefunction(item.obj):
-            item.add_marker(pytest.mark.anyio)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from anyy.domain.model_io import ToolCallEvent, ToolResultMessage, UserMessage
 from tests.runtime.harness import Harness
 
 
-def test_a2_a_prompt_is_answered_and_recorded(tmp_path: Path) -> None:
+async def test_a2_a_prompt_is_answered_and_recorded(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
@@ -22,10 +21,10 @@ def test_a2_a_prompt_is_answered_and_recorded(tmp_path: Path) -> None:
             assert h.model.requests[0].messages == (UserMessage(text="Hello"),)
             assert h.model.requests[0].system == "You are the default role."
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_m6_tool_calls_and_results_are_recorded_and_sent_back(tmp_path: Path) -> None:
+async def test_m6_tool_calls_and_results_are_recorded_and_sent_back(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
@@ -47,4 +46,4 @@ def test_m6_tool_calls_and_results_are_recorded_and_sent_back(tmp_path: Path) ->
             execution = (await h.store(lambda s: s.list_executions(session.id)))[0]
             assert execution.passes == 2
 
-    asyncio.run(scenario())
+    await scenario()

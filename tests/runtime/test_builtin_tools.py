@@ -3,7 +3,6 @@ inner calls are recorded as tool activity without being sent to the model as cal
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from anyy.domain.entries import EntryKind
@@ -13,7 +12,7 @@ from anyy.tools import BuiltinToolSource
 from tests.runtime.harness import Harness
 
 
-def test_m6_file_and_shell_tools_run_under_the_working_directory(tmp_path: Path) -> None:
+async def test_m6_file_and_shell_tools_run_under_the_working_directory(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path, tools=BuiltinToolSource()) as h:
             (tmp_path / "work" / "notes.txt").write_text("the answer is 42\n")
@@ -33,10 +32,10 @@ def test_m6_file_and_shell_tools_run_under_the_working_directory(tmp_path: Path)
             assert str(tmp_path / "work") in results[1].text
             assert [spec.name for spec in h.model.requests[0].tools] == ["read_file", "shell"]
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_m6_the_builtin_ask_user_suspends_the_execution(tmp_path: Path) -> None:
+async def test_m6_the_builtin_ask_user_suspends_the_execution(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path, tools=BuiltinToolSource()) as h:
             session = await h.session(tools={"enabled": ["ask_user"], "codemode": False})
@@ -53,10 +52,10 @@ def test_m6_the_builtin_ask_user_suspends_the_execution(tmp_path: Path) -> None:
                 "assistant:Merged into main.",
             ]
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_m6_codemode_script_calls_are_recorded_as_tool_activity(tmp_path: Path) -> None:
+async def test_m6_codemode_script_calls_are_recorded_as_tool_activity(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path, tools=BuiltinToolSource()) as h:
             (tmp_path / "work" / "a.txt").write_text("alpha\n")
@@ -87,4 +86,4 @@ def test_m6_codemode_script_calls_are_recorded_as_tool_activity(tmp_path: Path) 
             kinds = [type(m).__name__ for m in h.model.requests[1].messages]
             assert kinds == ["UserMessage", "AssistantMessage", "ToolResultMessage"]
 
-    asyncio.run(scenario())
+    await scenario()

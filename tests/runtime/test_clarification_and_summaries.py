@@ -20,7 +20,7 @@ def ask(question: str) -> ToolCallEvent:
     return ToolCallEvent(call_id="q1", name="ask_user", arguments={"question": question})
 
 
-def test_a2_ask_user_suspends_and_an_answer_resumes(tmp_path: Path) -> None:
+async def test_a2_ask_user_suspends_and_an_answer_resumes(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
@@ -47,10 +47,10 @@ def test_a2_ask_user_suspends_and_an_answer_resumes(tmp_path: Path) -> None:
             assert ToolResultMessage(call_id="q1", name="ask_user", text="main.py") in last
             assert (await h.store(lambda s: s.get_submission(sub.id))).state == "completed"
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_a2_a_suspended_execution_survives_a_restart_and_resumes(tmp_path: Path) -> None:
+async def test_a2_a_suspended_execution_survives_a_restart_and_resumes(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
@@ -63,10 +63,10 @@ def test_a2_a_suspended_execution_survives_a_restart_and_resumes(tmp_path: Path)
             await again.state("completed", suspended.execution_id)
             assert (await again.texts(session.id))[-1] == "assistant:Deployed."
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_s7_stopping_while_waiting_for_an_answer_settles_the_question(tmp_path: Path) -> None:
+async def test_s7_stopping_while_waiting_for_an_answer_settles_the_question(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
@@ -79,7 +79,7 @@ def test_s7_stopping_while_waiting_for_an_answer_settles_the_question(tmp_path: 
             with pytest.raises(Conflict, match="not waiting for an answer"):
                 await h.rt.answer(session.id, suspended.execution_id, "too late")
 
-    asyncio.run(scenario())
+    await scenario()
 
 
 async def _long_chat(h: Harness, session_id: str) -> None:
@@ -98,7 +98,9 @@ async def _long_chat(h: Harness, session_id: str) -> None:
         ([TextDelta(text="   "), StopEvent(reason="end")], "empty summary"),
     ],
 )
-def test_r5_a_failed_truncated_or_empty_summary_is_never_applied(tmp_path: Path, summary: object, why: str) -> None:
+async def test_r5_a_failed_truncated_or_empty_summary_is_never_applied(
+    tmp_path: Path, summary: object, why: str
+) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path, settings=RuntimeSettings(keep_fraction=0.001)) as h:
             session = await h.session()
@@ -113,10 +115,10 @@ def test_r5_a_failed_truncated_or_empty_summary_is_never_applied(tmp_path: Path,
             assert after.items == before.items
             assert after.compaction is None
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_r5_a_cancelled_summary_is_never_applied(tmp_path: Path) -> None:
+async def test_r5_a_cancelled_summary_is_never_applied(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path, settings=RuntimeSettings(budget_tokens=100, keep_fraction=0.001)) as h:
             session = await h.session()
@@ -132,10 +134,10 @@ def test_r5_a_cancelled_summary_is_never_applied(tmp_path: Path) -> None:
             context = await h.store(lambda s: s.context(session.id))
             assert context.compaction is None
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_r5_manual_compaction_applies_a_sound_summary_and_keeps_history(tmp_path: Path) -> None:
+async def test_r5_manual_compaction_applies_a_sound_summary_and_keeps_history(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path, settings=RuntimeSettings(keep_fraction=0.001)) as h:
             session = await h.session()
@@ -147,10 +149,10 @@ def test_r5_manual_compaction_applies_a_sound_summary_and_keeps_history(tmp_path
             assert [item[2][:10] for item in context.items] == ["question 2", "answer 2 a"]
             assert len(await h.store(lambda s: s.path(session.id))) == 7  # nothing was deleted
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_t2_navigation_with_a_branch_summary_and_a_draft(tmp_path: Path) -> None:
+async def test_t2_navigation_with_a_branch_summary_and_a_draft(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
@@ -169,10 +171,10 @@ def test_t2_navigation_with_a_branch_summary_and_a_draft(tmp_path: Path) -> None
             assert len(tree.nodes) == 7  # the branch left is still in the tree
             assert len(h.model.requests) == 4  # navigation started no response
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_t2_a_failed_branch_summary_moves_anyway_and_says_why(tmp_path: Path) -> None:
+async def test_t2_a_failed_branch_summary_moves_anyway_and_says_why(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
@@ -185,4 +187,4 @@ def test_t2_a_failed_branch_summary_moves_anyway_and_says_why(tmp_path: Path) ->
             assert "empty summary" in result.note
             assert result.session.head == path[1].id
 
-    asyncio.run(scenario())
+    await scenario()

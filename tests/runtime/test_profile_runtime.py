@@ -39,7 +39,7 @@ async def _turn(runtime: Runtime, deps: Deps, session: Session, text: str) -> st
     return state
 
 
-def test_m5_a_new_profile_talks_to_the_offline_model_out_of_the_box(tmp_path: Path) -> None:
+async def test_m5_a_new_profile_talks_to_the_offline_model_out_of_the_box(tmp_path: Path) -> None:
     async def scenario() -> None:
         profile = create_profile(tmp_path / "home", "default")
         (tmp_path / "work").mkdir()
@@ -61,10 +61,10 @@ def test_m5_a_new_profile_talks_to_the_offline_model_out_of_the_box(tmp_path: Pa
         await runtime.aclose()
         await deps.owner.aclose()
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_b4_a4_the_role_and_memory_reach_the_model(tmp_path: Path) -> None:
+async def test_b4_a4_the_role_and_memory_reach_the_model(tmp_path: Path) -> None:
     async def scenario() -> None:
         profile = create_profile(tmp_path / "home", "default")
         (profile.roles_dir / "scribe.toml").write_text('identity = "You are Scribe."\nsoul = "Write tersely."\n')
@@ -86,10 +86,10 @@ def test_b4_a4_the_role_and_memory_reach_the_model(tmp_path: Path) -> None:
         await runtime.aclose()
         await deps.owner.aclose()
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_m2_a_virtual_model_no_longer_registered_falls_back_to_the_last_physical_one(tmp_path: Path) -> None:
+async def test_m2_a_virtual_model_no_longer_registered_falls_back_to_the_last_physical_one(tmp_path: Path) -> None:
     async def scenario() -> None:
         profile = create_profile(tmp_path / "home", "default")
         cheap, smart = OfflineProvider("cheap"), OfflineProvider("smart")
@@ -119,10 +119,10 @@ def test_m2_a_virtual_model_no_longer_registered_falls_back_to_the_last_physical
         await runtime.aclose()
         await deps.owner.aclose()
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_m6_programs_the_model_runs_never_see_the_providers_keys(
+async def test_m6_programs_the_model_runs_never_see_the_providers_keys(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-very-secret")
@@ -145,10 +145,10 @@ def test_m6_programs_the_model_runs_never_see_the_providers_keys(
         await runtime.aclose()
         await deps.owner.aclose()
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_m5_anthropic_thinking_is_handed_back_while_the_calls_it_led_to_are_answered(tmp_path: Path) -> None:
+async def test_m5_anthropic_thinking_is_handed_back_while_the_calls_it_led_to_are_answered(tmp_path: Path) -> None:
     """With effort on, Claude's thinking block (with its signature) precedes its tool call; the pass that
     carries the call's result must give that block back first, verbatim, with thinking still on."""
     server = FakeModelServer()
@@ -184,7 +184,7 @@ def test_m5_anthropic_thinking_is_handed_back_while_the_calls_it_led_to_are_answ
 
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv("ANYY_TEST_ANTHROPIC_KEY", "sk-ant-test")
-            asyncio.run(scenario())
+            await scenario()
         first, second = (r.body for r in server.received)
         assert first["thinking"]["type"] == "enabled"
         assert second["thinking"]["type"] == "enabled"  # still on while the tool turn goes on

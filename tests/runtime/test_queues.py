@@ -18,7 +18,7 @@ def call(call_id: str, name: str, **arguments: object) -> ToolCallEvent:
     return ToolCallEvent(call_id=call_id, name=name, arguments=dict(arguments))
 
 
-def test_q1_steering_sent_during_a_tool_reaches_the_very_next_model_call(tmp_path: Path) -> None:
+async def test_q1_steering_sent_during_a_tool_reaches_the_very_next_model_call(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
@@ -45,10 +45,10 @@ def test_q1_steering_sent_during_a_tool_reaches_the_very_next_model_call(tmp_pat
             assert h.model.requests[1].messages[-1] == UserMessage(text="actually, stop after the first")
             assert await h.pending(session.id) == []
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_q7_steering_one_at_a_time_takes_one_item_per_checkpoint(tmp_path: Path) -> None:
+async def test_q7_steering_one_at_a_time_takes_one_item_per_checkpoint(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
@@ -64,10 +64,10 @@ def test_q7_steering_one_at_a_time_takes_one_item_per_checkpoint(tmp_path: Path)
             texts = await h.texts(session.id)
             assert texts[-4:] == ["user:first", "assistant:after first", "user:second", "assistant:after second"]
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_q7_steering_mode_all_takes_every_item_at_one_checkpoint(tmp_path: Path) -> None:
+async def test_q7_steering_mode_all_takes_every_item_at_one_checkpoint(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session(steering_mode="all")
@@ -82,10 +82,10 @@ def test_q7_steering_mode_all_takes_every_item_at_one_checkpoint(tmp_path: Path)
             await h.state("completed")
             assert (await h.texts(session.id))[-3:] == ["user:first", "user:second", "assistant:took both"]
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_q1_follow_up_waits_for_the_end_of_the_response_then_starts_the_next(tmp_path: Path) -> None:
+async def test_q1_follow_up_waits_for_the_end_of_the_response_then_starts_the_next(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
@@ -108,10 +108,10 @@ def test_q1_follow_up_waits_for_the_end_of_the_response_then_starts_the_next(tmp
             subs = await h.store(lambda s: [s.get_submission(first.id), s.get_submission(follow.id)])
             assert [s.execution_id for s in subs] == [one.execution_id, two.execution_id]
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_q7_follow_up_mode_all_starts_one_execution_with_every_item(tmp_path: Path) -> None:
+async def test_q7_follow_up_mode_all_starts_one_execution_with_every_item(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session(follow_up_mode="all")
@@ -126,10 +126,10 @@ def test_q7_follow_up_mode_all_starts_one_execution_with_every_item(tmp_path: Pa
             await h.state("completed")
             assert (await h.texts(session.id))[2:] == ["user:a", "user:b", "assistant:both at once"]
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_q1_pending_items_stay_pending_after_a_failure(tmp_path: Path) -> None:
+async def test_q1_pending_items_stay_pending_after_a_failure(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
@@ -149,10 +149,10 @@ def test_q1_pending_items_stay_pending_after_a_failure(tmp_path: Path) -> None:
             await h.state("completed")
             assert await h.pending(session.id) == []
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_q1_pending_items_stay_pending_after_a_stop(tmp_path: Path) -> None:
+async def test_q1_pending_items_stay_pending_after_a_stop(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
@@ -169,10 +169,10 @@ def test_q1_pending_items_stay_pending_after_a_stop(tmp_path: Path) -> None:
             assert await h.pending(session.id) == ["steering:steer", "follow_up:next"]
             assert h.rt.running_execution(session.id) is None
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_q1_pending_items_stay_pending_after_a_timeout(tmp_path: Path) -> None:
+async def test_q1_pending_items_stay_pending_after_a_timeout(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path, settings=RuntimeSettings(execution_timeout=30)) as h:
             session = await h.session()
@@ -186,10 +186,10 @@ def test_q1_pending_items_stay_pending_after_a_timeout(tmp_path: Path) -> None:
             await h.state("timed_out")
             assert await h.pending(session.id) == ["follow_up:next"]
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_g3_after_a_crash_pending_items_stay_pending_and_nothing_starts(tmp_path: Path) -> None:
+async def test_g3_after_a_crash_pending_items_stay_pending_and_nothing_starts(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
@@ -205,10 +205,10 @@ def test_g3_after_a_crash_pending_items_stay_pending_and_nothing_starts(tmp_path
             texts = await again.texts(session.id)
             assert texts[-1].startswith("notice:The Gateway stopped while this response was running")
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_r4_pending_items_run_after_an_automatic_compaction(tmp_path: Path) -> None:
+async def test_r4_pending_items_run_after_an_automatic_compaction(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path, settings=RuntimeSettings(budget_tokens=50, keep_fraction=0.1)) as h:
             session = await h.session()
@@ -223,14 +223,14 @@ def test_r4_pending_items_run_after_an_automatic_compaction(tmp_path: Path) -> N
             assert texts[-1] == "assistant:fresh answer"
             assert h.model.requests[-1].messages[0].text.endswith("summary of it all")
 
-    asyncio.run(scenario())
+    await scenario()
 
 
 def _new(text: str, kind: SubmissionKind = "prompt") -> NewSubmission:
     return NewSubmission(kind=kind, text=text)
 
 
-def test_m2_a_session_whose_model_is_gone_fails_with_a_clear_error_and_keeps_its_queue(tmp_path: Path) -> None:
+async def test_m2_a_session_whose_model_is_gone_fails_with_a_clear_error_and_keeps_its_queue(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             # The real registry of a profile whose config.toml no longer has the session's provider.
@@ -246,4 +246,4 @@ def test_m2_a_session_whose_model_is_gone_fails_with_a_clear_error_and_keeps_its
             assert [o.state for o in outcomes] == ["failed", "failed"]  # each keeps its own outcome
             assert await h.texts(session.id) == ["user:hello", "user:sent while broken"]  # nothing lost
 
-    asyncio.run(scenario())
+    await scenario()

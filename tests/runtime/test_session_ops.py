@@ -18,7 +18,7 @@ from anyy.runtime.prompt import read_memory, system_prompt
 from tests.runtime.harness import Harness
 
 
-def test_m4_tools_are_configured_only_when_the_session_is_idle(tmp_path: Path) -> None:
+async def test_m4_tools_are_configured_only_when_the_session_is_idle(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
@@ -40,10 +40,10 @@ def test_m4_tools_are_configured_only_when_the_session_is_idle(tmp_path: Path) -
             configured = await h.rt.configure_tools(session.id, ["echo", "slow"], codemode=True)
             assert configured.tools == {"enabled": ["echo", "slow"], "codemode": True}
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_m1_model_changes_apply_to_this_session_only_and_are_recorded(tmp_path: Path) -> None:
+async def test_m1_model_changes_apply_to_this_session_only_and_are_recorded(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             one = await h.session(provider="offline", model="offline")
@@ -58,10 +58,10 @@ def test_m1_model_changes_apply_to_this_session_only_and_are_recorded(tmp_path: 
             assert h.model.requests[-1].model == "bigger"
             assert h.model.requests[-1].effort == "high"
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_r2_goals_are_metadata_that_start_and_stop_nothing(tmp_path: Path) -> None:
+async def test_r2_goals_are_metadata_that_start_and_stop_nothing(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
@@ -77,10 +77,10 @@ def test_r2_goals_are_metadata_that_start_and_stop_nothing(tmp_path: Path) -> No
             assert h.model.requests == []
             assert await h.store(lambda s: s.list_executions(session.id)) == []
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_r1_reload_reports_each_step_and_needs_an_idle_session(tmp_path: Path) -> None:
+async def test_r1_reload_reports_each_step_and_needs_an_idle_session(tmp_path: Path) -> None:
     """The steps and the idle rule. What the settings step re-reads and applies is tested on a real
     Gateway and profile (tests/gateway/test_profile_settings.py): this harness has no config.toml."""
 
@@ -103,7 +103,7 @@ def test_r1_reload_reports_each_step_and_needs_an_idle_session(tmp_path: Path) -
             gate.open()
             await h.state("completed")
 
-    asyncio.run(scenario())
+    await scenario()
 
 
 def test_b4_a4_the_system_prompt_is_role_identity_soul_and_a_memory_snapshot(tmp_path: Path) -> None:
@@ -119,7 +119,7 @@ def test_b4_a4_the_system_prompt_is_role_identity_soul_and_a_memory_snapshot(tmp
     assert "MEMORY.md" not in prompt  # an empty file adds nothing
 
 
-def test_a4_compaction_never_writes_memory(tmp_path: Path) -> None:
+async def test_a4_compaction_never_writes_memory(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path, settings=RuntimeSettings(keep_fraction=0.001)) as h:
             memory = tmp_path / "memory"
@@ -134,4 +134,4 @@ def test_a4_compaction_never_writes_memory(tmp_path: Path) -> None:
             assert (memory / "MEMORY.md").read_text() == "my notes\n"
             assert sorted(p.name for p in memory.iterdir()) == ["MEMORY.md"]
 
-    asyncio.run(scenario())
+    await scenario()

@@ -16,7 +16,7 @@ from anyy.runtime.deps import RuntimeSettings
 from tests.runtime.harness import Harness
 
 
-def test_s7_a_stop_while_streaming_keeps_the_partial_text_as_interrupted(tmp_path: Path) -> None:
+async def test_s7_a_stop_while_streaming_keeps_the_partial_text_as_interrupted(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
@@ -33,10 +33,10 @@ def test_s7_a_stop_while_streaming_keeps_the_partial_text_as_interrupted(tmp_pat
             assert [(e.kind.label, e.text) for e in path] == [("user", "talk"), ("assistant", "I was saying")]
             assert path[-1].data["interrupted"] is True
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_s7_a_stop_during_a_tool_gives_every_started_call_a_result_and_starts_nothing(tmp_path: Path) -> None:
+async def test_s7_a_stop_during_a_tool_gives_every_started_call_a_result_and_starts_nothing(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
@@ -62,10 +62,10 @@ def test_s7_a_stop_during_a_tool_gives_every_started_call_a_result_and_starts_no
             assert await h.pending(session.id) == ["follow_up:later"]
             assert len(h.model.requests) == 1  # nothing more was sent
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_s6_a_late_stop_never_stops_a_later_turn(tmp_path: Path) -> None:
+async def test_s6_a_late_stop_never_stops_a_later_turn(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
@@ -83,7 +83,7 @@ def test_s6_a_late_stop_never_stops_a_later_turn(tmp_path: Path) -> None:
             assert second.execution_id != first.execution_id
             assert (await h.texts(session.id))[-1] == "assistant:second"
 
-    asyncio.run(scenario())
+    await scenario()
 
 
 @pytest.mark.parametrize(
@@ -95,7 +95,7 @@ def test_s6_a_late_stop_never_stops_a_later_turn(tmp_path: Path) -> None:
         ProviderError("transient", "the stream was dropped"),
     ],
 )
-def test_r3_transient_errors_wait_2_4_8_then_fail_after_3_retries(tmp_path: Path, error: ProviderError) -> None:
+async def test_r3_transient_errors_wait_2_4_8_then_fail_after_3_retries(tmp_path: Path, error: ProviderError) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
@@ -111,7 +111,7 @@ def test_r3_transient_errors_wait_2_4_8_then_fail_after_3_retries(tmp_path: Path
             assert error.message in (failed.error or "")
             assert len(h.model.requests) == 4  # the first request and 3 retries
 
-    asyncio.run(scenario())
+    await scenario()
 
 
 def test_r3_delays_double_and_are_capped_at_60_seconds() -> None:
@@ -120,7 +120,7 @@ def test_r3_delays_double_and_are_capped_at_60_seconds() -> None:
     assert retry_delay(1, retry_after=600) == 60
 
 
-def test_r3_the_retry_count_starts_afresh_after_a_success(tmp_path: Path) -> None:
+async def test_r3_the_retry_count_starts_afresh_after_a_success(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
@@ -135,10 +135,10 @@ def test_r3_the_retry_count_starts_afresh_after_a_success(tmp_path: Path) -> Non
             await h.state("completed")
             assert h.clock.sleeps == [2, 4, 2, 4, 8]
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_s4_cancelling_the_retry_wait_ends_only_that_wait_and_keeps_the_queue(tmp_path: Path) -> None:
+async def test_s4_cancelling_the_retry_wait_ends_only_that_wait_and_keeps_the_queue(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
@@ -155,10 +155,10 @@ def test_s4_cancelling_the_retry_wait_ends_only_that_wait_and_keeps_the_queue(tm
             assert len(h.model.requests) == 1
             assert await h.rt.cancel_retry_wait(session.id, execution_id) is False  # nothing to cancel now
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_r3_retries_can_be_disabled(tmp_path: Path) -> None:
+async def test_r3_retries_can_be_disabled(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path, settings=RuntimeSettings(retries_enabled=False)) as h:
             session = await h.session()
@@ -167,10 +167,10 @@ def test_r3_retries_can_be_disabled(tmp_path: Path) -> None:
             await h.state("failed")
             assert h.clock.sleeps == []
 
-    asyncio.run(scenario())
+    await scenario()
 
 
-def test_r5_context_overflow_compacts_once_then_retries(tmp_path: Path) -> None:
+async def test_r5_context_overflow_compacts_once_then_retries(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path, settings=RuntimeSettings(keep_fraction=0.0001)) as h:
             session = await h.session()
@@ -185,4 +185,4 @@ def test_r5_context_overflow_compacts_once_then_retries(tmp_path: Path) -> None:
             assert texts[-1] == "assistant:answer after compaction"
             assert h.clock.sleeps == []  # an overflow is not a retry
 
-    asyncio.run(scenario())
+    await scenario()
