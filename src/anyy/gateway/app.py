@@ -25,6 +25,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from anyy.domain.events import RuntimeEvent
 from anyy.gateway.dispatcher import MAX_FRAME_BYTES, Dispatcher
+from anyy.gateway.markdown_html import warm_up
 from anyy.gateway.state import Connection
 from commons import jsonrpc
 
@@ -133,6 +134,7 @@ def create_app(dispatcher: Dispatcher, token: str) -> Starlette:
         return Response(dashboard[name], media_type=DASHBOARD_FILES[name], headers=DASHBOARD_HEADERS)
 
     async def dashboard_index(request: Request) -> Response:
+        warm_up()  # the page will ask for its Markdown soon
         return dashboard_file("index.html")
 
     async def dashboard_asset(request: Request) -> Response:
