@@ -1097,7 +1097,13 @@ function wire() {
 
 async function main() {
   wire();
-  const token = takeToken();
+  let token;
+  try {
+    token = await takeToken();
+  } catch (error) {
+    banner(`${error.message}`);
+    return;
+  }
   if (!token) {
     banner("No access token: open the Dashboard with `anyy dashboard` (it passes the profile's token).");
     return;
