@@ -328,15 +328,25 @@ async function loadOlder() {
   }
 }
 
-async function appendNewEntries(count) {
-  // The newest page holds what was just appended; entries already shown are skipped.
+async function appendNewEntries(event) {
+  // The event carries the entries (as session.history shows them); a Gateway that sends only their ids
+  // is asked for the newest page. Entries already shown are skipped either way.
+  if (Array.isArray(event.entries) && event.entries.length === event.entry_ids.length) {
+    showAppended(event.entries, state.liveEpoch);
+    return;
+  }
   const session = state.session;
   const epoch = state.liveEpoch;
-  const page = await state.rpc.call("session.history", { session_id: session.id, limit: Math.max(count, 1) + 5 });
+  const limit = Math.max(event.entry_ids.length, 1) + 5;
+  const page = await state.rpc.call("session.history", { session_id: session.id, limit });
   if (!state.session || state.session.id !== session.id) return;
+  showAppended(page.items.slice().reverse(), epoch);
+}
+
+function showAppended(entries, epoch) {
   const box = $("messages");
   const follow = atBottom(box);
-  const fresh = page.items.filter((e) => !state.history.shown.has(e.id)).reverse();
+  const fresh = entries.filter((e) => !state.history.shown.has(e.id));
   for (const entry of fresh) {
     state.history.shown.add(entry.id);
     $("entries").append(entryNode(entry));
@@ -596,10 +606,12 @@ function onEvent(event) {
       onExecutionState(event);
       return;
     case "entries_appended":
-      appendNewEntries(event.entry_ids.length).catch(report);
+      appendNewEntries(event).catch(report);
       return;
     case "queue_changed":
-      refreshQueue().catch(report);
+      // The event carries the queue as it is now; a Gateway that does not is asked.
+      if (Array.isArray(event.pending)) showQueue(event.pending);
+      else refreshQueue().catch(report);
       return;
     case "retry_wait":
       showRetry(event);
@@ -627,7 +639,9 @@ function onExecutionState(event) {
     }
   } else if (event.state === "suspended") {
     setRunning(null, "Waiting for your answer");
-    showQuestion(event.execution_id);
+    const question = event.question ? event.question.text : null; // carried by the event, else asked
+    showQuestion(event.execution_id, question);
+    if (question !== null) setAsking(question);
   } else if (event.execution_id === state.running || state.running === null) {
     setLive("");
     // An execution stopped from this page keeps saying so when its end arrives.
@@ -825,6 +839,10 @@ async function refreshQueue() {
   const session = state.session;
   const items = await state.rpc.call("session.queue.list", { session_id: session.id });
   if (!state.session || state.session.id !== session.id) return;
+  showQueue(items);
+}
+
+function showQueue(items) {
   state.queue = items;
   const present = new Set(items.map((item) => item.id));
   for (const [id, edit] of state.editing) {
