@@ -30,6 +30,8 @@ const state = {
   context: { tokens: null, budget: 0 }, // what the last response re-read, and the compaction budget
   working: { since: 0, timer: null }, // when the page saw the running execution start (elapsed time)
   asking: false, // a question waits for an answer (tab title, notification)
+  token: "", // the access token (uploads are HTTP requests)
+  attachments: [], // files attached to the message being written: {name, size, object?, media_type?}
 };
 
 const APP_TITLE = "anyy Dashboard";
@@ -198,6 +200,13 @@ function entryNode(entry) {
     if (usage) li.dataset.usage = usageLabel(usage);
   } else if (entry.kind === "user") {
     li.textContent = entry.text;
+    const files = entry.data && Array.isArray(entry.data.attachments) ? entry.data.attachments : [];
+    if (files.length) {
+      const line = document.createElement("span");
+      line.className = "files";
+      line.textContent = `📎 ${files.map((f) => f.name).join(", ")}`;
+      li.append(line);
+    }
   } else if (entry.kind === "tool_call" && entry.data) {
     li.classList.add("muted");
     li.textContent = `⚙ ${callText(entry.data.name, entry.data.arguments)}`;
@@ -962,12 +971,64 @@ async function send() {
   const editor = $("editor");
   const text = editor.value;
   if (!text.trim() || !state.session) return;
+  if (state.attachments.some((file) => !file.object)) {
+    notice("A file is still being uploaded: send again when it is attached.");
+    return;
+  }
   const kind = state.running ? "follow_up" : "prompt";
+  const sent = state.attachments.slice();
+  const attachments = sent.map(({ object, name, media_type, size }) => ({ object, name, media_type, size }));
   askNotificationPermission();
-  await state.rpc.call("session.send", { session_id: state.session.id, text, kind });
-  // Only what was sent leaves the editor (the user may have typed on meanwhile).
+  await state.rpc.call("session.send", { session_id: state.session.id, text, kind, attachments });
+  // Only what was sent leaves the editor (the user may have typed or attached on meanwhile).
   editor.value = editor.value.startsWith(text) ? editor.value.slice(text.length) : editor.value;
+  state.attachments = state.attachments.filter((file) => !sent.includes(file));
+  renderAttachments();
   notice("");
+}
+
+// -- attachments (Q2): uploaded when chosen, dropped or pasted; sent with the message -----------------
+async function attach(files) {
+  for (const file of files) {
+    const item = { name: file.name || "pasted", size: file.size };
+    state.attachments.push(item);
+    renderAttachments();
+    try {
+      const reply = await fetch(`/upload?name=${encodeURIComponent(item.name)}`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${state.token}`, "Content-Type": file.type || "application/octet-stream" },
+        body: file,
+      });
+      const body = await reply.json();
+      if (!reply.ok) throw new Error(body.error || `the upload failed (${reply.status})`);
+      Object.assign(item, body);
+    } catch (error) {
+      state.attachments = state.attachments.filter((other) => other !== item);
+      notice(`${item.name} was not attached: ${error.message}`);
+    }
+    renderAttachments();
+  }
+}
+
+function renderAttachments() {
+  const list = $("attachments");
+  list.replaceChildren(
+    ...state.attachments.map((item) => {
+      const li = document.createElement("li");
+      li.className = "chip";
+      li.dataset.state = item.object ? "attached" : "uploading";
+      const name = document.createElement("span");
+      name.textContent = item.object ? item.name : `${item.name} (uploading…)`;
+      const remove = button("×", () => {
+        state.attachments = state.attachments.filter((other) => other !== item);
+        renderAttachments();
+      });
+      remove.setAttribute("aria-label", `Remove ${item.name}`);
+      li.append(name, remove);
+      return li;
+    }),
+  );
+  list.hidden = state.attachments.length === 0;
 }
 
 function stopDisplayed() {
@@ -1056,6 +1117,31 @@ function wire() {
     }
   });
   $("stop").addEventListener("click", () => stopDisplayed());
+  $("attach").addEventListener("click", () => $("file-input").click());
+  $("file-input").addEventListener("change", () => {
+    const files = [...$("file-input").files];
+    $("file-input").value = "";
+    attach(files).catch(report);
+  });
+  const composer = $("composer");
+  composer.addEventListener("dragover", (e) => {
+    if (!e.dataTransfer || ![...e.dataTransfer.types].includes("Files")) return;
+    e.preventDefault();
+    composer.classList.add("dropping");
+  });
+  composer.addEventListener("dragleave", () => composer.classList.remove("dropping"));
+  composer.addEventListener("drop", (e) => {
+    composer.classList.remove("dropping");
+    if (!e.dataTransfer || !e.dataTransfer.files.length) return;
+    e.preventDefault();
+    attach([...e.dataTransfer.files]).catch(report);
+  });
+  $("editor").addEventListener("paste", (e) => {
+    const files = e.clipboardData ? [...e.clipboardData.files] : [];
+    if (!files.length) return; // text pastes as text
+    e.preventDefault();
+    attach(files).catch(report);
+  });
   for (const menu of document.querySelectorAll(".menu")) {
     menu.addEventListener("click", () => setDrawer(!document.body.classList.contains("drawer-open")));
   }
@@ -1126,6 +1212,7 @@ async function main() {
     banner("No access token: open the Dashboard with `anyy dashboard` (it passes the profile's token).");
     return;
   }
+  state.token = token;
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const url = `${scheme}://${location.host}/ws?token=${encodeURIComponent(token)}`;
   state.rpc = new Rpc(url, onEvent, (event) => {

@@ -15,6 +15,7 @@ import collections
 import hmac
 import ipaddress
 import logging
+import re
 from importlib import resources
 
 from starlette.applications import Starlette
@@ -23,6 +24,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from anyy.domain.errors import StorageFull
 from anyy.domain.events import RuntimeEvent
 from anyy.gateway.dispatcher import MAX_FRAME_BYTES, Dispatcher
 from anyy.gateway.markdown_html import warm_up
@@ -131,6 +133,15 @@ class InFlight:
         self.now -= 1
 
 
+MAX_UPLOAD_BYTES = 32 * 1024 * 1024
+MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9.+-]*/[a-z0-9][a-z0-9.+-]*")
+
+
+def _upload_too_large(size: int) -> Response:
+    limit = f"at most {MAX_UPLOAD_BYTES >> 20} MiB"
+    return JSONResponse({"error": f"the file is too large ({size} bytes or more): {limit}"}, status_code=413)
+
+
 def _too_large(size: int, *, at_least: bool = False) -> Response:
     more = "more than " if at_least else ""
     reply = jsonrpc.encode(
@@ -193,6 +204,34 @@ def create_app(dispatcher: Dispatcher, token: str, *, max_in_flight: int = MAX_I
                 {"error": "this code is unknown, used or expired: run `anyy dashboard` again"}, status_code=401
             )
         return JSONResponse({"token": token}, headers={"Cache-Control": "no-store"})
+
+    async def upload(request: Request) -> Response:
+        # A file for a message (Q2): stored once in the profile's objects by its hash; the reply is the
+        # attachment to put in session.send. Unused uploads are swept by the store's upkeep after a day.
+        if not authorized(_token_of(dict(request.headers), dict(request.query_params))):
+            return Response(_unauthorized_reply(), status_code=401, media_type="application/json")
+        name = (request.query_params.get("name") or "").strip()
+        if not name or len(name) > 255 or any(c in name for c in "/\\\0"):
+            return JSONResponse({"error": "name: give the file's name (?name=FILE, no slashes)"}, status_code=400)
+        media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if not MEDIA_TYPE.fullmatch(media_type):
+            media_type = "application/octet-stream"
+        declared = int(request.headers.get("content-length") or 0)
+        if declared > MAX_UPLOAD_BYTES:
+            return _upload_too_large(declared)
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > MAX_UPLOAD_BYTES:
+                return _upload_too_large(size)
+            chunks.append(chunk)
+        data = b"".join(chunks)
+        try:
+            ref = await dispatcher.gateway.store(lambda s: s.put_object(data, media_type=media_type))
+        except StorageFull as exc:
+            return JSONResponse({"error": str(exc)}, status_code=507)
+        return JSONResponse({"object": ref.hash, "name": name, "media_type": media_type, "size": ref.size})
 
     async def health(request: Request) -> Response:
         return JSONResponse({"ok": True})
@@ -284,6 +323,7 @@ def create_app(dispatcher: Dispatcher, token: str, *, max_in_flight: int = MAX_I
             Route("/rpc", rpc, methods=["POST"]),
             Route("/health", health, methods=["GET"]),
             Route("/auth/exchange", exchange, methods=["POST"]),
+            Route("/upload", upload, methods=["POST"]),
             Route("/", dashboard_index, methods=["GET"]),
             Route("/dashboard/{name}", dashboard_asset, methods=["GET"]),
             WebSocketRoute("/ws", websocket),
