@@ -30,9 +30,9 @@ READ_FILE = ToolSpec(
 )
 
 
-def run(coro: Coroutine[Any, Any, T], timeout: float = 20.0) -> T:
-    """Run a scenario in its own event loop, failing (not hanging) after ``timeout`` seconds."""
-    return asyncio.run(asyncio.wait_for(coro, timeout))
+async def run(coro: Coroutine[Any, Any, T], timeout: float = 20.0) -> T:
+    """Await a scenario, failing (not hanging) after ``timeout`` seconds."""
+    return await asyncio.wait_for(coro, timeout)
 
 
 def make_provider(api: str, fake: FakeModelServer, **options: Any) -> OpenAICompatProvider | AnthropicProvider:
@@ -57,7 +57,9 @@ async def collect(provider: Provider, model_request: ModelRequest) -> list[Provi
     return events
 
 
-def stream_all(api: str, fake: FakeModelServer, model_request: ModelRequest, **options: Any) -> list[ProviderEvent]:
+async def stream_all(
+    api: str, fake: FakeModelServer, model_request: ModelRequest, **options: Any
+) -> list[ProviderEvent]:
     async def scenario() -> list[ProviderEvent]:
         provider = make_provider(api, fake, **options)
         try:
@@ -65,10 +67,10 @@ def stream_all(api: str, fake: FakeModelServer, model_request: ModelRequest, **o
         finally:
             await provider.aclose()
 
-    return run(scenario())
+    return await run(scenario())
 
 
-def stream_failure(
+async def stream_failure(
     api: str, fake: FakeModelServer, model_request: ModelRequest, **options: Any
 ) -> tuple[ProviderError, list[ProviderEvent]]:
     """The error a stream ends with, and the events it gave before."""
@@ -85,7 +87,7 @@ def stream_failure(
             await provider.aclose()
         raise AssertionError(f"the stream ended without an error: {seen}")
 
-    return run(scenario()), seen
+    return await run(scenario()), seen
 
 
 def text_of(events: list[ProviderEvent]) -> str:

@@ -18,9 +18,9 @@ from tests.fakes.model_server import FakeModelServer, Reply
 from tests.providers.support import READ_FILE, request, stream_all
 
 
-def test_m5_anthropic_system_prompt_goes_in_system(fake: FakeModelServer) -> None:
+async def test_m5_anthropic_system_prompt_goes_in_system(fake: FakeModelServer) -> None:
     fake.enqueue(Reply(text=["ok"]))
-    stream_all("anthropic", fake, request(UserMessage(text="hi"), max_tokens=500, tools=(READ_FILE,)))
+    await stream_all("anthropic", fake, request(UserMessage(text="hi"), max_tokens=500, tools=(READ_FILE,)))
     received = fake.received[0]
     assert received.path == "/v1/messages"
     assert received.body["system"] == "You are terse."
@@ -31,9 +31,9 @@ def test_m5_anthropic_system_prompt_goes_in_system(fake: FakeModelServer) -> Non
 
 
 @pytest.mark.parametrize("effort", ["low", "medium", "high"])
-def test_m1_anthropic_effort_becomes_a_thinking_budget(fake: FakeModelServer, effort: str) -> None:
+async def test_m1_anthropic_effort_becomes_a_thinking_budget(fake: FakeModelServer, effort: str) -> None:
     fake.enqueue(Reply(text=["ok"]))
-    stream_all("anthropic", fake, request(effort=effort, max_tokens=1000))
+    await stream_all("anthropic", fake, request(effort=effort, max_tokens=1000))
     body = fake.received[0].body
     assert body["thinking"] == {"type": "enabled", "budget_tokens": THINKING_BUDGET[effort]}
     assert body["max_tokens"] == 1000 + THINKING_BUDGET[effort]  # thinking counts against max_tokens
@@ -121,9 +121,9 @@ def test_m1_anthropic_only_the_open_tool_turn_carries_reasoning_and_steering_doe
         ("tool_use", "tool_use"),
     ],
 )
-def test_m5_anthropic_stop_reasons_map(fake: FakeModelServer, stop: str, reason: str) -> None:
+async def test_m5_anthropic_stop_reasons_map(fake: FakeModelServer, stop: str, reason: str) -> None:
     fake.enqueue(Reply(text=["x"], finish=stop))
-    events = stream_all("anthropic", fake, request())
+    events = await stream_all("anthropic", fake, request())
     assert events[-1] == StopEvent(reason=reason, raw_reason=stop)  # type: ignore[arg-type]
 
 

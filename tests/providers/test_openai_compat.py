@@ -17,9 +17,9 @@ from tests.fakes.model_server import FakeModelServer, Reply, ToolCall
 from tests.providers.support import READ_FILE, request, run, stream_all
 
 
-def test_m5_openai_request_streams_with_usage_and_system_first(fake: FakeModelServer) -> None:
+async def test_m5_openai_request_streams_with_usage_and_system_first(fake: FakeModelServer) -> None:
     fake.enqueue(Reply(text=["ok"]))
-    stream_all("openai", fake, request(UserMessage(text="hi"), max_tokens=321, tools=(READ_FILE,)))
+    await stream_all("openai", fake, request(UserMessage(text="hi"), max_tokens=321, tools=(READ_FILE,)))
     body = fake.received[0].body
     assert fake.received[0].path == "/v1/chat/completions"
     assert body["stream"] is True
@@ -36,13 +36,13 @@ def test_m5_openai_request_streams_with_usage_and_system_first(fake: FakeModelSe
     assert "reasoning_effort" not in body
 
 
-def test_m1_openai_effort_becomes_reasoning_effort(fake: FakeModelServer) -> None:
+async def test_m1_openai_effort_becomes_reasoning_effort(fake: FakeModelServer) -> None:
     fake.enqueue(Reply(text=["ok"]))
-    stream_all("openai", fake, request(effort="high"))
+    await stream_all("openai", fake, request(effort="high"))
     assert fake.received[0].body["reasoning_effort"] == "high"
 
 
-def test_m5_openai_own_api_gets_max_completion_tokens() -> None:
+async def test_m5_openai_own_api_gets_max_completion_tokens() -> None:
     async def scenario() -> str:
         provider = OpenAICompatProvider("openai", base_url="https://api.openai.com/v1", api_key="sk-test")
         try:
@@ -50,29 +50,29 @@ def test_m5_openai_own_api_gets_max_completion_tokens() -> None:
         finally:
             await provider.aclose()
 
-    assert run(scenario()) == "max_completion_tokens"
+    assert await run(scenario()) == "max_completion_tokens"
 
 
 @pytest.mark.parametrize(
     ("finish", "reason"),
     [("stop", "end"), ("length", "length"), ("content_filter", "refusal"), ("tool_calls", "tool_use"), ("odd", "end")],
 )
-def test_m5_openai_finish_reasons_map(fake: FakeModelServer, finish: str, reason: str) -> None:
+async def test_m5_openai_finish_reasons_map(fake: FakeModelServer, finish: str, reason: str) -> None:
     fake.enqueue(Reply(text=["x"], finish=finish))
-    events = stream_all("openai", fake, request())
+    events = await stream_all("openai", fake, request())
     assert events[-1] == StopEvent(reason=reason, raw_reason=finish)  # type: ignore[arg-type]
 
 
-def test_m5_openai_tool_calls_with_stop_finish_still_ask_for_tools(fake: FakeModelServer) -> None:
+async def test_m5_openai_tool_calls_with_stop_finish_still_ask_for_tools(fake: FakeModelServer) -> None:
     # Some local servers finish a tool-calling answer with "stop".
     fake.enqueue(Reply(tool_calls=[ToolCall("read_file", {"path": "a"})], finish="stop"))
-    events = stream_all("openai", fake, request(tools=(READ_FILE,)))
+    events = await stream_all("openai", fake, request(tools=(READ_FILE,)))
     assert events[-1] == StopEvent(reason="tool_use", raw_reason="stop")
 
 
-def test_m5_openai_reasoning_content_is_thinking(fake: FakeModelServer) -> None:
+async def test_m5_openai_reasoning_content_is_thinking(fake: FakeModelServer) -> None:
     fake.enqueue(Reply(thinking=["hmm"], text=["done"]))
-    events = stream_all("openai", fake, request())
+    events = await stream_all("openai", fake, request())
     assert [type(e).__name__ for e in events] == ["ThinkingDelta", "TextDelta", "UsageEvent", "StopEvent"]
 
 

@@ -157,13 +157,13 @@ def test_m2_alias_to_a_provider_that_is_gone_says_so() -> None:
         registry.resolve(VIRTUAL_PROVIDER, "old", None)
 
 
-def test_m5_registry_builds_each_provider_once_and_uses_given_instances() -> None:
+async def test_m5_registry_builds_each_provider_once_and_uses_given_instances() -> None:
     scripted = OfflineProvider("offline", scripted_only=True)
     registry = registry_from(Config(), instances={"offline": scripted})
     assert registry.provider("offline") is scripted
     first = registry.provider("openai")
     assert registry.provider("openai") is first
-    run(registry.aclose())
+    await run(registry.aclose())
 
 
 def test_m5_registry_provider_of_unknown_name_is_unknown_model() -> None:
@@ -171,16 +171,16 @@ def test_m5_registry_provider_of_unknown_name_is_unknown_model() -> None:
         registry_from(Config()).provider("x")
 
 
-def test_m5_registry_missing_key_is_a_fatal_error_naming_the_variable() -> None:
+async def test_m5_registry_missing_key_is_a_fatal_error_naming_the_variable() -> None:
     registry = registry_from(Config(), environ={})
     provider = registry.provider("anthropic")
     with pytest.raises(ProviderError, match=r"\$ANTHROPIC_API_KEY is not set") as caught:
-        run(collect(provider, request()))
+        await run(collect(provider, request()))
     assert caught.value.kind == "fatal"
-    run(registry.aclose())
+    await run(registry.aclose())
 
 
-def test_m5_registry_provider_talks_to_the_configured_server(fake: FakeModelServer) -> None:
+async def test_m5_registry_provider_talks_to_the_configured_server(fake: FakeModelServer) -> None:
     config = Config(providers={"local": ProviderSettings(kind="openai", base_url=fake.openai_url)})
     fake.enqueue(Reply(text=["from ", "the server"]))
 
@@ -192,14 +192,14 @@ def test_m5_registry_provider_talks_to_the_configured_server(fake: FakeModelServ
         finally:
             await registry.aclose()
 
-    assert run(scenario()) == "from the server"
+    assert await run(scenario()) == "from the server"
     assert fake.received[0].headers["authorization"] == "Bearer no-key"
 
 
-def test_m5_registry_offline_default_answers() -> None:
+async def test_m5_registry_offline_default_answers() -> None:
     registry = registry_from(Config())
     provider, model = registry.resolve(Config().model.provider, Config().model.model, None)
-    text = text_of(run(collect(registry.provider(provider), request(model=model))))
+    text = text_of(await run(collect(registry.provider(provider), request(model=model))))
     assert text.startswith("(offline model)")
 
 
