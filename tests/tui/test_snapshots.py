@@ -31,6 +31,7 @@ async def one_exchange(app: AnyyApp, pilot: Any) -> None:
     )
     await type_text(pilot, "a draft in the editor")
     app.status.show({**app.session, "id": "ses_snapshot"})
+    app.editor.cursor_blink = False  # a still cursor: the picture must not depend on when it is taken
     await pilot.pause()
 
 
@@ -48,6 +49,7 @@ async def tool_then_question(app: AnyyApp, pilot: Any) -> None:
     await app.wait_until(lambda: app.question.waiting is not None and app.status.usage is not None, TIMEOUT)
     await type_text(pilot, "blue")
     app.status.show({**app.session, "id": "ses_snapshot"})
+    app.editor.cursor_blink = False  # a still cursor: the picture must not depend on when it is taken
     await pilot.pause()
 
 
