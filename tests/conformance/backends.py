@@ -9,6 +9,7 @@ The crash test's child process imports this module too, so it must not import py
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,8 +21,19 @@ def open_sqlite(directory: Path) -> SessionStore:
     return SqliteStore(directory / "state.db", objects_dir=directory / "objects", profile="test")
 
 
+def open_postgresql(directory: Path) -> SessionStore:
+    """A store in this run's database, in a schema named after the directory (so reopening it, also from
+    the crash test's child process, reaches the same data)."""
+    from anyy.storage.postgres import PostgresStore
+    from tests.postgres.server import run_database_url
+
+    schema = "s_" + hashlib.sha256(str(directory.resolve()).encode()).hexdigest()[:20]
+    return PostgresStore(run_database_url(), schema=schema, profile="test")
+
+
 BACKENDS: dict[str, Callable[[Path], SessionStore]] = {
     "sqlite": open_sqlite,
+    "postgresql": open_postgresql,
 }
 
 
