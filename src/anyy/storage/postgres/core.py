@@ -20,8 +20,9 @@ from psycopg import errors as pg_errors
 
 from anyy.domain import entry_ids
 from anyy.domain.errors import InvalidInput, NotFound, StorageFull
+from anyy.storage.choose import redact
 from anyy.storage.postgres import migrate
-from anyy.storage.postgres.settings import DEFAULT_SETTING, connect, redact
+from anyy.storage.postgres.settings import DEFAULT_SETTING, connect
 
 BODY_THRESHOLD = 64 * 1024
 ACTIVITY_RESOLUTION = 1.0

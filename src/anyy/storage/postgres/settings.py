@@ -3,38 +3,19 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg import conninfo
 
-from anyy.domain.errors import AnyyError
+from anyy.storage.choose import POSTGRES_SCHEMES, StoreSettingError, redact
 
 # Where a URL comes from, when the caller does not say: both places a profile can set it.
 DEFAULT_SETTING = "[store] url in the profile's config.toml (or ANYY_STORE_URL)"
 CONNECT_TIMEOUT = 10  # seconds
 
 
-class StoreSettingError(AnyyError):
-    """The store a profile names cannot be used as set: a bad URL, no server, no database, a newer schema."""
-
-    code = "store_unavailable"
-
-
-def redact(url: str) -> str:
-    """The URL without its password, for messages and logs."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparsable URL>"
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
 def is_postgres_url(url: str) -> bool:
-    return url.startswith(("postgresql://", "postgres://"))
+    return url.startswith(POSTGRES_SCHEMES)
 
 
 def check_url(url: str, *, setting: str = DEFAULT_SETTING) -> dict[str, Any]:
