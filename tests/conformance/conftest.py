@@ -19,21 +19,10 @@ Reopen = Callable[[SessionStore], SessionStore]
 def backend(request: pytest.FixtureRequest) -> str:
     name: str = request.param
     if name == "postgresql":
+        from tests.postgres.server import require_postgres
+
         require_postgres()
     return name
-
-
-def require_postgres() -> None:
-    """The run's PostgreSQL database, or a failure saying how to get a server; a skip only when the user
-    opted out (ANYY_TEST_ALLOW_SKIP=postgres)."""
-    from tests.postgres.server import NoServer, run_database_url, skip_allowed
-
-    try:
-        run_database_url()
-    except NoServer as exc:
-        if skip_allowed():
-            pytest.skip(f"PostgreSQL tests skipped on request: {exc}")
-        pytest.fail(str(exc), pytrace=False)
 
 
 class _Opened:

@@ -78,3 +78,16 @@ def run_database_url() -> str:
         url = create_database()
         os.environ[RUN_URL_ENV] = url
     return url
+
+
+def require_postgres() -> str:
+    """For pytest: the run's database URL, else a failure saying how to get a server; a skip only when the
+    user opted out (ANYY_TEST_ALLOW_SKIP=postgres)."""
+    import pytest
+
+    try:
+        return run_database_url()
+    except NoServer as exc:
+        if skip_allowed():
+            pytest.skip(f"PostgreSQL tests skipped on request: {exc}")
+        pytest.fail(str(exc), pytrace=False)

@@ -17,7 +17,7 @@ from anyy.domain.paging import check_limit
 from anyy.domain.search import SearchHit, fts_query, plain_snippet
 from anyy.domain.sessions import SessionKind
 from anyy.storage.postgres.core import LAST_ENTRY_SQL, PgCore
-from anyy.storage.sqlite.sessions import check_kind
+from anyy.storage.rules import check_kind
 
 SEARCHABLE = ",".join(str(int(k)) for k in sorted(SEARCHABLE_KINDS))
 _INDEXABLE = "num NOT IN (SELECT session_num FROM gc_queue)"

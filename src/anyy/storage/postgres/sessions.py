@@ -10,10 +10,10 @@ import psycopg
 from anyy.domain import entry_ids
 from anyy.domain.errors import InvalidInput
 from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
-from anyy.domain.sessions import QUEUE_MODES, NewSession, Page, Session, SessionKind, SessionPatch
+from anyy.domain.sessions import NewSession, Page, Session, SessionKind, SessionPatch
 from anyy.storage.postgres.core import HEAD_SQL, PgCore
+from anyy.storage.rules import check_kind, check_modes
 from anyy.storage.sqlite.rows import SESSION_COLUMNS, session_from_row
-from anyy.storage.sqlite.sessions import check_kind
 from commons.ids import new_id
 
 _json = msgspec.json.Encoder()
@@ -22,12 +22,6 @@ _INSERT_SESSION = (
     "head, forked_from, fork_point, created_at, updated_at) "
     "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING num"
 )
-
-
-def _check_modes(steering: str, follow_up: str) -> None:
-    for name, mode in (("steering", steering), ("follow_up", follow_up)):
-        if mode not in QUEUE_MODES:
-            raise InvalidInput(f"{name} mode must be one of {', '.join(QUEUE_MODES)}, not {mode!r}")
 
 
 class SessionsPart(PgCore):
@@ -39,7 +33,7 @@ class SessionsPart(PgCore):
 
     def create_session(self, new: NewSession) -> Session:
         check_kind(new.kind)
-        _check_modes(new.steering_mode, new.follow_up_mode)
+        check_modes(new.steering_mode, new.follow_up_mode)
         now = self.clock()
         session_id = new_id("ses")
         tools = _json.encode(new.tools).decode()
@@ -115,7 +109,7 @@ class SessionsPart(PgCore):
             else:
                 columns[name] = value
         current = self.get_session(session_id)
-        _check_modes(
+        check_modes(
             columns.get("steering_mode", current.steering_mode),
             columns.get("follow_up_mode", current.follow_up_mode),
         )

@@ -14,7 +14,7 @@ from anyy.domain.errors import Conflict, InvalidInput
 from anyy.storage.postgres.core import check_hash, hash_of
 from anyy.storage.postgres.search import SearchPart
 from anyy.storage.protocol import Maintenance, ObjectRef
-from anyy.storage.sqlite.upkeep import SWEEP_INTERVAL, UNUSED_OBJECT_GRACE
+from anyy.storage.rules import SWEEP_INTERVAL, UNUSED_OBJECT_GRACE
 from anyy.storage.sqlite.upkeep import _merge as merge_intervals
 from anyy.storage.sqlite.upkeep import _subtract as subtract_intervals
 
