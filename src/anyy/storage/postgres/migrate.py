@@ -40,6 +40,9 @@ def apply(conn: psycopg.Connection[Any], *, where: str) -> list[str]:
     pending = available()
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+        # Not waiting for this commit's flush is safe: the schema is made whole or not at all, and the first
+        # durable commit after it (nothing is acknowledged before one) flushes it too, WAL being in order.
+        conn.execute("SET LOCAL synchronous_commit = off")
         conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations "
             "(number INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)"
