@@ -117,26 +117,28 @@ class SearchPart(PgCore):
             pass
         hits: list[SearchHit] = []
         sessions: dict[int, tuple[str, str, str] | None] = {}
-        active: dict[int, bool] = {}
         page = max(limit * 2, 50)
         offset = 0
         while len(hits) < limit:
+            # The author's row comes with each hit: one round trip for a page, whatever the sessions.
             rows = self.all(
                 "SELECT e.id, e.kind, CASE WHEN e.obj IS NULL THEN ts_headline('simple', e.text, q.q, %s) END, "
-                "e.created_at, e.obj FROM (SELECT to_tsquery('simple', %s) AS q) q "
+                "e.created_at, e.obj, o.status = 'active', o.id, o.title, o.kind "
+                "FROM (SELECT to_tsquery('simple', %s) AS q) q "
                 f"JOIN entry_words w ON {' AND '.join(where)} JOIN entries e ON e.id = w.id "
+                f"LEFT JOIN sessions o ON o.num = e.id >> {entry_ids.SEQ_BITS} "
                 "ORDER BY ts_rank(w.words, q.q) DESC, e.id LIMIT %s OFFSET %s",
                 [_HEADLINE, tsquery, *params, page, offset],
             )
-            for entry_id, entry_kind, snippet, created, obj in rows:
+            for entry_id, entry_kind, snippet, created, obj, live, owner_id, title, owner_kind in rows:
                 owner = entry_id >> entry_ids.SEQ_BITS
-                if owner not in active:
-                    found = self.one("SELECT status = 'active' FROM sessions WHERE num = %s", (owner,))
-                    active[owner] = bool(found and found[0])
+                if live:
+                    sessions[owner] = (owner_id, title, owner_kind)
+                holder: int | None
                 if scope is not None:
-                    holder: int | None = scope
-                elif active[owner]:
-                    holder = owner
+                    holder = scope
+                elif live:
+                    holder = owner  # a live session's own entries are always in its tree
                 else:
                     holder = self.live_holder(entry_id)
                 if holder is None:
