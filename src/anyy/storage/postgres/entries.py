@@ -41,8 +41,10 @@ _APPEND_STATE = (
     "WHERE o.status = 'active' AND o.kind = s.kind ORDER BY o.updated_at DESC, o.num DESC LIMIT 1) "
     "FROM sessions s LEFT JOIN entries e ON e.id = (SELECT max(id) FROM entries "
     f"WHERE id BETWEEN s.num << {entry_ids.SEQ_BITS} AND (s.num << {entry_ids.SEQ_BITS}) | {entry_ids.MAX_SEQ}) "
-    "WHERE s.id = %s AND s.status = 'active' FOR UPDATE OF s"
+    "WHERE s.id = %s AND s.status = 'active'"
 )
+# Taken first, in a statement of its own: the state read next is then of after any writer that held it.
+_LOCK_SESSION = "SELECT 1 FROM sessions WHERE id = %s AND status = 'active' FOR UPDATE"
 _INSERT_ENTRY = (
     "INSERT INTO entries (id, parent, run, kind, text, data, obj, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
 )
@@ -82,7 +84,8 @@ class EntriesPart(PgCore):
         if not entries:
             raise InvalidInput("nothing to append: pass at least one entry")
         prepared = [self.prepare(new) for new in entries]
-        with self.tx():
+        # Pipelined: BEGIN, the lock and the read go in one round trip, the inserts and COMMIT in another.
+        with self.conn.pipeline(), self.tx():
             return self.append_prepared(session_id, prepared, expected_head=expected_head)
 
     def prepare(self, new: NewEntry) -> Prepared:
@@ -114,6 +117,7 @@ class EntriesPart(PgCore):
     ) -> list[Entry]:
         """Inside a transaction: append children of the head and move the head to the last one."""
         conn = self.conn
+        conn.execute(_LOCK_SESSION, (session_id,))
         row = conn.execute(_APPEND_STATE, (session_id,)).fetchone()
         if row is None:
             self._nums.pop(session_id, None)
