@@ -28,10 +28,17 @@ def open_postgresql(directory: Path) -> SessionStore:
     """A store in this run's database, in a schema named after the directory (so reopening it, also from
     the crash test's child process, reaches the same data)."""
     from anyy.storage.postgres import PostgresStore
+    from anyy.storage.postgres.transfer import copy_sqlite_to_postgres
     from tests.postgres.server import run_database_url
 
     schema = "s_" + hashlib.sha256(str(directory.resolve()).encode()).hexdigest()[:20]
-    return PostgresStore(run_database_url(), schema=schema, profile="test")
+    store = PostgresStore(run_database_url(), schema=schema, profile="test")
+    snapshot = directory / "state.db"  # what PostgresStore.snapshot wrote here: loaded into the empty schema
+    if snapshot.exists() and not store.list_sessions(limit=1).items:
+        store.close()
+        copy_sqlite_to_postgres(snapshot, directory / "objects", run_database_url(), schema=schema)
+        store = PostgresStore(run_database_url(), schema=schema, profile="test")
+    return store
 
 
 # The in-memory backend's "files": what a store opened on a folder holds, for as long as the process lives.

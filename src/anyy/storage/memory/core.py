@@ -26,6 +26,7 @@ class MemoryCore:
         self.clock = clock
         self.body_threshold = body_threshold
         self._closed = False
+        self._words: dict[int, list[str]] = {}  # the words of each message searched so far
 
     def close(self) -> None:
         self._closed = True

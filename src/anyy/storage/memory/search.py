@@ -18,24 +18,18 @@ from anyy.storage.memory.data import SessionRecord
 _PHRASE = re.compile(r'"([^"]*)"(\*?)')
 
 
-def _folded(char: str) -> str:
-    base = "".join(c for c in unicodedata.normalize("NFD", char) if unicodedata.category(c) != "Mn")
-    return base.lower()
+_WORD = re.compile(r"[^\W_]+")  # letters and digits; everything else separates words, as in unicode61
+
+
+def _folded(word: str) -> str:
+    if word.isascii():
+        return word.lower()
+    return "".join(c for c in unicodedata.normalize("NFD", word) if unicodedata.category(c) != "Mn").lower()
 
 
 def tokens(text: str) -> list[str]:
-    """Words as unicode61 cuts them: runs of letters, digits and private-use characters."""
-    out: list[str] = []
-    word: list[str] = []
-    for char in text:
-        if unicodedata.category(char)[0] in "LN" or unicodedata.category(char) == "Co":
-            word.append(_folded(char))
-        elif word:
-            out.append("".join(word))
-            word = []
-    if word:
-        out.append("".join(word))
-    return [token for token in out if token]
+    """Words as unicode61 cuts them, case and diacritics folded."""
+    return [folded for word in _WORD.findall(text) if (folded := _folded(word))]
 
 
 def _matches(words: list[str], phrase: list[str], prefix: bool) -> bool:
@@ -75,7 +69,9 @@ class SearchPart(MemoryCore):
             entry = self.data.entries[entry_id].entry
             if entry.kind not in SEARCHABLE_KINDS:
                 continue
-            words = tokens(entry.text)
+            words = self._words.get(entry_id)
+            if words is None:
+                words = self._words[entry_id] = tokens(entry.text)  # entries never change: cut once
             if not all(_matches(words, phrase, prefix) for phrase, prefix in phrases):
                 continue
             holder = scope or self._live_holder(entry_id)

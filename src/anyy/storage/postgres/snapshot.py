@@ -7,6 +7,7 @@ back into a PostgreSQL database (``transfer.copy_sqlite_to_postgres``).
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from anyy.storage import rules
@@ -34,9 +35,21 @@ class SnapshotPart(PgCore):
             sessions=self._count("SELECT count(*) FROM sessions WHERE status = 'active'"),
             entries=report.counts["entries"],
             submissions=report.counts["submissions"],
-            objects=[],  # their bytes are in the copy already (objects/ beside state.db)
+            objects=_referenced(target),  # their bytes are in the copy's objects/ already
         )
 
     def _count(self, sql: str) -> int:
         row = self.one(sql)
         return int(row[0]) if row else 0
+
+
+def _referenced(db_path: Path) -> list[str]:
+    """The objects the copy's entries and queue items reference."""
+    conn = sqlite3.connect(db_path)
+    try:
+        return sorted(
+            row[0]
+            for row in conn.execute("SELECT obj FROM entries WHERE obj IS NOT NULL UNION SELECT obj FROM object_refs")
+        )
+    finally:
+        conn.close()

@@ -224,9 +224,16 @@ def _entries_for_postgres(rows: Rows, bodies: dict[str, bytes], now: float) -> N
 
 
 def copy_sqlite_to_postgres(
-    db_path: Path, objects_dir: Path, url: str, *, force: bool = False, setting: str = DEFAULT_SETTING
+    db_path: Path,
+    objects_dir: Path,
+    url: str,
+    *,
+    force: bool = False,
+    setting: str = DEFAULT_SETTING,
+    schema: str | None = None,
 ) -> CopyReport:
-    """Copy a SQLite store into the PostgreSQL database at ``url`` (refused if not empty, unless ``force``)."""
+    """Copy a SQLite store into the PostgreSQL database at ``url`` (refused if not empty, unless ``force``);
+    ``schema``: into that schema of the database (as ``PostgresStore`` takes it)."""
     source = sqlite3.connect(db_path, isolation_level=None)
     try:
         rows, top_session = _sqlite_rows(source)
@@ -236,8 +243,10 @@ def copy_sqlite_to_postgres(
     bodies = {h: _checked_body(h, files.get(h), str(objects_dir)) for h, *_ in rows["objects"]}
     _entries_for_postgres(rows, bodies, now=time.time())
     where = redact(url)
-    conn = connect(url, setting=setting)
+    conn = connect(url, setting=setting, schema=schema)
     try:
+        if schema is not None:
+            conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
         migrate.apply(conn, where=where)
         with conn.transaction():
             if not _pg_is_empty(conn):

@@ -52,3 +52,18 @@ def _describe(conn: sqlite3.Connection) -> StoreSnapshot:
         submissions=count("SELECT count(*) FROM submissions"),
         objects=objects,
     )
+
+
+def check_snapshot(directory: Path) -> str | None:
+    """What is wrong with a snapshot in ``directory`` (before it is put in place), or None."""
+    db = Path(directory) / SNAPSHOT_DB
+    if not db.exists():
+        return None  # a profile backed up before its store was ever opened
+    conn = sqlite3.connect(db)
+    try:
+        (result,) = conn.execute("PRAGMA integrity_check").fetchone()
+    except sqlite3.DatabaseError as exc:
+        result = str(exc)
+    finally:
+        conn.close()
+    return None if result == "ok" else f"its {SNAPSHOT_DB} fails SQLite's integrity check ({result})"
