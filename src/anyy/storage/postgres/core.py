@@ -78,6 +78,9 @@ class PgCore:
         self.owner_thread = threading.get_ident()
         self.conn = connect(url, setting=setting, schema=schema)
         try:
+            # Every query of the store reads a few rows through an index: starting parallel workers costs
+            # more than it saves (tens of milliseconds on a busy machine, e.g. for a rare word's search).
+            self.conn.execute("SET max_parallel_workers_per_gather = 0")
             if schema is not None:
                 self.conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
             self.applied_migrations = migrate.apply(self.conn, where=redact(url))

@@ -84,9 +84,45 @@ class EntriesPart(PgCore):
         if not entries:
             raise InvalidInput("nothing to append: pass at least one entry")
         prepared = [self.prepare(new) for new in entries]
+        if len(prepared) == 1 and prepared[0].body is None and not prepared[0].refs:
+            return [self.append_one(session_id, prepared[0], expected_head)]
         # Pipelined: BEGIN, the lock and the read go in one round trip, the inserts and COMMIT in another.
         with self.conn.pipeline(), self.tx():
             return self.append_prepared(session_id, prepared, expected_head=expected_head)
+
+    def append_one(self, session_id: str, item: Prepared, expected_head: int | Unset | None) -> Entry:
+        """The common append in one statement and one commit (``anyy_append_one`` in the first migration)."""
+        now = self.clock()
+        check = not isinstance(expected_head, Unset)
+        try:
+            row = self.conn.execute(
+                "SELECT * FROM anyy_append_one(%s, %s, %s, %s, %s, %s, %s)",
+                (session_id, int(item.kind), item.stored_text, item.data, now, check, expected_head if check else None),
+            ).fetchone()
+        except BaseException as exc:
+            raise self.translate(exc) from exc
+        if row is None:
+            self._nums.pop(session_id, None)
+            raise self.missing_session(session_id)
+        num, entry_id, parent, ok = row
+        self._nums[session_id] = num
+        if not ok:
+            if entry_id == -1:
+                raise InvalidInput(f"session {session_id} is full ({entry_ids.MAX_SEQ} entries); fork it")
+            raise Conflict(
+                f"the head of session {session_id} moved (expected {expected_head}, now {parent}); "
+                "reload the session and try again"
+            )
+        self.note_unindexed(num)
+        return Entry(
+            id=entry_id,
+            parent=parent,
+            kind=item.kind,
+            text=item.text,
+            data=decode_data(item.data) if item.data is not None else {},
+            created_at=now,
+            object=None,
+        )
 
     def prepare(self, new: NewEntry) -> Prepared:
         kind = new.kind if type(new.kind) is EntryKind else _parse_kind(new.kind)

@@ -18,6 +18,8 @@ from anyy.storage.rules import SWEEP_INTERVAL, UNUSED_OBJECT_GRACE
 from anyy.storage.sqlite.upkeep import _merge as merge_intervals
 from anyy.storage.sqlite.upkeep import _subtract as subtract_intervals
 
+ANALYZE_AFTER = 5_000  # rows indexed or reclaimed since the last ANALYZE
+
 # Entry points into a range [lo, hi] from outside it, and the runs of their paths inside the range.
 _KEPT_RUNS_SQL = (
     "WITH RECURSIVE points(id) AS ("
@@ -34,6 +36,8 @@ _KEPT_RUNS_SQL = (
 
 
 class UpkeepPart(SearchPart):
+    _changed_rows = 0
+
     def delete_session(self, session_id: str) -> None:
         with self.tx() as conn:
             num = self.session_num(session_id, lock=True)
@@ -156,6 +160,12 @@ class UpkeepPart(SearchPart):
     def maintain(self, budget: int = 2000) -> Maintenance:
         indexed, more_index = self.index_pending(budget)
         collected, more_gc = self.collect_garbage(max(budget - indexed, 1))
+        self._changed_rows += indexed + collected
+        if not (more_index or more_gc) and self._changed_rows >= ANALYZE_AFTER:
+            # Fresh statistics at once after a large import or reclaim, rather than at autovacuum's next
+            # round: without them a rare word's search may scan every entry.
+            self._changed_rows = 0
+            self.conn.execute("ANALYZE entries, entry_words")
         now = self.clock()
         if now - self._last_sweep >= SWEEP_INTERVAL:
             self._last_sweep = now

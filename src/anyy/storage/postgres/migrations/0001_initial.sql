@@ -113,3 +113,53 @@ CREATE INDEX executions_session ON executions (session_num, num);
 CREATE TABLE gc_queue (
     session_num BIGINT PRIMARY KEY
 );
+
+-- The common append (one entry, its body in the row, no attachment) in one statement, so that it costs one
+-- round trip and one commit like any single insert. The same rules as the store's general path
+-- (entries.py, EntriesPart.append_prepared), which every other append takes: 30 is entry_ids.SEQ_BITS.
+-- The session row is locked first, in a statement of its own, so what is read next is of after any writer
+-- that held it. Returns no row for a missing session; ok = false with the head when the expected head
+-- (p_check) moved, or with r_id = -1 when the session is full.
+CREATE FUNCTION anyy_append_one(
+    p_session TEXT, p_kind SMALLINT, p_text TEXT, p_data TEXT, p_now DOUBLE PRECISION,
+    p_check BOOLEAN, p_expected BIGINT
+) RETURNS TABLE (r_num BIGINT, r_id BIGINT, r_parent BIGINT, r_ok BOOLEAN)
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_num BIGINT; v_kind TEXT; v_stored BIGINT; v_updated DOUBLE PRECISION;
+    v_base BIGINT; v_last BIGINT; v_run BIGINT; v_head BIGINT; v_id BIGINT; v_top BIGINT;
+BEGIN
+    SELECT s.num, s.kind, s.head, s.updated_at INTO v_num, v_kind, v_stored, v_updated
+        FROM sessions s WHERE s.id = p_session AND s.status = 'active' FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    v_base := v_num << 30;
+    SELECT e.id, e.run INTO v_last, v_run FROM entries e
+        WHERE e.id = (SELECT max(x.id) FROM entries x WHERE x.id BETWEEN v_base AND v_base | 1073741823);
+    v_head := CASE WHEN v_stored IS NULL THEN v_last WHEN v_stored = 0 THEN NULL ELSE v_stored END;
+    IF p_check AND v_head IS DISTINCT FROM p_expected THEN
+        RETURN QUERY SELECT v_num, NULL::BIGINT, v_head, false;
+        RETURN;
+    END IF;
+    IF v_last = (v_base | 1073741823) THEN
+        RETURN QUERY SELECT v_num, -1::BIGINT, v_head, false;
+        RETURN;
+    END IF;
+    v_id := coalesce(v_last + 1, v_base | 1);
+    IF v_head IS NULL OR v_head <> v_id - 1 OR (v_id & 1073741823) = 1 THEN
+        v_run := v_id;
+        IF v_head IS NOT NULL AND (v_head >> 30) <> v_num THEN
+            INSERT INTO cross_links (child, parent) VALUES (v_id, v_head);
+        END IF;
+    END IF;
+    INSERT INTO entries (id, parent, run, kind, text, data, obj, created_at)
+        VALUES (v_id, v_head, v_run, p_kind, p_text, p_data, NULL, p_now);
+    SELECT o.num INTO v_top FROM sessions o WHERE o.status = 'active' AND o.kind = v_kind
+        ORDER BY o.updated_at DESC, o.num DESC LIMIT 1;
+    IF v_stored IS NOT NULL OR v_top IS DISTINCT FROM v_num OR p_now - v_updated >= 1.0 OR p_now < v_updated THEN
+        UPDATE sessions SET head = NULL, updated_at = p_now WHERE num = v_num;
+    END IF;
+    RETURN QUERY SELECT v_num, v_id, v_head, true;
+END
+$$;
