@@ -174,4 +174,6 @@ def test_g3_killed_at_any_moment_loses_nothing_acknowledged(backend: str, tmp_pa
     finally:
         store.close()
     assert len(passes) >= KILLS
-    assert elapsed < 120, "the crash loop is far slower than expected"
+    # A guard against a loop gone wrong (a child that hangs before its first pass), not a speed figure: 50
+    # children each start Python and open the store, which takes seconds each on a busy 2-core machine.
+    assert elapsed < 600, "the crash loop is far slower than expected"
