@@ -11,6 +11,7 @@ Not a pytest module: the crash test's child process imports it too.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import secrets
 from pathlib import Path
@@ -55,12 +56,34 @@ def _drop(url: str, dbname: str) -> None:
         pass  # the server went away: nothing left to drop
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _drop_leftovers(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    """Databases of earlier test processes that were killed before they could drop theirs."""
+    for (name,) in conn.execute(
+        "SELECT datname FROM pg_database WHERE datname ~ '^anyy_(test|pgtest)_[0-9]+_[0-9a-f]+$'"
+    ).fetchall():
+        pid = int(str(name).split("_")[2])
+        if not _alive(pid):
+            with contextlib.suppress(psycopg.Error):  # another test process dropped it first
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def create_database(prefix: str = "anyy_test") -> str:
     """A new empty database on the test server (dropped when this process exits); its URL."""
     url = server_url()
     dbname = f"{prefix}_{os.getpid()}_{secrets.token_hex(4)}"
     try:
         with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
+            _drop_leftovers(conn)
             conn.execute(f'CREATE DATABASE "{dbname}"')
     except psycopg.OperationalError as exc:
         raise NoServer(
