@@ -80,12 +80,13 @@ class EntriesPart(StoreCore):
                 self.objects.remove(item.obj)
 
     def _prepare(self, new: NewEntry) -> Prepared:
-        kind = rules.parse_entry_kind(new.kind)
+        kind = new.kind if type(new.kind) is EntryKind else rules.parse_entry_kind(new.kind)  # the hot path
         data = encode_data(kind, new.data)
         refs: list[str] = []
         stored: str | None = new.text
         obj = None
-        rules.check_text(new.text)
+        if not isinstance(new.text, str):
+            rules.check_text(new.text)
         # Only a text that may exceed the threshold is encoded here (a character is at most 4 bytes);
         # invalid Unicode in a shorter one is refused when SQLite binds it (see ``translate``).
         body = b""
