@@ -125,15 +125,15 @@ class SessionsPart(MemoryCore):
         )
         for name, value in changes.items():
             setattr(session, name, _plain(value) if name == "tools" else copied(value))
-        self._touch(record, self.clock())
+        record.session.updated_at = self.clock()
         return copied(session)
 
     def set_head(self, session_id: str, entry_id: int | None) -> Session:
         record = self._record(session_id)
         if entry_id is not None and not self._in_tree(record, entry_id):
             raise rules.missing_entry(self.profile, session_id, entry_id)
-        self._set_head(record, entry_id)
-        self._touch(record, self.clock())
+        record.session.head = entry_id
+        record.session.updated_at = self.clock()
         return copied(record.session)
 
     def fork_session(self, session_id: str, at: int | None = None, *, title: str | None = None) -> Session:
@@ -216,8 +216,8 @@ class SessionsPart(MemoryCore):
             record.own.append(entry.id)
             out.append(copied(entry))
             parent = entry.id
-        self._set_head(record, parent)
-        self._touch(record, now)
+        record.session.head = parent
+        record.session.updated_at = now
         return out
 
     # -- reading -----------------------------------------------------------------------------------
