@@ -226,12 +226,21 @@ class EntriesPart(PgCore):
         )
 
     # -- reading ---------------------------------------------------------------------------------
-    def load_entries(self, runs: Sequence[tuple[int, int]], *, descending: bool = False) -> list[Entry]:
+    def path_rows(self, columns: str, runs: Sequence[tuple[int, int]], where: str = "") -> list[tuple[Any, ...]]:
+        """``columns`` (the first one ``e.id``) of the entries on ``runs``, in path order, the run's place
+        last. Sorted here, not by the server: the rows come nearly in order (one index scan per run), which
+        Python's sort finishes in linear time, where the server would sort a 100k path on disk."""
         if not runs:
             return []
-        order = "DESC" if descending else "ASC"
-        rows = self.all(f"SELECT {_ENTRY_COLUMNS} FROM {_RUNS} ORDER BY r.i {order}, e.id {order}", runs_arrays(runs))
-        return [entry_from_row(row, text=self.object_text(row[5]) if row[5] else None) for row in rows]
+        rows = self.all(f"SELECT {columns}, r.i FROM {_RUNS}{where}", runs_arrays(runs))
+        rows.sort(key=lambda row: (row[-1], row[0]))
+        return rows
+
+    def load_entries(self, runs: Sequence[tuple[int, int]]) -> list[Entry]:
+        return [
+            entry_from_row(row[:-1], text=self.object_text(row[5]) if row[5] else None)
+            for row in self.path_rows(_ENTRY_COLUMNS, runs)
+        ]
 
     def _head_of(self, session_id: str) -> tuple[int, int | None]:
         num = self.session_num(session_id)
@@ -317,14 +326,10 @@ class EntriesPart(PgCore):
         items: list[ContextItem] = []
         after_compaction = 0  # index of the first item that follows the applied compaction
         applied_run = next((i for i, (lo, hi) in enumerate(runs) if applied is not None and lo <= applied <= hi), None)
-        rows = (
-            self.all(
-                f"SELECT e.id, e.kind, e.text, CASE WHEN e.kind IN (3, 4) THEN e.data END, e.obj, r.i FROM {_RUNS} "
-                f"WHERE e.kind IN ({_CONTEXT_KIND_LIST}) ORDER BY r.i, e.id",
-                runs_arrays(runs),
-            )
-            if runs
-            else []
+        rows = self.path_rows(
+            "e.id, e.kind, e.text, CASE WHEN e.kind IN (3, 4) THEN e.data END, e.obj",
+            runs,
+            f" WHERE e.kind IN ({_CONTEXT_KIND_LIST})",
         )
         for entry_id, kind, text, data, obj, run_index in rows:
             if applied_run is not None and (run_index - 1, entry_id) <= (applied_run, applied):

@@ -17,6 +17,7 @@ from anyy.storage.sqlite.rows import SESSION_COLUMNS, session_from_row
 from commons.ids import new_id
 
 _json = msgspec.json.Encoder()
+_LOCK_BY_ID = "SELECT 1 FROM sessions WHERE id = %s AND status = 'active' FOR UPDATE"
 _INSERT_SESSION = (
     "INSERT INTO sessions (id, kind, title, role, provider, model, effort, tools, steering_mode, follow_up_mode, "
     "head, forked_from, fork_point, created_at, updated_at) "
@@ -137,32 +138,23 @@ class SessionsPart(PgCore):
     def fork_session(self, session_id: str, at: int | None = None, *, title: str | None = None) -> Session:
         now = self.clock()
         new_session_id = new_id("ses")
-        with self.tx() as conn:
-            num = self.session_num(session_id, lock=True)
+        # Pipelined: BEGIN, the lock and the read in one round trip, the insert and COMMIT in another.
+        with self.conn.pipeline(), self.tx() as conn:
+            conn.execute(_LOCK_BY_ID, (session_id,))
             row = conn.execute(
-                f"SELECT {HEAD_SQL}, kind, title, role, provider, model, effort, tools, steering_mode, "
-                "follow_up_mode FROM sessions WHERE num = %s",
-                (num,),
+                f"SELECT num, {HEAD_SQL}, kind, title, role, provider, model, effort, tools, steering_mode, "
+                "follow_up_mode FROM sessions WHERE id = %s AND status = 'active'",
+                (session_id,),
             ).fetchone()
-            assert row is not None
-            head = row[0]
+            if row is None:
+                self._nums.pop(session_id, None)
+                raise self.missing_session(session_id)
+            num, head, kind, old_title, *settings = row
             point = head if at is None else at
             if at is not None and not self.in_tree(num, head, at):
                 raise self.missing_entry(session_id, at)
-            fork_title = title if title is not None else (f"{row[2]} (fork)" if row[2] else "")
-            fork_num = self.inserted_num(
-                conn,
-                (
-                    new_session_id,
-                    row[1],
-                    fork_title,
-                    *row[3:],
-                    0 if point is None else point,
-                    session_id,
-                    point,
-                    now,
-                    now,
-                ),
-            )
-        self._nums[new_session_id] = fork_num
-        return self.get_session(new_session_id)
+            fork_title = title if title is not None else (f"{old_title} (fork)" if old_title else "")
+            values = (new_session_id, kind, fork_title, *settings, 0 if point is None else point, session_id, point)
+            conn.execute(_INSERT_SESSION, (*values, now, now))
+        # What was just committed, without reading it back.
+        return session_from_row((*values[:10], None, point, session_id, now, now))
