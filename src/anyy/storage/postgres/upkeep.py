@@ -39,24 +39,24 @@ class UpkeepPart(SearchPart):
     _changed_rows = 0
 
     def delete_session(self, session_id: str) -> None:
-        with self.tx() as conn:
+        # Pipelined: the checks in one round trip, the changes and COMMIT in the next.
+        with self.conn.pipeline(), self.tx() as conn:
             num = self.session_num(session_id, lock=True)
             row = conn.execute(
                 "SELECT (SELECT count(*) FROM executions WHERE session_num = %s "
                 "AND state IN ('running', 'retry_wait', 'suspended')), "
-                "(SELECT count(*) FROM submissions WHERE session_num = %s AND state = 'pending')",
-                (num, num),
+                "(SELECT count(*) FROM submissions WHERE session_num = %s AND state = 'pending'), "
+                "head, fork_point FROM sessions WHERE num = %s",
+                (num, num, num),
             ).fetchone()
             assert row is not None
-            running, pending = row
+            running, pending, *points = row
             if running or pending:
                 raise Conflict(
                     f"session {session_id} has unfinished work ({running} execution(s) running or waiting for "
                     f"an answer, {pending} pending queue item(s)); nothing was stopped or deleted. Stop the "
                     "work and clear the queue first."
                 )
-            points = conn.execute("SELECT head, fork_point FROM sessions WHERE num = %s", (num,)).fetchone()
-            assert points is not None
             conn.execute(
                 "UPDATE sessions SET status = 'deleted', head = NULL, fork_point = NULL, updated_at = %s "
                 "WHERE num = %s",
