@@ -20,11 +20,11 @@ from psycopg import errors as pg_errors
 
 from anyy.domain import entry_ids
 from anyy.domain.errors import InvalidInput, NotFound, StorageFull
+from anyy.storage import rules
 from anyy.storage.choose import redact
 from anyy.storage.postgres import migrate
 from anyy.storage.postgres.settings import DEFAULT_SETTING, connect
 
-BODY_THRESHOLD = 64 * 1024
 ACTIVITY_RESOLUTION = 1.0
 
 LAST_ENTRY_SQL = (
@@ -68,7 +68,7 @@ class PgCore:
         schema: str | None = None,
         setting: str = DEFAULT_SETTING,
         clock: Callable[[], float] = time.time,
-        body_threshold: int = BODY_THRESHOLD,
+        body_threshold: int = rules.BODY_THRESHOLD,
     ) -> None:
         self.url = url
         self.schema = schema
@@ -109,9 +109,7 @@ class PgCore:
                 f"request was written ({exc}). Free some space on the server, then try again."
             )
         if isinstance(exc, UnicodeEncodeError):
-            return InvalidInput(
-                f"the text is not valid Unicode ({exc.reason} at position {exc.start}); nothing was written"
-            )
+            return rules.invalid_text(exc)
         if isinstance(exc, pg_errors.UntranslatableCharacter | pg_errors.CharacterNotInRepertoire):
             return InvalidInput(f"the text cannot be stored ({exc}); nothing was written")
         if isinstance(exc, psycopg.DataError) and "0x00" in str(exc):
@@ -127,11 +125,7 @@ class PgCore:
 
     # -- lookups that raise the errors people read ------------------------------------------------
     def missing_session(self, session_id: str) -> NotFound:
-        return NotFound(
-            f"no session {session_id!r} in profile {self.profile!r}. List the sessions of this profile "
-            f"with `anyy sessions list --profile {self.profile}` (Chats) or add `--kind background` "
-            "(Background); a session of another profile needs that --profile."
-        )
+        return rules.missing_session(self.profile, session_id)
 
     def session_num(self, session_id: str, *, lock: bool = False) -> int:
         """The number of an active session, or NotFound naming the profile (X1). ``lock``: inside a
@@ -168,10 +162,7 @@ class PgCore:
         return self.one("SELECT 1 FROM entries WHERE id = %s", (entry_id,)) is not None
 
     def missing_entry(self, session_id: str, entry_id: int) -> NotFound:
-        return NotFound(
-            f"entry {entry_id} is not in the tree of session {session_id!r} (profile {self.profile!r}); "
-            f"see `anyy sessions tree {session_id}`"
-        )
+        return rules.missing_entry(self.profile, session_id, entry_id)
 
     # -- the path: runs from the root to an entry ------------------------------------------------
     def path_runs(self, leaf: int | None) -> list[tuple[int, int]]:

@@ -15,22 +15,21 @@ from anyy.domain.context import (
     CONTEXT_KINDS,
     ContextItem,
     ModelContext,
+    assemble_context,
     compaction_cut,
-    estimate_tokens,
-    last_response_index,
     newest_on_path,
     runs_from,
 )
-from anyy.domain.entries import AssistantData, Entry, EntryKind, NewEntry, decode_data, encode_data
-from anyy.domain.errors import Conflict, InvalidInput
+from anyy.domain.entries import Entry, EntryKind, NewEntry, decode_data, encode_data
+from anyy.domain.errors import InvalidInput
 from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
 from anyy.domain.sessions import UNSET, Page, Unset
 from anyy.domain.tree import TreeRow, TreeView, build_tree
+from anyy.storage import rules
 from anyy.storage.postgres.core import ACTIVITY_RESOLUTION, PgCore, hash_of
 from anyy.storage.sqlite.rows import ENTRY_COLUMNS, entry_from_row
 
 _CONTEXT_KIND_LIST = ",".join(str(int(k)) for k in CONTEXT_KINDS)
-_LARGE_MEDIA_TYPE = "text/plain; charset=utf-8"
 # The runs of a path, as a relation: (lo, hi, i) with i the run's place on the path.
 _RUNS = (
     "unnest(%s::bigint[], %s::bigint[]) WITH ORDINALITY AS r(lo, hi, i) JOIN entries e ON e.id BETWEEN r.lo AND r.hi"
@@ -66,23 +65,13 @@ def runs_arrays(runs: Sequence[tuple[int, int]]) -> tuple[list[int], list[int]]:
     return [lo for lo, _ in runs], [hi for _, hi in runs]
 
 
-def _parse_kind(kind: object) -> EntryKind:
-    if isinstance(kind, str):
-        return EntryKind.parse(kind)
-    try:
-        return EntryKind(kind)  # type: ignore[arg-type]
-    except (ValueError, TypeError):
-        names = ", ".join(k.label for k in EntryKind)
-        raise InvalidInput(f"unknown entry kind {kind!r}; the kinds are: {names}") from None
-
-
 class EntriesPart(PgCore):
     # -- writing ---------------------------------------------------------------------------------
     def append_entries(
         self, session_id: str, entries: Sequence[NewEntry], *, expected_head: int | Unset | None = UNSET
     ) -> list[Entry]:
         if not entries:
-            raise InvalidInput("nothing to append: pass at least one entry")
+            raise rules.nothing_to_append()
         prepared = [self.prepare(new) for new in entries]
         if len(prepared) == 1 and prepared[0].body is None and not prepared[0].refs:
             return [self.append_one(session_id, prepared[0], expected_head)]
@@ -93,11 +82,12 @@ class EntriesPart(PgCore):
     def append_one(self, session_id: str, item: Prepared, expected_head: int | Unset | None) -> Entry:
         """The common append in one statement and one commit (``anyy_append_one`` in the first migration)."""
         now = self.clock()
+        expected = None if isinstance(expected_head, Unset) else expected_head
         check = not isinstance(expected_head, Unset)
         try:
             row = self.conn.execute(
                 "SELECT * FROM anyy_append_one(%s, %s, %s, %s, %s, %s, %s)",
-                (session_id, int(item.kind), item.stored_text, item.data, now, check, expected_head if check else None),
+                (session_id, int(item.kind), item.stored_text, item.data, now, check, expected),
             ).fetchone()
         except BaseException as exc:
             raise self.translate(exc) from exc
@@ -109,10 +99,7 @@ class EntriesPart(PgCore):
         if not ok:
             if entry_id == -1:
                 raise InvalidInput(f"session {session_id} is full ({entry_ids.MAX_SEQ} entries); fork it")
-            raise Conflict(
-                f"the head of session {session_id} moved (expected {expected_head}, now {parent}); "
-                "reload the session and try again"
-            )
+            raise rules.head_moved(session_id, expected, parent)
         self.note_unindexed(num)
         return Entry(
             id=entry_id,
@@ -125,10 +112,9 @@ class EntriesPart(PgCore):
         )
 
     def prepare(self, new: NewEntry) -> Prepared:
-        kind = new.kind if type(new.kind) is EntryKind else _parse_kind(new.kind)
+        kind = rules.parse_entry_kind(new.kind)
         data = encode_data(kind, new.data)
-        if not isinstance(new.text, str):
-            raise InvalidInput(f"an entry's text must be a string, not {type(new.text).__name__}")
+        rules.check_text(new.text)
         refs: list[str] = []
         stored: str | None = new.text
         obj = None
@@ -162,10 +148,7 @@ class EntriesPart(PgCore):
         self._nums[session_id] = num
         head = last_id if stored_head is None else (None if stored_head == 0 else stored_head)
         if not isinstance(expected_head, Unset) and expected_head != head:
-            raise Conflict(
-                f"the head of session {session_id} moved (expected {expected_head}, now {head}); "
-                "reload the session and try again"
-            )
+            raise rules.head_moved(session_id, expected_head, head)
         now = self.clock()
         parent = head
         seq = 1 if last_id is None else entry_ids.seq_of(last_id) + 1
@@ -184,7 +167,7 @@ class EntriesPart(PgCore):
                 conn.execute(
                     "INSERT INTO objects (hash, size, media_type, created_at, body) VALUES (%s, %s, %s, %s, %s) "
                     "ON CONFLICT (hash) DO NOTHING",
-                    (item.obj, len(item.body), _LARGE_MEDIA_TYPE, now, item.body),
+                    (item.obj, len(item.body), rules.BODY_MEDIA_TYPE, now, item.body),
                 )
             for ref in item.refs:
                 self.add_object_ref(entry_id, ref, created=item.obj == ref)
@@ -219,7 +202,7 @@ class EntriesPart(PgCore):
     def add_object_ref(self, holder: int, obj: str, *, created: bool) -> None:
         conn = self.conn
         if not created and conn.execute("SELECT 1 FROM objects WHERE hash = %s", (obj,)).fetchone() is None:
-            raise InvalidInput(f"attachment object {obj} is unknown: upload it with put_object first")
+            raise rules.unknown_attachment(obj)
         conn.execute(
             "INSERT INTO object_refs (holder, obj) VALUES (%s, %s) ON CONFLICT DO NOTHING",
             (holder, obj),
@@ -274,10 +257,7 @@ class EntriesPart(PgCore):
                     runs = runs[:index] + ([(lo, before - 1)] if before > lo else [])
                     break
             else:
-                raise InvalidInput(
-                    "this page cursor is no longer on the session's current path (the head moved): "
-                    "load the history again from the newest page"
-                )
+                raise rules.stale_cursor()
         rows = (
             self.all(
                 f"SELECT {_ENTRY_COLUMNS} FROM {_RUNS} ORDER BY r.i DESC, e.id DESC LIMIT %s",
@@ -335,23 +315,15 @@ class EntriesPart(PgCore):
             if applied_run is not None and (run_index - 1, entry_id) <= (applied_run, applied):
                 after_compaction = len(items) + 1
             items.append((entry_id, kind, text if obj is None else self.object_text(obj), data))
-        usage = None
-        last_model = None
-        usage_index = last_response_index(items, after_compaction)
-        last_index = last_response_index(items)
-        if last_index is not None:
-            found = self.one("SELECT data FROM entries WHERE id = %s", (items[last_index][0],))
-            if found and found[0]:
-                response = msgspec.json.decode(found[0], type=AssistantData)
-                if response.provider or response.model:
-                    last_model = (response.provider, response.model)
-                if usage_index == last_index:
-                    usage = response.usage
-        return ModelContext(
-            items=items,
+        return assemble_context(
+            items,
             summary=summary,
             compaction=applied,
             head=head,
-            tokens=estimate_tokens(items, summary, usage, usage_index),
-            last_model=last_model,
+            after_compaction=after_compaction,
+            response_data=self._entry_data,
         )
+
+    def _entry_data(self, entry_id: int) -> str | None:
+        found = self.one("SELECT data FROM entries WHERE id = %s", (entry_id,))
+        return None if found is None else found[0]

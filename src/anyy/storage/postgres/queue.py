@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import msgspec
 
 from anyy.domain.entries import Attachment, Entry, EntryKind, NewEntry, NoticeData, UserData
-from anyy.domain.errors import Conflict, InvalidInput, NotFound
+from anyy.domain.errors import InvalidInput
 from anyy.domain.queue import (
     ACTIVE_EXECUTION_STATES,
     FINAL_EXECUTION_STATES,
@@ -22,6 +22,7 @@ from anyy.domain.queue import (
     check_new_submission,
     outcome_for,
 )
+from anyy.storage import rules
 from anyy.storage.postgres.core import PgCore
 from anyy.storage.postgres.entries import EntriesPart, Prepared
 from anyy.storage.sqlite.rows import (
@@ -49,10 +50,7 @@ class QueuePart(EntriesPart, PgCore):
             (submission_id,),
         )
         if row is None:
-            raise NotFound(
-                f"no submission {submission_id!r} in profile {self.profile!r}; list a session's queue with "
-                "session.queue.list"
-            )
+            raise rules.missing_submission(self.profile, submission_id)
         return row[0], submission_from_row(row[1:])
 
     def _refs_for(self, sub_num: int, attachments: Sequence[Attachment]) -> None:
@@ -150,7 +148,7 @@ class QueuePart(EntriesPart, PgCore):
             (execution_id,),
         )
         if row is None:
-            raise NotFound(f"no execution {execution_id!r} in profile {self.profile!r}")
+            raise rules.missing_execution(self.profile, execution_id)
         ids = [
             r[0]
             for r in self.conn.execute(
@@ -165,7 +163,7 @@ class QueuePart(EntriesPart, PgCore):
             sub_num, sub = self._submission(submission_id, lock=True)
             owner = self.one("SELECT session_num FROM submissions WHERE num = %s", (sub_num,))
             if owner is None or owner[0] != num:
-                raise InvalidInput(f"submission {submission_id} belongs to another session")
+                raise rules.not_this_session(submission_id)
             check_editable(sub, None)
             self.conn.execute(
                 "UPDATE submissions SET state = 'taken', execution_id = %s, version = version + 1, "
@@ -202,7 +200,7 @@ class QueuePart(EntriesPart, PgCore):
                 (num,),
             ).fetchone()
             if busy is not None:
-                raise Conflict(f"session {session_id} is busy: execution {busy[0]} is {busy[1]}")
+                raise rules.session_busy(session_id, busy[0], busy[1])
             conn.execute(
                 "INSERT INTO executions (id, session_num, state, started_at) VALUES (%s, %s, 'running', %s)",
                 (execution_id, num, self.clock()),
@@ -216,7 +214,7 @@ class QueuePart(EntriesPart, PgCore):
         with self.tx():
             num, _exe_num, execution = self._execution(execution_id, lock=True)
             if execution.state not in ACTIVE_EXECUTION_STATES:
-                raise Conflict(f"execution {execution_id} already ended ({execution.state})")
+                raise rules.execution_ended(execution_id, execution.state)
             self._take(num, execution_id, submission_ids, record_inputs=record_inputs)
         return [self.get_submission(sid) for sid in submission_ids]
 
@@ -232,11 +230,11 @@ class QueuePart(EntriesPart, PgCore):
         with self.tx() as conn:
             _num, exe_num, execution = self._execution(execution_id, lock=True)
             if execution.state in FINAL_EXECUTION_STATES:
-                raise Conflict(f"execution {execution_id} already ended ({execution.state})")
+                raise rules.execution_ended(execution_id, execution.state)
             appended = self.append_prepared(execution.session_id, prepared)
             users = [entry.id for entry in appended if entry.kind == EntryKind.USER]
             if len(link_submissions) > len(users):
-                raise InvalidInput("link_submissions names more submissions than the pass has user entries")
+                raise rules.too_many_links()
             for submission_id, entry_id in zip(link_submissions, users, strict=False):
                 conn.execute(
                     "UPDATE submissions SET entry_id = %s WHERE id = %s AND execution_id = %s",

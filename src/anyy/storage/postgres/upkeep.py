@@ -10,7 +10,8 @@ PostgreSQL's autovacuum turns the deleted rows into free space.
 from __future__ import annotations
 
 from anyy.domain import entry_ids
-from anyy.domain.errors import Conflict, InvalidInput
+from anyy.domain.errors import InvalidInput
+from anyy.storage import rules
 from anyy.storage.postgres.core import check_hash, hash_of
 from anyy.storage.postgres.search import SearchPart
 from anyy.storage.protocol import Maintenance, ObjectRef
@@ -52,11 +53,7 @@ class UpkeepPart(SearchPart):
             assert row is not None
             running, pending, *points = row
             if running or pending:
-                raise Conflict(
-                    f"session {session_id} has unfinished work ({running} execution(s) running or waiting for "
-                    f"an answer, {pending} pending queue item(s)); nothing was stopped or deleted. Stop the "
-                    "work and clear the queue first."
-                )
+                raise rules.unfinished_work(session_id, running, pending)
             conn.execute(
                 "UPDATE sessions SET status = 'deleted', head = NULL, fork_point = NULL, updated_at = %s "
                 "WHERE num = %s",
