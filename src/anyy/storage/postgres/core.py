@@ -94,15 +94,15 @@ class PgCore:
         self.conn.close()
 
     @contextlib.contextmanager
-    def tx(self) -> Iterator[psycopg.Connection[Any]]:
+    def _tx(self) -> Iterator[psycopg.Connection[Any]]:
         """One transaction; whatever it raises is translated for people (a full disk, invalid text)."""
         try:
             with self.conn.transaction():
                 yield self.conn
         except BaseException as exc:
-            raise self.translate(exc) from exc
+            raise self._translate(exc) from exc
 
-    def translate(self, exc: BaseException) -> BaseException:
+    def _translate(self, exc: BaseException) -> BaseException:
         if isinstance(exc, pg_errors.DiskFull | pg_errors.ProgramLimitExceeded):
             return StorageFull(
                 f"the database is full for profile {self.profile!r} ({redact(self.url)}): nothing of this "
@@ -116,23 +116,23 @@ class PgCore:
             return InvalidInput("a name or setting holds a NUL character, which cannot be stored; nothing was written")
         return exc
 
-    def one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+    def _one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
         row: tuple[Any, ...] | None = self.conn.execute(sql, params).fetchone()
         return row
 
-    def all(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
+    def _all(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
         return self.conn.execute(sql, params).fetchall()
 
     # -- lookups that raise the errors people read ------------------------------------------------
-    def missing_session(self, session_id: str) -> NotFound:
+    def _missing_session(self, session_id: str) -> NotFound:
         return rules.missing_session(self.profile, session_id)
 
-    def session_num(self, session_id: str, *, lock: bool = False) -> int:
+    def _session_num(self, session_id: str, *, lock: bool = False) -> int:
         """The number of an active session, or NotFound naming the profile (X1). ``lock``: inside a
         transaction, hold the session row until it ends (writers of one session take turns)."""
         num = self._nums.get(session_id)
         suffix = " FOR UPDATE" if lock else ""
-        row = self.one(
+        row = self._one(
             ("SELECT num FROM sessions WHERE num = %s AND status = 'active'" + suffix)
             if num is not None
             else ("SELECT num FROM sessions WHERE id = %s AND status = 'active'" + suffix),
@@ -140,82 +140,82 @@ class PgCore:
         )
         if row is None:
             self._nums.pop(session_id, None)
-            raise self.missing_session(session_id)
+            raise self._missing_session(session_id)
         self._nums[session_id] = row[0]
         return int(row[0])
 
-    def head_of(self, num: int) -> int | None:
-        row = self.one(f"SELECT {HEAD_SQL} FROM sessions WHERE num = %s", (num,))
+    def _head_of(self, num: int) -> int | None:
+        row = self._one(f"SELECT {HEAD_SQL} FROM sessions WHERE num = %s", (num,))
         return None if row is None else row[0]
 
-    def object_bytes(self, object_hash: str) -> bytes:
-        row = self.one("SELECT body FROM objects WHERE hash = %s", (object_hash,))
+    def _object_bytes(self, object_hash: str) -> bytes:
+        row = self._one("SELECT body FROM objects WHERE hash = %s", (object_hash,))
         if row is None:
             raise NotFound(f"object {object_hash} is not in the store of profile {self.profile!r}")
         return bytes(row[0])
 
-    def object_text(self, obj: str) -> str:
+    def _object_text(self, obj: str) -> str:
         """The text of a body that was stored as an object."""
-        return self.object_bytes(obj).decode("utf-8")
+        return self._object_bytes(obj).decode("utf-8")
 
-    def entry_exists(self, entry_id: int) -> bool:
-        return self.one("SELECT 1 FROM entries WHERE id = %s", (entry_id,)) is not None
+    def _entry_exists(self, entry_id: int) -> bool:
+        return self._one("SELECT 1 FROM entries WHERE id = %s", (entry_id,)) is not None
 
-    def missing_entry(self, session_id: str, entry_id: int) -> NotFound:
+    def _missing_entry(self, session_id: str, entry_id: int) -> NotFound:
         return rules.missing_entry(self.profile, session_id, entry_id)
 
     # -- the path: runs from the root to an entry ------------------------------------------------
-    def path_runs(self, leaf: int | None) -> list[tuple[int, int]]:
+    def _path_runs(self, leaf: int | None) -> list[tuple[int, int]]:
         """The path root → ``leaf`` as contiguous id intervals (one recursive query)."""
         if leaf is None:
             return []
-        rows = self.all(PATH_RUNS_SQL, (leaf,))
+        rows = self._all(PATH_RUNS_SQL, (leaf,))
         if not rows:
             raise NotFound(f"entry {leaf} does not exist in profile {self.profile!r}")
         if rows[-1][2] is not None:
             raise NotFound(f"entry {rows[-1][2]} does not exist in profile {self.profile!r}")
         return [(run, upto) for run, upto, _parent in reversed(rows)]
 
-    def tree_roots(self, num: int, head: int | None) -> list[int]:
+    def _tree_roots(self, num: int, head: int | None) -> list[int]:
         """Entries outside the session's own range that its tree hangs from (fork points, its head)."""
         lo, hi = entry_ids.session_range(num)
-        roots = [row[0] for row in self.all("SELECT parent FROM cross_links WHERE child BETWEEN %s AND %s", (lo, hi))]
-        fork = self.one("SELECT fork_point FROM sessions WHERE num = %s", (num,))
+        roots = [row[0] for row in self._all("SELECT parent FROM cross_links WHERE child BETWEEN %s AND %s", (lo, hi))]
+        fork = self._one("SELECT fork_point FROM sessions WHERE num = %s", (num,))
         if fork is not None and fork[0] is not None:
             roots.append(fork[0])
         if head is not None and not lo <= head <= hi:
             roots.append(head)
         return roots
 
-    def tree_intervals(self, num: int, head: int | None) -> list[tuple[int, int]]:
+    def _tree_intervals(self, num: int, head: int | None) -> list[tuple[int, int]]:
         intervals = [entry_ids.session_range(num)]
-        for root in self.tree_roots(num, head):
-            intervals += self.path_runs(root)
+        for root in self._tree_roots(num, head):
+            intervals += self._path_runs(root)
         return intervals
 
-    def live_holder(self, entry_id: int) -> int | None:
+    def _live_holder(self, entry_id: int) -> int | None:
         """A live session whose tree holds the entry: its author, or one downstream of a deleted author."""
         owner = entry_ids.owner_number(entry_id)
         queue, seen = [owner], {owner}
         while queue:
             num = queue.pop()
-            status = self.one("SELECT status FROM sessions WHERE num = %s", (num,))
+            status = self._one("SELECT status FROM sessions WHERE num = %s", (num,))
             if status is None:
                 continue
             if status[0] == "active":
-                if self.in_tree(num, self.head_of(num), entry_id):
+                if self._in_tree(num, self._head_of(num), entry_id):
                     return num
                 continue
             lo, hi = entry_ids.session_range(num)
             downstream = [
                 row[0]
-                for row in self.all(
+                for row in self._all(
                     "SELECT num FROM sessions WHERE head BETWEEN %s AND %s AND status = 'active'", (lo, hi)
                 )
             ]
             downstream += [
                 entry_ids.owner_number(row[0])
-                for row in self.all(
+                for row in self._all(
                     "SELECT child FROM cross_links WHERE parent BETWEEN %s AND %s AND child NOT BETWEEN %s AND %s",
                     (lo, hi, lo, hi),
                 )
@@ -226,12 +226,12 @@ class PgCore:
                     queue.append(other)
         return None
 
-    def in_tree(self, num: int, head: int | None, entry_id: int) -> bool:
+    def _in_tree(self, num: int, head: int | None, entry_id: int) -> bool:
         lo, hi = entry_ids.session_range(num)
         if lo <= entry_id <= hi:
-            return self.entry_exists(entry_id)
-        for root in self.tree_roots(num, head):
-            for run_lo, run_hi in self.path_runs(root):
+            return self._entry_exists(entry_id)
+        for root in self._tree_roots(num, head):
+            for run_lo, run_hi in self._path_runs(root):
                 if run_lo <= entry_id <= run_hi:
                     return True
         return False

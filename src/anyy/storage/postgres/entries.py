@@ -72,14 +72,14 @@ class EntriesPart(PgCore):
     ) -> list[Entry]:
         if not entries:
             raise rules.nothing_to_append()
-        prepared = [self.prepare(new) for new in entries]
+        prepared = [self._prepare(new) for new in entries]
         if len(prepared) == 1 and prepared[0].body is None and not prepared[0].refs:
-            return [self.append_one(session_id, prepared[0], expected_head)]
+            return [self._append_one(session_id, prepared[0], expected_head)]
         # Pipelined: BEGIN, the lock and the read go in one round trip, the inserts and COMMIT in another.
-        with self.conn.pipeline(), self.tx():
-            return self.append_prepared(session_id, prepared, expected_head=expected_head)
+        with self.conn.pipeline(), self._tx():
+            return self._append_prepared(session_id, prepared, expected_head=expected_head)
 
-    def append_one(self, session_id: str, item: Prepared, expected_head: int | Unset | None) -> Entry:
+    def _append_one(self, session_id: str, item: Prepared, expected_head: int | Unset | None) -> Entry:
         """The common append in one statement and one commit (``anyy_append_one`` in the first migration)."""
         now = self.clock()
         expected = None if isinstance(expected_head, Unset) else expected_head
@@ -90,17 +90,17 @@ class EntriesPart(PgCore):
                 (session_id, int(item.kind), item.stored_text, item.data, now, check, expected),
             ).fetchone()
         except BaseException as exc:
-            raise self.translate(exc) from exc
+            raise self._translate(exc) from exc
         if row is None:
             self._nums.pop(session_id, None)
-            raise self.missing_session(session_id)
+            raise self._missing_session(session_id)
         num, entry_id, parent, ok = row
         self._nums[session_id] = num
         if not ok:
             if entry_id == -1:
                 raise InvalidInput(f"session {session_id} is full ({entry_ids.MAX_SEQ} entries); fork it")
             raise rules.head_moved(session_id, expected, parent)
-        self.note_unindexed(num)
+        self._note_unindexed(num)
         return Entry(
             id=entry_id,
             parent=parent,
@@ -111,7 +111,7 @@ class EntriesPart(PgCore):
             object=None,
         )
 
-    def prepare(self, new: NewEntry) -> Prepared:
+    def _prepare(self, new: NewEntry) -> Prepared:
         kind = rules.parse_entry_kind(new.kind)
         data = encode_data(kind, new.data)
         rules.check_text(new.text)
@@ -124,7 +124,7 @@ class EntriesPart(PgCore):
             try:
                 encoded = new.text.encode("utf-8")
             except UnicodeEncodeError as exc:
-                raise self.translate(exc) from None
+                raise self._translate(exc) from None
             if len(encoded) > self.body_threshold or "\x00" in new.text:
                 body = encoded
                 obj = hash_of(encoded)
@@ -134,7 +134,7 @@ class EntriesPart(PgCore):
             refs.extend(att["object"] for att in msgspec.json.decode(data).get("attachments", []))
         return Prepared(kind, new.text, stored, data.decode() if data is not None else None, obj, refs, body)
 
-    def append_prepared(
+    def _append_prepared(
         self, session_id: str, prepared: Sequence[Prepared], *, expected_head: int | Unset | None = UNSET
     ) -> list[Entry]:
         """Inside a transaction: append children of the head and move the head to the last one."""
@@ -143,7 +143,7 @@ class EntriesPart(PgCore):
         row = conn.execute(_APPEND_STATE, (session_id,)).fetchone()
         if row is None:
             self._nums.pop(session_id, None)
-            raise self.missing_session(session_id)
+            raise self._missing_session(session_id)
         num, stored_head, updated_at, last_id, run, most_recent = row
         self._nums[session_id] = num
         head = last_id if stored_head is None else (None if stored_head == 0 else stored_head)
@@ -170,7 +170,7 @@ class EntriesPart(PgCore):
                     (item.obj, len(item.body), rules.BODY_MEDIA_TYPE, now, item.body),
                 )
             for ref in item.refs:
-                self.add_object_ref(entry_id, ref, created=item.obj == ref)
+                self._add_object_ref(entry_id, ref, created=item.obj == ref)
             rows.append((entry_id, parent, run, int(item.kind), item.stored_text, item.data, item.obj, now))
             out.append(
                 Entry(
@@ -193,13 +193,13 @@ class EntriesPart(PgCore):
         # As in the SQLite store: the session row is written only when that changes something.
         if stored_head is not None or most_recent != num or now - updated_at >= ACTIVITY_RESOLUTION or now < updated_at:
             conn.execute("UPDATE sessions SET head = NULL, updated_at = %s WHERE num = %s", (now, num))
-        self.note_unindexed(num)
+        self._note_unindexed(num)
         return out
 
-    def note_unindexed(self, num: int) -> None:
+    def _note_unindexed(self, num: int) -> None:
         """A session appended messages the search index does not have yet (see the search part)."""
 
-    def add_object_ref(self, holder: int, obj: str, *, created: bool) -> None:
+    def _add_object_ref(self, holder: int, obj: str, *, created: bool) -> None:
         conn = self.conn
         if not created and conn.execute("SELECT 1 FROM objects WHERE hash = %s", (obj,)).fetchone() is None:
             raise rules.unknown_attachment(obj)
@@ -209,47 +209,47 @@ class EntriesPart(PgCore):
         )
 
     # -- reading ---------------------------------------------------------------------------------
-    def path_rows(self, columns: str, runs: Sequence[tuple[int, int]], where: str = "") -> list[tuple[Any, ...]]:
+    def _path_rows(self, columns: str, runs: Sequence[tuple[int, int]], where: str = "") -> list[tuple[Any, ...]]:
         """``columns`` (the first one ``e.id``) of the entries on ``runs``, in path order, the run's place
         last. Sorted here, not by the server: the rows come nearly in order (one index scan per run), which
         Python's sort finishes in linear time, where the server would sort a 100k path on disk."""
         if not runs:
             return []
-        rows = self.all(f"SELECT {columns}, r.i FROM {_RUNS}{where}", runs_arrays(runs))
+        rows = self._all(f"SELECT {columns}, r.i FROM {_RUNS}{where}", runs_arrays(runs))
         rows.sort(key=lambda row: (row[-1], row[0]))
         return rows
 
-    def load_entries(self, runs: Sequence[tuple[int, int]]) -> list[Entry]:
+    def _load_entries(self, runs: Sequence[tuple[int, int]]) -> list[Entry]:
         return [
-            entry_from_row(row[:-1], text=self.object_text(row[5]) if row[5] else None)
-            for row in self.path_rows(_ENTRY_COLUMNS, runs)
+            entry_from_row(row[:-1], text=self._object_text(row[5]) if row[5] else None)
+            for row in self._path_rows(_ENTRY_COLUMNS, runs)
         ]
 
-    def _head_of(self, session_id: str) -> tuple[int, int | None]:
-        num = self.session_num(session_id)
-        return num, self.head_of(num)
+    def _num_and_head(self, session_id: str) -> tuple[int, int | None]:
+        num = self._session_num(session_id)
+        return num, self._head_of(num)
 
     def get_entry(self, session_id: str, entry_id: int) -> Entry:
-        num, head = self._head_of(session_id)
-        if not self.valid_id(entry_id) or not self.in_tree(num, head, entry_id):
-            raise self.missing_entry(session_id, entry_id)
-        return self.load_entries([(entry_id, entry_id)])[0]
+        num, head = self._num_and_head(session_id)
+        if not self._valid_id(entry_id) or not self._in_tree(num, head, entry_id):
+            raise self._missing_entry(session_id, entry_id)
+        return self._load_entries([(entry_id, entry_id)])[0]
 
     @staticmethod
-    def valid_id(entry_id: object) -> bool:
+    def _valid_id(entry_id: object) -> bool:
         return isinstance(entry_id, int) and not isinstance(entry_id, bool) and 0 < entry_id < 1 << 53
 
     def path(self, session_id: str, *, to: int | None = None) -> list[Entry]:
-        num, head = self._head_of(session_id)
+        num, head = self._num_and_head(session_id)
         leaf = head if to is None else to
-        if to is not None and (not self.valid_id(to) or not self.in_tree(num, head, to)):
-            raise self.missing_entry(session_id, to)
-        return self.load_entries(self.path_runs(leaf))
+        if to is not None and (not self._valid_id(to) or not self._in_tree(num, head, to)):
+            raise self._missing_entry(session_id, to)
+        return self._load_entries(self._path_runs(leaf))
 
     def history(self, session_id: str, *, limit: int = 50, cursor: str | None = None) -> Page[Entry]:
         check_limit(limit)
-        _num, head = self._head_of(session_id)
-        runs = self.path_runs(head)
+        _num, head = self._num_and_head(session_id)
+        runs = self._path_runs(head)
         if cursor is not None:
             (before,) = decode_cursor(cursor, int)
             for index, (lo, hi) in enumerate(runs):
@@ -259,41 +259,41 @@ class EntriesPart(PgCore):
             else:
                 raise rules.stale_cursor()
         rows = (
-            self.all(
+            self._all(
                 f"SELECT {_ENTRY_COLUMNS} FROM {_RUNS} ORDER BY r.i DESC, e.id DESC LIMIT %s",
                 (*runs_arrays(runs), limit + 1),
             )
             if runs
             else []
         )
-        items = [entry_from_row(row, text=self.object_text(row[5]) if row[5] else None) for row in rows]
+        items = [entry_from_row(row, text=self._object_text(row[5]) if row[5] else None) for row in rows]
         more = len(items) > limit
         items = items[:limit]
         return Page(items=items, next_cursor=encode_cursor(items[-1].id) if more else None)
 
     def tree(self, session_id: str) -> TreeView:
-        num, head = self._head_of(session_id)
-        intervals = self.tree_intervals(num, head)
+        num, head = self._num_and_head(session_id)
+        intervals = self._tree_intervals(num, head)
         label = int(EntryKind.LABEL)
         rows: dict[int, TreeRow] = {}
-        for entry_id, parent, kind, text, data, obj in self.all(
+        for entry_id, parent, kind, text, data, obj in self._all(
             f"SELECT DISTINCT e.id, e.parent, e.kind, substr(e.text, 1, 200), CASE e.kind WHEN {label} THEN e.data END,"
             f" e.obj FROM {_RUNS}",
             runs_arrays(intervals),
         ):
-            preview = text if obj is None else self.object_text(obj)[:200]
+            preview = text if obj is None else self._object_text(obj)[:200]
             rows[entry_id] = (entry_id, parent, kind, preview, data)
         path: set[int] = set()
-        for run_lo, run_hi in self.path_runs(head):
+        for run_lo, run_hi in self._path_runs(head):
             path.update(range(run_lo, run_hi + 1))
         return build_tree(sorted(rows.values()), head, path)
 
     def context(self, session_id: str) -> ModelContext:
-        _num, head = self._head_of(session_id)
-        runs = self.path_runs(head)
+        _num, head = self._num_and_head(session_id)
+        runs = self._path_runs(head)
         compactions: dict[int, tuple[str | None, str, str | None]] = {}
         if runs:
-            for cid, text, data, obj in self.all(
+            for cid, text, data, obj in self._all(
                 f"SELECT e.id, e.text, e.data, e.obj FROM {_RUNS} WHERE e.kind = 7", runs_arrays(runs)
             ):
                 compactions[cid] = (text, data, obj)
@@ -301,12 +301,12 @@ class EntriesPart(PgCore):
         summary = None
         if applied is not None:
             text, data, obj = compactions[applied]
-            summary = text if obj is None else self.object_text(obj)
+            summary = text if obj is None else self._object_text(obj)
             runs = runs_from(runs, compaction_cut(data))
         items: list[ContextItem] = []
         after_compaction = 0  # index of the first item that follows the applied compaction
         applied_run = next((i for i, (lo, hi) in enumerate(runs) if applied is not None and lo <= applied <= hi), None)
-        rows = self.path_rows(
+        rows = self._path_rows(
             "e.id, e.kind, e.text, CASE WHEN e.kind IN (3, 4) THEN e.data END, e.obj",
             runs,
             f" WHERE e.kind IN ({_CONTEXT_KIND_LIST})",
@@ -314,7 +314,7 @@ class EntriesPart(PgCore):
         for entry_id, kind, text, data, obj, run_index in rows:
             if applied_run is not None and (run_index - 1, entry_id) <= (applied_run, applied):
                 after_compaction = len(items) + 1
-            items.append((entry_id, kind, text if obj is None else self.object_text(obj), data))
+            items.append((entry_id, kind, text if obj is None else self._object_text(obj), data))
         return assemble_context(
             items,
             summary=summary,
@@ -325,5 +325,5 @@ class EntriesPart(PgCore):
         )
 
     def _entry_data(self, entry_id: int) -> str | None:
-        found = self.one("SELECT data FROM entries WHERE id = %s", (entry_id,))
+        found = self._one("SELECT data FROM entries WHERE id = %s", (entry_id,))
         return None if found is None else found[0]

@@ -44,7 +44,7 @@ class QueuePart(EntriesPart, PgCore):
     def _submission(self, submission_id: str, *, lock: bool = False) -> tuple[int, Submission]:
         """``lock``: inside a transaction, hold the item until it ends (a concurrent edit waits, then sees
         the new version)."""
-        row = self.one(
+        row = self._one(
             f"SELECT s.num, {SUBMISSION_COLUMNS} {_SUBMISSION_FROM} WHERE s.id = %s AND x.status = 'active'"
             + (" FOR UPDATE OF s" if lock else ""),
             (submission_id,),
@@ -56,14 +56,14 @@ class QueuePart(EntriesPart, PgCore):
     def _refs_for(self, sub_num: int, attachments: Sequence[Attachment]) -> None:
         self.conn.execute("DELETE FROM object_refs WHERE holder = %s", (-sub_num,))
         for att in attachments:
-            self.add_object_ref(-sub_num, att.object, created=False)
+            self._add_object_ref(-sub_num, att.object, created=False)
 
     def add_submission(self, session_id: str, new: NewSubmission) -> Submission:
         new = check_new_submission(new)
         now = self.clock()
         submission_id = new_id("sub")
-        with self.tx() as conn:
-            num = self.session_num(session_id, lock=True)
+        with self._tx() as conn:
+            num = self._session_num(session_id, lock=True)
             cur = conn.execute(
                 "INSERT INTO submissions (id, session_num, kind, text, attachments, state, position, "
                 "created_at, updated_at) SELECT %s, %s, %s, %s, %s, 'pending', coalesce(max(position), 0) + 1, %s, %s "
@@ -79,7 +79,7 @@ class QueuePart(EntriesPart, PgCore):
         return self._submission(submission_id)[1]
 
     def list_submissions(self, session_id: str, *, states: Sequence[str] = ("pending",)) -> list[Submission]:
-        num = self.session_num(session_id)
+        num = self._session_num(session_id)
         marks = ",".join(["%s"] * len(states))
         rows = self.conn.execute(
             f"SELECT {SUBMISSION_COLUMNS} {_SUBMISSION_FROM} WHERE s.session_num = %s AND s.state IN ({marks}) "
@@ -99,7 +99,7 @@ class QueuePart(EntriesPart, PgCore):
     ) -> Submission:
         if kind is not None and kind not in SUBMISSION_KINDS:
             raise InvalidInput(f"unknown submission kind {kind!r}; use one of {', '.join(SUBMISSION_KINDS)}")
-        with self.tx() as conn:
+        with self._tx() as conn:
             sub_num, sub = self._submission(submission_id, lock=True)
             check_editable(sub, version)
             new = NewSubmission(
@@ -120,7 +120,7 @@ class QueuePart(EntriesPart, PgCore):
         return self.get_submission(submission_id)
 
     def cancel_submission(self, submission_id: str, *, version: int | None = None) -> Submission:
-        with self.tx() as conn:
+        with self._tx() as conn:
             sub_num, sub = self._submission(submission_id, lock=True)
             check_editable(sub, version)
             conn.execute(
@@ -130,8 +130,8 @@ class QueuePart(EntriesPart, PgCore):
         return self.get_submission(submission_id)
 
     def clear_queue(self, session_id: str, *, kind: SubmissionKind | None = None) -> list[Submission]:
-        with self.tx() as conn:
-            num = self.session_num(session_id)
+        with self._tx() as conn:
+            num = self._session_num(session_id)
             cleared = [sub for sub in self.list_submissions(session_id) if kind is None or sub.kind == kind]
             conn.cursor().executemany(
                 "UPDATE submissions SET state = 'cleared', version = version + 1, updated_at = %s "
@@ -142,7 +142,7 @@ class QueuePart(EntriesPart, PgCore):
 
     # -- executions ------------------------------------------------------------------------------
     def _execution(self, execution_id: str, *, lock: bool = False) -> tuple[int, int, Execution]:
-        row = self.one(
+        row = self._one(
             f"SELECT e.session_num, {EXECUTION_COLUMNS} {_EXECUTION_FROM} WHERE e.id = %s AND x.status = 'active'"
             + (" FOR UPDATE OF e" if lock else ""),
             (execution_id,),
@@ -161,7 +161,7 @@ class QueuePart(EntriesPart, PgCore):
         taken: list[tuple[str, Submission]] = []
         for submission_id in submission_ids:
             sub_num, sub = self._submission(submission_id, lock=True)
-            owner = self.one("SELECT session_num FROM submissions WHERE num = %s", (sub_num,))
+            owner = self._one("SELECT session_num FROM submissions WHERE num = %s", (sub_num,))
             if owner is None or owner[0] != num:
                 raise rules.not_this_session(submission_id)
             check_editable(sub, None)
@@ -182,7 +182,7 @@ class QueuePart(EntriesPart, PgCore):
                 )
                 for _, sub in taken
             ]
-            appended = self.append_prepared(session_id, [self.prepare(new) for new in entries])
+            appended = self._append_prepared(session_id, [self._prepare(new) for new in entries])
             self.conn.cursor().executemany(
                 "UPDATE submissions SET entry_id = %s WHERE id = %s",
                 [(entry.id, submission_id) for entry, (submission_id, _) in zip(appended, taken, strict=True)],
@@ -192,8 +192,8 @@ class QueuePart(EntriesPart, PgCore):
         self, session_id: str, submission_ids: Sequence[str], *, record_inputs: bool = False
     ) -> Execution:
         execution_id = new_id("exe")
-        with self.tx() as conn:
-            num = self.session_num(session_id, lock=True)
+        with self._tx() as conn:
+            num = self._session_num(session_id, lock=True)
             busy = conn.execute(
                 "SELECT id, state FROM executions WHERE session_num = %s AND state IN ('running', 'retry_wait', "
                 "'suspended')",
@@ -211,7 +211,7 @@ class QueuePart(EntriesPart, PgCore):
     def take_submissions(
         self, execution_id: str, submission_ids: Sequence[str], *, record_inputs: bool = False
     ) -> list[Submission]:
-        with self.tx():
+        with self._tx():
             num, _exe_num, execution = self._execution(execution_id, lock=True)
             if execution.state not in ACTIVE_EXECUTION_STATES:
                 raise rules.execution_ended(execution_id, execution.state)
@@ -221,17 +221,17 @@ class QueuePart(EntriesPart, PgCore):
     def record_pass(
         self, execution_id: str, entries: Sequence[NewEntry], *, link_submissions: Sequence[str] = ()
     ) -> list[Entry]:
-        prepared = [self.prepare(new) for new in entries]
+        prepared = [self._prepare(new) for new in entries]
         return self._record_pass(execution_id, prepared, link_submissions)
 
     def _record_pass(
         self, execution_id: str, prepared: Sequence[Prepared], link_submissions: Sequence[str]
     ) -> list[Entry]:
-        with self.tx() as conn:
+        with self._tx() as conn:
             _num, exe_num, execution = self._execution(execution_id, lock=True)
             if execution.state in FINAL_EXECUTION_STATES:
                 raise rules.execution_ended(execution_id, execution.state)
-            appended = self.append_prepared(execution.session_id, prepared)
+            appended = self._append_prepared(execution.session_id, prepared)
             users = [entry.id for entry in appended if entry.kind == EntryKind.USER]
             if len(link_submissions) > len(users):
                 raise rules.too_many_links()
@@ -246,7 +246,7 @@ class QueuePart(EntriesPart, PgCore):
     def set_execution_state(
         self, execution_id: str, state: ExecutionState, *, error: str | None = None, note: str | None = None
     ) -> Execution:
-        with self.tx() as conn:
+        with self._tx() as conn:
             _num, exe_num, execution = self._execution(execution_id, lock=True)
             check_execution_transition(execution.state, state)
             final = state in FINAL_EXECUTION_STATES
@@ -266,7 +266,7 @@ class QueuePart(EntriesPart, PgCore):
         return self._execution(execution_id)[2]
 
     def list_executions(self, session_id: str, *, active_only: bool = False) -> list[Execution]:
-        num = self.session_num(session_id)
+        num = self._session_num(session_id)
         where = " AND e.state IN ('running', 'retry_wait', 'suspended')" if active_only else ""
         ids = [
             r[0]
@@ -284,9 +284,9 @@ class QueuePart(EntriesPart, PgCore):
         recovered = []
         for execution_id, session_id in rows:
             notice = NewEntry(kind=EntryKind.NOTICE, text=note, data=NoticeData(level="warning"))
-            prepared = [self.prepare(notice)]
-            with self.tx() as conn:
-                self.append_prepared(session_id, prepared)
+            prepared = [self._prepare(notice)]
+            with self._tx() as conn:
+                self._append_prepared(session_id, prepared)
                 conn.execute(
                     "UPDATE executions SET state = 'interrupted', note = %s, ended_at = %s WHERE id = %s",
                     (note, self.clock(), execution_id),

@@ -41,16 +41,16 @@ def ts_query_text(query: str) -> str:
 class SearchPart(PgCore):
     _unindexed: set[int] | None = None
 
-    def note_unindexed(self, num: int) -> None:
+    def _note_unindexed(self, num: int) -> None:
         if self._unindexed is not None:
             self._unindexed.add(num)
 
-    def index_pending(self, budget: int) -> tuple[int, bool]:
+    def _index_pending(self, budget: int) -> tuple[int, bool]:
         """Index up to ``budget`` entries of sessions with unindexed messages; (indexed, more left)."""
         if self._unindexed is None:
             self._unindexed = {
                 num
-                for num, indexed, last in self.all(
+                for num, indexed, last in self._all(
                     f"SELECT num, indexed_seq, {LAST_ENTRY_SQL} FROM sessions WHERE {_INDEXABLE}"
                 )
                 if last is not None and entry_ids.seq_of(last) > indexed
@@ -60,7 +60,7 @@ class SearchPart(PgCore):
         for num in sorted(unindexed):
             if done >= budget:
                 return done, True
-            with self.tx() as conn:
+            with self._tx() as conn:
                 row = conn.execute(
                     f"SELECT indexed_seq, {LAST_ENTRY_SQL} FROM sessions WHERE num = %s AND {_INDEXABLE} FOR UPDATE",
                     (num,),
@@ -86,7 +86,7 @@ class SearchPart(PgCore):
                     conn.execute(
                         f"INSERT INTO entry_words (id, words) VALUES (%s, {INDEX_SQL.format(text='%s')}) "
                         "ON CONFLICT (id) DO NOTHING",
-                        (entry_id, self.object_text(obj).replace("\x00", " ")),
+                        (entry_id, self._object_text(obj).replace("\x00", " ")),
                     )
                 conn.execute("UPDATE sessions SET indexed_seq = %s WHERE num = %s", (upto, num))
             done += upto - indexed
@@ -109,11 +109,11 @@ class SearchPart(PgCore):
         params: list[Any] = []
         scope: int | None = None
         if session_id is not None:
-            scope = self.session_num(session_id)
-            intervals = self.tree_intervals(scope, self.head_of(scope))
+            scope = self._session_num(session_id)
+            intervals = self._tree_intervals(scope, self._head_of(scope))
             where.append("(" + " OR ".join("w.id BETWEEN %s AND %s" for _ in intervals) + ")")
             params += [bound for interval in intervals for bound in interval]
-        while self.index_pending(50_000)[1]:
+        while self._index_pending(50_000)[1]:
             pass
         hits: list[SearchHit] = []
         sessions: dict[int, tuple[str, str, str] | None] = {}
@@ -121,7 +121,7 @@ class SearchPart(PgCore):
         offset = 0
         while len(hits) < limit:
             # The author's row comes with each hit: one round trip for a page, whatever the sessions.
-            rows = self.all(
+            rows = self._all(
                 "SELECT e.id, e.kind, CASE WHEN e.obj IS NULL THEN ts_headline('simple', e.text, q.q, %s) END, "
                 "e.created_at, e.obj, o.status = 'active', o.id, o.title, o.kind "
                 "FROM (SELECT to_tsquery('simple', %s) AS q) q "
@@ -140,11 +140,11 @@ class SearchPart(PgCore):
                 elif live:
                     holder = owner  # a live session's own entries are always in its tree
                 else:
-                    holder = self.live_holder(entry_id)
+                    holder = self._live_holder(entry_id)
                 if holder is None:
                     continue
                 if holder not in sessions:
-                    info_row = self.one("SELECT id, title, kind FROM sessions WHERE num = %s", (holder,))
+                    info_row = self._one("SELECT id, title, kind FROM sessions WHERE num = %s", (holder,))
                     sessions[holder] = None if info_row is None else (info_row[0], info_row[1], info_row[2])
                 info = sessions[holder]
                 if info is None or (kind is not None and info[2] != kind):
@@ -156,7 +156,7 @@ class SearchPart(PgCore):
                         session_kind=info[2],
                         entry_id=entry_id,
                         kind=EntryKind(entry_kind).label,
-                        snippet=snippet if obj is None else plain_snippet(self.object_text(obj), query),
+                        snippet=snippet if obj is None else plain_snippet(self._object_text(obj), query),
                         created_at=created,
                     )
                 )

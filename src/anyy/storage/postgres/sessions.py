@@ -27,7 +27,7 @@ _INSERT_SESSION = (
 
 class SessionsPart(PgCore):
     @staticmethod
-    def inserted_num(conn: psycopg.Connection[Any], values: tuple[Any, ...]) -> int:
+    def _inserted_num(conn: psycopg.Connection[Any], values: tuple[Any, ...]) -> int:
         row = conn.execute(_INSERT_SESSION, values).fetchone()
         assert row is not None
         return int(row[0])
@@ -38,8 +38,8 @@ class SessionsPart(PgCore):
         now = self.clock()
         session_id = new_id("ses")
         tools = _json.encode(new.tools).decode()
-        with self.tx() as conn:
-            num = self.inserted_num(
+        with self._tx() as conn:
+            num = self._inserted_num(
                 conn,
                 (
                     session_id,
@@ -65,8 +65,8 @@ class SessionsPart(PgCore):
         return self.get_session(session_id)
 
     def get_session(self, session_id: str) -> Session:
-        num = self.session_num(session_id)
-        row = self.one(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE num = %s", (num,))
+        num = self._session_num(session_id)
+        row = self._one(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE num = %s", (num,))
         assert row is not None
         return session_from_row(row)
 
@@ -84,7 +84,7 @@ class SessionsPart(PgCore):
             updated, num = decode_cursor(cursor, (int, float), int)
             where.append("(updated_at, num) < (%s::double precision, %s::bigint)")
             params += [updated, num]
-        rows = self.all(
+        rows = self._all(
             f"SELECT {SESSION_COLUMNS}, num FROM sessions WHERE {' AND '.join(where)} "
             "ORDER BY updated_at DESC, num DESC LIMIT %s",
             [*params, limit + 1],
@@ -115,8 +115,8 @@ class SessionsPart(PgCore):
             columns.get("follow_up_mode", current.follow_up_mode),
         )
         assignments = ", ".join(f"{name} = %s" for name in columns)
-        with self.tx() as conn:
-            num = self.session_num(session_id, lock=True)
+        with self._tx() as conn:
+            num = self._session_num(session_id, lock=True)
             conn.execute(
                 f"UPDATE sessions SET {assignments}, updated_at = %s WHERE num = %s",
                 (*columns.values(), self.clock(), num),
@@ -124,11 +124,11 @@ class SessionsPart(PgCore):
         return self.get_session(session_id)
 
     def set_head(self, session_id: str, entry_id: int | None) -> Session:
-        with self.tx() as conn:
-            num = self.session_num(session_id, lock=True)
-            head = self.head_of(num)
-            if entry_id is not None and not self.in_tree(num, head, entry_id):
-                raise self.missing_entry(session_id, entry_id)
+        with self._tx() as conn:
+            num = self._session_num(session_id, lock=True)
+            head = self._head_of(num)
+            if entry_id is not None and not self._in_tree(num, head, entry_id):
+                raise self._missing_entry(session_id, entry_id)
             conn.execute(
                 "UPDATE sessions SET head = %s, updated_at = %s WHERE num = %s",
                 (0 if entry_id is None else entry_id, self.clock(), num),
@@ -139,7 +139,7 @@ class SessionsPart(PgCore):
         now = self.clock()
         new_session_id = new_id("ses")
         # Pipelined: BEGIN, the lock and the read in one round trip, the insert and COMMIT in another.
-        with self.conn.pipeline(), self.tx() as conn:
+        with self.conn.pipeline(), self._tx() as conn:
             conn.execute(_LOCK_BY_ID, (session_id,))
             row = conn.execute(
                 f"SELECT num, {HEAD_SQL}, kind, title, role, provider, model, effort, tools, steering_mode, "
@@ -148,11 +148,11 @@ class SessionsPart(PgCore):
             ).fetchone()
             if row is None:
                 self._nums.pop(session_id, None)
-                raise self.missing_session(session_id)
+                raise self._missing_session(session_id)
             num, head, kind, old_title, *settings = row
             point = head if at is None else at
-            if at is not None and not self.in_tree(num, head, at):
-                raise self.missing_entry(session_id, at)
+            if at is not None and not self._in_tree(num, head, at):
+                raise self._missing_entry(session_id, at)
             fork_title = title if title is not None else (f"{old_title} (fork)" if old_title else "")
             values = (new_session_id, kind, fork_title, *settings, 0 if point is None else point, session_id, point)
             conn.execute(_INSERT_SESSION, (*values, now, now))

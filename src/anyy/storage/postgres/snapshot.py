@@ -39,7 +39,7 @@ class SnapshotPart(PgCore):
         )
 
     def _count(self, sql: str) -> int:
-        row = self.one(sql)
+        row = self._one(sql)
         return int(row[0]) if row else 0
 
 

@@ -41,8 +41,8 @@ class UpkeepPart(SearchPart):
 
     def delete_session(self, session_id: str) -> None:
         # Pipelined: the checks in one round trip, the changes and COMMIT in the next.
-        with self.conn.pipeline(), self.tx() as conn:
-            num = self.session_num(session_id, lock=True)
+        with self.conn.pipeline(), self._tx() as conn:
+            num = self._session_num(session_id, lock=True)
             row = conn.execute(
                 "SELECT (SELECT count(*) FROM executions WHERE session_num = %s "
                 "AND state IN ('running', 'retry_wait', 'suspended')), "
@@ -61,7 +61,7 @@ class UpkeepPart(SearchPart):
             )
             for point in points:
                 if point and entry_ids.owner_number(point) != num:
-                    self.requeue_deleted(entry_ids.owner_number(point))
+                    self._requeue_deleted(entry_ids.owner_number(point))
             conn.execute(
                 "DELETE FROM object_refs WHERE holder IN (SELECT -num FROM submissions WHERE session_num = %s)",
                 (num,),
@@ -73,7 +73,7 @@ class UpkeepPart(SearchPart):
         if self._unindexed is not None:
             self._unindexed.discard(num)
 
-    def requeue_deleted(self, num: int) -> None:
+    def _requeue_deleted(self, num: int) -> None:
         """Queue a deleted session's range for reclaiming again (inside a transaction)."""
         self.conn.execute(
             "INSERT INTO gc_queue (session_num) SELECT num FROM sessions WHERE num = %s AND status = 'deleted' "
@@ -83,7 +83,7 @@ class UpkeepPart(SearchPart):
 
     def _kept_intervals(self, num: int) -> list[tuple[int, int]]:
         lo, hi = entry_ids.session_range(num)
-        rows = self.all(_KEPT_RUNS_SQL, {"lo": lo, "hi": hi, "num": num})  # type: ignore[arg-type]
+        rows = self._all(_KEPT_RUNS_SQL, {"lo": lo, "hi": hi, "num": num})  # type: ignore[arg-type]
         return merge_intervals([(run, upto) for run, upto in rows if lo <= upto <= hi])
 
     def _collect_range(self, num: int, budget: int) -> tuple[int, bool]:
@@ -127,7 +127,7 @@ class UpkeepPart(SearchPart):
                 (sorted(orphan_candidates),),
             )
         for other in requeue - {num}:
-            self.requeue_deleted(other)
+            self._requeue_deleted(other)
         done = removed < budget
         if done:
             conn.execute("DELETE FROM gc_queue WHERE session_num = %s", (num,))
@@ -135,28 +135,28 @@ class UpkeepPart(SearchPart):
             if left is None:
                 conn.execute("DELETE FROM sessions WHERE num = %s", (num,))
             else:
-                self.note_unindexed(num)  # what a fork keeps is searchable, also if it was never indexed
+                self._note_unindexed(num)  # what a fork keeps is searchable, also if it was never indexed
         return removed, done
 
-    def collect_garbage(self, budget: int) -> tuple[int, bool]:
+    def _collect_garbage(self, budget: int) -> tuple[int, bool]:
         """Reclaim up to ``budget`` entries of deleted sessions; (entries removed, more left)."""
         removed = 0
         while removed < budget:
-            row = self.one("SELECT session_num FROM gc_queue ORDER BY session_num LIMIT 1")
+            row = self._one("SELECT session_num FROM gc_queue ORDER BY session_num LIMIT 1")
             if row is None:
                 return removed, False
-            with self.tx():
+            with self._tx():
                 # Another host's upkeep may be at the same range: one of them does it, the other moves on.
-                if self.one("SELECT 1 FROM gc_queue WHERE session_num = %s FOR UPDATE SKIP LOCKED", (row[0],)):
+                if self._one("SELECT 1 FROM gc_queue WHERE session_num = %s FOR UPDATE SKIP LOCKED", (row[0],)):
                     count, _done = self._collect_range(row[0], budget - removed)
                 else:
                     return removed, True
             removed += count
-        return removed, self.one("SELECT 1 FROM gc_queue LIMIT 1") is not None
+        return removed, self._one("SELECT 1 FROM gc_queue LIMIT 1") is not None
 
     def maintain(self, budget: int = 2000) -> Maintenance:
-        indexed, more_index = self.index_pending(budget)
-        collected, more_gc = self.collect_garbage(max(budget - indexed, 1))
+        indexed, more_index = self._index_pending(budget)
+        collected, more_gc = self._collect_garbage(max(budget - indexed, 1))
         self._changed_rows += indexed + collected
         if not (more_index or more_gc) and self._changed_rows >= ANALYZE_AFTER:
             # Fresh statistics at once after a large import or reclaim, rather than at autovacuum's next
@@ -166,12 +166,12 @@ class UpkeepPart(SearchPart):
         now = self.clock()
         if now - self._last_sweep >= SWEEP_INTERVAL:
             self._last_sweep = now
-            collected += self.sweep_unused_objects(older_than=now - UNUSED_OBJECT_GRACE, budget=budget)
+            collected += self._sweep_unused_objects(older_than=now - UNUSED_OBJECT_GRACE, budget=budget)
         return Maintenance(indexed=indexed, collected=collected, more=more_index or more_gc)
 
-    def sweep_unused_objects(self, *, older_than: float, budget: int) -> int:
+    def _sweep_unused_objects(self, *, older_than: float, budget: int) -> int:
         """Remove uploads that nothing came to reference (an attachment never sent) after a grace period."""
-        with self.tx() as conn:
+        with self._tx() as conn:
             swept = conn.execute(
                 "DELETE FROM objects WHERE hash IN (SELECT hash FROM objects o WHERE created_at < %s "
                 "AND NOT EXISTS (SELECT 1 FROM object_refs r WHERE r.obj = o.hash) LIMIT %s) RETURNING hash",
@@ -185,7 +185,7 @@ class UpkeepPart(SearchPart):
             raise InvalidInput(f"an object's content is bytes, not {type(data).__name__}")
         data = bytes(data)
         object_hash = hash_of(data)
-        with self.tx() as conn:
+        with self._tx() as conn:
             conn.execute(
                 "INSERT INTO objects (hash, size, media_type, created_at, body) VALUES (%s, %s, %s, %s, %s) "
                 "ON CONFLICT (hash) DO NOTHING",
@@ -194,4 +194,4 @@ class UpkeepPart(SearchPart):
         return ObjectRef(hash=object_hash, size=len(data), media_type=media_type)
 
     def read_object(self, object_hash: str) -> bytes:
-        return self.object_bytes(check_hash(object_hash))
+        return self._object_bytes(check_hash(object_hash))
