@@ -185,3 +185,12 @@ def test_p2_copy_from_sqlite_needs_a_postgresql_target(home: Path, anyy: Run, ta
     result = anyy("store", "copy", "--to", target)
     assert result.exit_code == 2
     assert "postgresql://" in result.stderr
+
+
+def test_p2_copy_back_needs_an_existing_folder(home: Path, database: str, anyy: Run, tmp_path: Path) -> None:
+    create_profile(home, "default")
+    target = tmp_path / "no-such-folder" / "state.db"
+    result = anyy("store", "copy", "--to", str(target), env={"ANYY_STORE_URL": database})
+    assert result.exit_code == 2
+    assert "does not exist" in result.stderr
+    assert not target.parent.exists()

@@ -61,6 +61,8 @@ def copy(profile: Profile, target: str, force: bool, as_json: bool) -> None:
     else:
         path = Path(target).expanduser()
         db_path = path / "state.db" if path.is_dir() else path
+        if not db_path.parent.is_dir():
+            raise click.UsageError(f"--to {target}: the folder {db_path.parent} does not exist")
         report = copy_postgres_to_sqlite(source_url, db_path, db_path.parent / "objects", force=force, setting=setting)
         next_step = f"the SQLite store is {db_path}, its objects in {db_path.parent / 'objects'}"
     if as_json:
