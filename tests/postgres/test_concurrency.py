@@ -60,3 +60,27 @@ def test_p1_text_with_nul_is_kept_whole_and_searchable(database: str) -> None:
         assert [hit.entry_id for hit in store.search("wombat")] == [entry.id]
     finally:
         store.close()
+
+
+def test_b1_p1_pages_stay_stable_while_another_connection_inserts(database: str) -> None:
+    reader = PostgresStore(database, profile="p")
+    writer = PostgresStore(database, profile="p")  # another Gateway, on its own connection
+    try:
+        original = {writer.create_session(NewSession(title=f"s{i}")).id for i in range(73)}
+        seen: list[str] = []
+        newcomers: set[str] = set()
+        cursor: str | None = None
+        while True:
+            page = reader.list_sessions(limit=20, cursor=cursor)
+            seen += [s.id for s in page.items]
+            for i in range(5):  # committed by the other connection between two pages
+                newcomers.add(writer.create_session(NewSession(title=f"new {len(seen)}.{i}")).id)
+            if page.next_cursor is None:
+                break
+            cursor = page.next_cursor
+        assert len(seen) == len(set(seen))  # no duplicates
+        assert set(seen) == original  # no gaps, none of the newcomers
+        assert {s.id for s in reader.list_sessions(limit=200).items} == original | newcomers
+    finally:
+        reader.close()
+        writer.close()
