@@ -32,6 +32,7 @@ const state = {
   asking: false, // a question waits for an answer (tab title, notification)
   token: "", // the access token (uploads are HTTP requests)
   attachments: [], // files attached to the message being written: {name, size, object?, media_type?}
+  draft: null, // a new conversation not created yet ({kind}): it is created by its first message (U1)
 };
 
 const APP_TITLE = "anyy Dashboard";
@@ -478,6 +479,8 @@ async function openSession(id, entryId = null, { push = true } = {}) {
   }
   state.subscription = subscribed.subscription;
   state.session = view.session;
+  state.draft = null;
+  $("conv-header").classList.remove("draft");
   // Each conversation opened is a step of the browser's history: Back returns to the previous one.
   const address = `${location.pathname}#session=${encodeURIComponent(id)}`;
   if (push && fragmentParams().get("session") !== id) history.pushState(null, "", address);
@@ -578,9 +581,38 @@ function showHeader() {
   select.value = value;
 }
 
+function openDraft() {
+  // "New session" opens an empty conversation; the session is created by its first message, so opening
+  // a client and leaving leaves nothing behind (U1).
+  closeSession();
+  state.draft = { kind: state.kind };
+  $("empty").hidden = true;
+  $("conversation").hidden = false;
+  $("conv-header").classList.add("draft");
+  $("title").textContent = "New session";
+  $("rename").hidden = true;
+  $("rename-form").hidden = true;
+  $("entries").replaceChildren();
+  setLive("");
+  state.queue = [];
+  renderQueue();
+  setContext(null, 0);
+  setDrawer(false);
+  if (fragmentParams().get("new") === null) history.pushState(null, "", `${location.pathname}#new`);
+  $("editor").focus();
+}
+
+async function createFromDraft() {
+  const session = await state.rpc.call("session.create", { kind: state.draft.kind });
+  await openSession(session.id, null, { push: false });
+  resetSessions().catch(report);
+}
+
 function closeSession() {
   // Back to the page without a conversation (the browser's Back from the first one opened).
   state.openGeneration++;
+  state.draft = null;
+  $("conv-header").classList.remove("draft");
   if (state.subscription) {
     state.rpc.call("events.unsubscribe", { subscription: state.subscription }).catch(() => {});
     state.subscription = null;
@@ -970,11 +1002,13 @@ async function queueAction(method, item) {
 async function send() {
   const editor = $("editor");
   const text = editor.value;
-  if (!text.trim() || !state.session) return;
+  if (!text.trim() || (!state.session && !state.draft)) return;
   if (state.attachments.some((file) => !file.object)) {
     notice("A file is still being uploaded: send again when it is attached.");
     return;
   }
+  if (!state.session) await createFromDraft();
+  if (!state.session) return;
   const kind = state.running ? "follow_up" : "prompt";
   const sent = state.attachments.slice();
   const attachments = sent.map(({ object, name, media_type, size }) => ({ object, name, media_type, size }));
@@ -1081,11 +1115,7 @@ async function changeSettings(params) {
 
 // -- wiring -----------------------------------------------------------------------------------------
 function wire() {
-  $("new-session").addEventListener("click", async () => {
-    const session = await state.rpc.call("session.create", { kind: state.kind });
-    await resetSessions();
-    await openSession(session.id);
-  });
+  $("new-session").addEventListener("click", () => openDraft());
   for (const tab of document.querySelectorAll(".tabs [role=tab]")) {
     tab.addEventListener("click", () => selectTab(tab.dataset.kind).catch(report));
   }
@@ -1149,6 +1179,7 @@ function wire() {
   window.addEventListener("popstate", () => {
     const wanted = fragmentParams().get("session");
     if (wanted && (!state.session || state.session.id !== wanted)) openSession(wanted, null, { push: false }).catch(report);
+    else if (fragmentParams().get("new") !== null) openDraft();
     else if (!wanted) closeSession();
   });
   document.addEventListener("keydown", (e) => {
