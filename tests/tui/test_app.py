@@ -9,12 +9,12 @@ import pytest
 from click.testing import CliRunner
 
 from anyy.cli.main import main
+from anyy.client.launch import ensure_gateway
 from anyy.profiles import get_profile
-from anyy.profiles.gateway_launch import ensure_gateway
 from anyy.tui.conversation import Message
 from anyy.tui.history import screenful
 from tests.cli.live import StartGateway, run
-from tests.tui.pilot import TIMEOUT, make_app, notices, opened, type_text
+from tests.tui.pilot import TIMEOUT, make_app, notices, opened, type_text, until
 
 pytestmark = pytest.mark.anyio
 
@@ -35,8 +35,8 @@ async def test_b2_anyy_opens_a_new_session_and_streams_the_answer(start_gateway:
         assert status.endswith("idle")
         await type_text(pilot, "hello tui")
         await pilot.press("enter")
-        await app.wait_until(lambda: any("You said" in t for t in messages(app, "assistant")), TIMEOUT)
-        await app.wait_until(lambda: not app.busy, TIMEOUT)
+        await until(app, lambda: any("You said" in t for t in messages(app, "assistant")), TIMEOUT)
+        await until(app, lambda: not app.busy, TIMEOUT)
         assert messages(app, "user") == ["hello tui"]
         assert "«hello tui»" in messages(app, "assistant")[0]
         assert app.editor.text == ""
@@ -109,7 +109,7 @@ async def test_b2_resume_of_an_unknown_session_fails_with_the_gateways_message(s
     live = start_gateway()
     app = make_app(live, session_id="ses_doesnotexist")
     async with app.run_test(size=(100, 30)):
-        await app.wait_until(lambda: app.failure is not None, TIMEOUT)
+        await until(app, lambda: app.failure is not None, TIMEOUT)
     assert "ses_doesnotexist" in str(app.failure)
 
 
@@ -119,12 +119,12 @@ async def test_b3_role_starts_a_new_session_with_that_role_and_unknown_role_fail
     live = start_gateway()
     app = make_app(live, role="no-such-role")
     async with app.run_test(size=(100, 30)):
-        await app.wait_until(lambda: app.failure is not None, TIMEOUT)
+        await until(app, lambda: app.failure is not None, TIMEOUT)
     assert "no-such-role" in str(app.failure)
     app = make_app(live, role="default")
     async with app.run_test(size=(100, 30)):
         await opened(app)
-        assert app.session["role"] == "default"
+        assert app.state.session["role"] == "default"
 
 
 def test_b3_resume_with_role_is_a_usage_error() -> None:

@@ -10,7 +10,7 @@ import pytest
 from anyy.tui.app import RECONNECTING, AnyyApp
 from anyy.tui.conversation import Message
 from tests.cli.live import LiveGateway, StartGateway, run
-from tests.tui.pilot import TIMEOUT, make_app, notices, opened, type_text
+from tests.tui.pilot import TIMEOUT, make_app, notices, opened, type_text, until
 
 pytestmark = pytest.mark.anyio
 
@@ -42,21 +42,21 @@ async def test_a_gateway_restart_keeps_the_draft_and_the_queue_view_and_reconnec
         app.pending.show(queue_view)
 
         await gateway(live, "stop")
-        await app.wait_until(lambda: app.reconnecting and app.status.state.startswith(RECONNECTING), TIMEOUT)
+        await until(app, lambda: app.state.link is not None and app.status.state.startswith(RECONNECTING), TIMEOUT)
         assert app.editor.text == "my draft"
         assert [item["text"] for item in app.pending.items] == ["queued line"]
         assert "reconnecting" in notices(app)
 
         await gateway(live, "start")
-        await app.wait_until(lambda: app.reconnections == 1 and app.status.state == "idle", TIMEOUT)
+        await until(app, lambda: app.reconnections == 1 and app.status.state == "idle", TIMEOUT)
         assert app.address.port != first.port or app.address.token != first.token
         assert app.editor.text == "my draft"
         assert app.pending.items == []  # redrawn from the Gateway's (empty) queue
         assert messages(app, "user") == ["before the restart"]  # history redrawn
 
         await pilot.press("enter")
-        await app.wait_until(lambda: any("«my draft»" in t for t in messages(app, "assistant")), TIMEOUT)
-        await app.wait_until(lambda: not app.busy, TIMEOUT)
+        await until(app, lambda: any("«my draft»" in t for t in messages(app, "assistant")), TIMEOUT)
+        await until(app, lambda: not app.busy, TIMEOUT)
         assert messages(app, "user") == ["before the restart", "my draft"]
         assert app.editor.text == ""
 
@@ -67,11 +67,11 @@ async def test_while_disconnected_enter_keeps_the_draft_and_says_why(start_gatew
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
         await gateway(live, "stop")
-        await app.wait_until(lambda: app.reconnecting, TIMEOUT)
+        await until(app, lambda: app.state.link is not None, TIMEOUT)
         await type_text(pilot, "not yet")
         await pilot.press("enter")
-        await app.wait_until(lambda: "Not sent" in notices(app), TIMEOUT)
+        await until(app, lambda: "Not sent" in notices(app), TIMEOUT)
         assert app.editor.text == "not yet"
         attempts = app.reconnect_attempts
-        await app.wait_until(lambda: app.reconnect_attempts > attempts, TIMEOUT)  # keeps trying, with backoff
-        assert app.reconnecting
+        await until(app, lambda: app.reconnect_attempts > attempts, TIMEOUT)  # keeps trying, with backoff
+        assert app.state.link is not None

@@ -15,7 +15,7 @@ import pytest
 from anyy.tui.app import AnyyApp
 from anyy.tui.conversation import Message
 from tests.cli.live import StartGateway
-from tests.tui.pilot import TIMEOUT, make_app, opened, type_text
+from tests.tui.pilot import TIMEOUT, make_app, opened, type_text, until
 
 SIZE = (100, 30)
 SCREENSHOT = Path(__file__).parents[2] / "docs" / "img" / "tui.svg"
@@ -26,11 +26,11 @@ async def one_exchange(app: AnyyApp, pilot: Any) -> None:
     await opened(app)
     await type_text(pilot, "hello tui")
     await pilot.press("enter")
-    await app.wait_until(
-        lambda: not app.busy and any(m.role == "assistant" and m.text for m in app.query(Message)), TIMEOUT
+    await until(
+        app, lambda: not app.busy and any(m.role == "assistant" and m.text for m in app.query(Message)), TIMEOUT
     )
     await type_text(pilot, "a draft in the editor")
-    app.status.show({**app.session, "id": "ses_snapshot"})
+    app.state.session = {**app.state.session, "id": "ses_snapshot"}
     await pilot.pause()
 
 
@@ -39,15 +39,16 @@ async def tool_then_question(app: AnyyApp, pilot: Any) -> None:
     await opened(app)
     await type_text(pilot, "run: seq 1 30")
     await pilot.press("enter")
-    await app.wait_until(
+    await until(
+        app,
         lambda: not app.busy and any(m.role == "assistant" and "shell returned" in m.text for m in app.query(Message)),
         TIMEOUT,
     )
     await type_text(pilot, "please ask me something?")
     await pilot.press("enter")
-    await app.wait_until(lambda: app.question.waiting is not None and app.status.usage is not None, TIMEOUT)
+    await until(app, lambda: app.question.waiting is not None and app.state.usage is not None, TIMEOUT)
     await type_text(pilot, "blue")
-    app.status.show({**app.session, "id": "ses_snapshot"})
+    app.state.session = {**app.state.session, "id": "ses_snapshot"}
     await pilot.pause()
 
 

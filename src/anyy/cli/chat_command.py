@@ -31,7 +31,8 @@ import click
 from anyy.cli.context import with_profile
 
 if TYPE_CHECKING:
-    from anyy.cli.rpc import RpcClient
+    from anyy.client.protocol import Event
+    from anyy.client.sync import Client
     from anyy.profiles import Profile
 
 EXIT_COMPLETED = 0
@@ -97,7 +98,7 @@ class ChatError(click.ClickException):
 class Streamer:
     """Writes the text deltas of the execution that took ``submission_id``, and only those."""
 
-    client: RpcClient
+    client: Client
     submission_id: str
     write: Callable[[str], None]
     mine: str | None = None
@@ -109,21 +110,20 @@ class Streamer:
     _stale: bool = False
     _pass_ended: bool = False
 
-    def on_event(self, params: dict[str, Any]) -> None:
-        kind = params.get("type")
-        execution = params.get("execution_id")
-        if kind == "execution_state" and params.get("state") == "running" and self.mine is None:
-            if isinstance(execution, str) and execution not in self._candidates:
-                self._candidates.append(execution)
-                self._held[execution] = []
+    def on_event(self, event: Event) -> None:
+        from anyy.domain.events import EntriesAppended, ExecutionStateChanged, TextDeltaEvent
+
+        if isinstance(event, ExecutionStateChanged) and event.state == "running" and self.mine is None:
+            if event.execution_id not in self._candidates:
+                self._candidates.append(event.execution_id)
+                self._held[event.execution_id] = []
                 self._look_up()
-        elif kind == "text_delta" and isinstance(execution, str):
-            text = str(params.get("text", ""))
-            if execution == self.mine:
-                self._emit(text)
-            elif self.mine is None and execution in self._held:
-                self._held[execution].append(text)
-        elif kind == "entries_appended" and self.mine is not None:
+        elif isinstance(event, TextDeltaEvent):
+            if event.execution_id == self.mine:
+                self._emit(event.text)
+            elif self.mine is None and event.execution_id in self._held:
+                self._held[event.execution_id].append(event.text)
+        elif isinstance(event, EntriesAppended) and self.mine is not None:
             self._pass_ended = True
 
     def _look_up(self) -> None:
@@ -175,7 +175,7 @@ class Waited:
 
 
 def wait_for_outcome(
-    client: RpcClient, submission: dict[str, Any], timeout: float | None, streamer: Streamer | None
+    client: Client, submission: dict[str, Any], timeout: float | None, streamer: Streamer | None
 ) -> Waited:
     """Wait for this submission's outcome (or its suspension on a question) with session.wait, feeding
     the streamer with the events that arrive meanwhile."""
@@ -190,11 +190,11 @@ def wait_for_outcome(
                 message = client.receive(slice_ + REPLY_GRACE)
             except TimeoutError:
                 return Waited(submission, timed_out=True)  # the Gateway did not even answer the wait
-            from anyy.cli.rpc import Event
+            from anyy.client.protocol import Reply
 
-            if isinstance(message, Event):
+            if not isinstance(message, Reply):
                 if streamer is not None:
-                    streamer.on_event(message.params)
+                    streamer.on_event(message)
                 continue
             if streamer is not None and streamer.owns(message.id):
                 streamer.on_lookup(message.result())
@@ -229,7 +229,7 @@ def _usage_of(assistant: list[dict[str, Any]]) -> tuple[dict[str, int] | None, i
     return total, sum(int(last.get(key, 0)) for key in ("input", "cache_read", "cache_write"))
 
 
-def recorded_answer(client: RpcClient, session_id: str, submission: dict[str, Any]) -> Recorded:
+def recorded_answer(client: Client, session_id: str, submission: dict[str, Any]) -> Recorded:
     """What the submission's execution recorded: the assistant entries after the submission's user entry
     on the session's path, up to when its outcome was recorded (later turns come after that)."""
     entry_id = submission.get("entry_id")
@@ -286,7 +286,7 @@ def run_chat(
     timeout: float | None,
     stream: bool,
 ) -> int:
-    from anyy.cli.rpc import profile_client
+    from anyy.client.sync import profile_client
 
     with profile_client(profile) as client:
         if session_id is None:
@@ -463,12 +463,12 @@ def chat(
         stream = False  # stdout carries the JSON object only
     elif stream is None:
         stream = sys.stdout.isatty()
-    from commons.jsonrpc import RpcError
+    from anyy.client.errors import CallFailed
 
     try:
         code = run_chat(
             profile, text, session_id=session_id, role=role, as_json=as_json, timeout=timeout, stream=stream
         )
-    except RpcError as exc:
+    except CallFailed as exc:
         raise ChatError(exc.message) from None
     ctx.exit(code)

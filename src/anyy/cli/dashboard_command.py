@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 import click
 
 from anyy.cli.context import with_profile
+from anyy.client.launch import ensure_gateway
 from anyy.domain.errors import AnyyError
 from anyy.profiles.gateway_address import Address
-from anyy.profiles.gateway_launch import ensure_gateway
 
 if TYPE_CHECKING:
     from anyy.profiles import Profile

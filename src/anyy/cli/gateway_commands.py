@@ -60,7 +60,8 @@ def gateway() -> None:
 )
 def start_command(profile: Profile, host: str | None, port: int | None, wait_seconds: float) -> None:
     """Start the profile's Gateway in the background and print where it listens."""
-    from anyy.profiles.gateway_launch import GatewayStartFailed, launch_gateway, output_path
+    from anyy.client.errors import GatewayStartFailed
+    from anyy.client.launch import launch_gateway, output_path
 
     try:
         address = launch_gateway(profile, host=host, port=port, timeout=wait_seconds)
@@ -74,13 +75,14 @@ def start_command(profile: Profile, host: str | None, port: int | None, wait_sec
 
 def _running(profile: Profile) -> tuple[Address, dict[str, Any]] | None:
     """The published address and the Gateway's own status, or None when nothing answers there."""
-    from anyy.cli.rpc import GatewayUnavailable, open_client
+    from anyy.client.errors import GatewayUnavailable
+    from anyy.client.sync import connect
 
     address = read_address(profile)
     if address is None:
         return None
     try:
-        with open_client(address) as client:
+        with connect(address) as client:
             status = client.call("gateway.status", timeout=10)
     except GatewayUnavailable:
         return None

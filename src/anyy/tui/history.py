@@ -6,7 +6,7 @@ Each entry kind has its look: messages as Markdown; the agent's question and the
 messages of their own; tool calls and their results as one collapsible activity (``ask_user`` calls
 are left out: the question and the answer say it), a Codemode script's with the calls it made
 (``inner_calls`` of its result) listed under it; anything else as a notice line. A recorded answer's
-usage goes to the status line."""
+usage goes to the session state (the status line shows it)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from anyy.tui.conversation import ConversationView
-from anyy.tui.status import StatusLine
+from anyy.tui.state import ContextFill, SessionState
+from anyy.tui.status import context_of
 
 HISTORY_PAGE = 50
 ASK_USER = "ask_user"  # the tool whose call is shown as the question entry, and its result as the answer
@@ -48,17 +49,17 @@ def usage_of(entry: dict[str, Any]) -> dict[str, Any] | None:
     return usage if isinstance(usage, dict) else None
 
 
-def tool_outcome(data: dict[str, Any]) -> str:
-    return "skipped" if data.get("synthetic") else "error" if data.get("is_error") else "done"
+def tool_outcome(*, is_error: bool, synthetic: bool) -> str:
+    return "skipped" if synthetic else "error" if is_error else "done"
 
 
 class History:
     """What of one session's path the conversation shows, and the cursor to the part before it."""
 
-    def __init__(self, call: Call, view: ConversationView, status: StatusLine, page: int = HISTORY_PAGE) -> None:
+    def __init__(self, call: Call, view: ConversationView, state: SessionState, page: int = HISTORY_PAGE) -> None:
         self.call = call
         self.view = view
-        self.status = status
+        self.state = state
         self.page = page
         self.session_id = ""
         self.cursor: str | None = None  # of the page before the oldest shown; None once the root is shown
@@ -73,7 +74,7 @@ class History:
         page = await self.call("session.history", {"session_id": self.session_id, "limit": self.page})
         self.cursor = page.get("next_cursor")
         items: list[dict[str, Any]] = page["items"]  # newest first
-        self.status.show_usage(next((u for u in map(usage_of, items) if u is not None), None), sets_context=False)
+        self.state.usage = next((u for u in map(usage_of, items) if u is not None), None)
         await self.view.show_older_marker(self.cursor is not None)
         rich = screenful(items, width, height)
         async with self.view.batch():
@@ -114,7 +115,8 @@ class History:
         elif kind == "assistant":
             usage = usage_of(entry)
             if live and usage is not None:
-                self.status.show_usage(usage)
+                self.state.usage = usage
+                self.state.context = ContextFill(context_of(usage), self.state.context.budget)
             if live and view.stream_execution is not None:
                 await view.end_stream(text)
             elif text.strip():
@@ -146,7 +148,7 @@ class History:
         if activity is None:  # the call is on an older page, not shown yet
             activity = await self.view.add_tool(call_id, name, {})
         activity.set_result(text)
-        activity.finish(tool_outcome(data))
+        activity.finish(tool_outcome(is_error=bool(data.get("is_error")), synthetic=bool(data.get("synthetic"))))
         inner = data.get("inner_calls")
         if isinstance(inner, list) and inner:
             await self.view.set_inner_calls(call_id, inner)

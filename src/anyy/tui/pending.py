@@ -7,6 +7,8 @@ from typing import Any
 
 from textual.widgets import Static
 
+from anyy.tui.state import SessionState
+
 LABELS = {"steering": "steering", "follow_up": "follow-up", "prompt": "queued"}
 PREVIEW = 100
 
@@ -21,9 +23,10 @@ class PendingQueue(Static):
     PendingQueue.has-items { display: block; }
     """
 
-    def __init__(self) -> None:
+    def __init__(self, state: SessionState) -> None:
         super().__init__("", id="pending", markup=False)
         self.items: list[dict[str, Any]] = []
+        state.watch("queue", self.show)
 
     def show(self, items: list[dict[str, Any]]) -> None:
         pending = [item for item in items if item.get("state") == "pending"]

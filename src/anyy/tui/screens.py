@@ -154,17 +154,15 @@ class SessionPicker(ModalScreen[str | None]):
         Binding("up", "move(-1)", show=False, priority=True),
     ]
 
-    def __init__(self, call: Call, changed: Callable[[], None]) -> None:
-        """``changed`` is called after each change of the list (the app wakes what waits on it)."""
+    def __init__(self, call: Call) -> None:
         super().__init__()
         self.call = call
-        self.changed = changed
         self.kind = "chat"
         self.cursor: str | None = None
         self.sessions: list[dict[str, Any]] = []
         self.hits: list[dict[str, Any]] = []
         self.loading = False
-        self.loaded = 0  # pages loaded since the last reset: tests wait on it
+        self.loaded = 0  # lists shown (pages or search hits) since the picker opened
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -218,7 +216,6 @@ class SessionPicker(ModalScreen[str | None]):
         if options:
             self.options.highlighted = min(keep or 0, len(options) - 1)
         self.loaded += 1
-        self.changed()
 
     @on(Tabs.TabActivated)
     async def tab_changed(self, event: Tabs.TabActivated) -> None:

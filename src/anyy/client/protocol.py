@@ -1,0 +1,94 @@
+"""The client's one request/response core, without I/O: requests encoded with their ids, the Gateway's
+frames decoded at the edge into a :class:`Reply` (its result read into the type the caller names) or an
+event of the wire's event union. Both front ends (:mod:`anyy.client.sync`, :mod:`anyy.client.aio`) are
+transports around it, as httpx's clients are around one model of requests and responses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypeVar, overload
+
+import msgspec
+
+from anyy.client.errors import ProtocolError, call_failed
+from anyy.domain.events import RuntimeEvent
+from commons import jsonrpc
+
+T = TypeVar("T")
+
+# Events and replies may be large (a whole session's history page); the Gateway accepts 16 MiB frames.
+MAX_FRAME = 16 * 1024 * 1024
+CONNECT_TIMEOUT = 5.0
+
+Event = RuntimeEvent
+
+
+def _null() -> msgspec.Raw:
+    return msgspec.Raw(b"null")
+
+
+class _Frame(msgspec.Struct):
+    """A reply (``id``, then ``result`` or ``error``) or a notification (``method``, ``params``)."""
+
+    id: jsonrpc.Id | msgspec.UnsetType = msgspec.UNSET
+    method: str | msgspec.UnsetType = msgspec.UNSET
+    params: msgspec.Raw = msgspec.field(default_factory=_null)
+    result: msgspec.Raw = msgspec.field(default_factory=_null)
+    error: jsonrpc.ErrorObject | None = None
+
+
+_frames = msgspec.json.Decoder(_Frame)
+_events: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The answer to one request: :meth:`result` reads it, or raises the error it carries."""
+
+    id: jsonrpc.Id
+    raw: msgspec.Raw
+    error: jsonrpc.ErrorObject | None = None
+
+    @overload
+    def result(self) -> Any: ...
+    @overload
+    def result(self, type: type[T]) -> T: ...
+    def result(self, type: Any = Any) -> Any:
+        if self.error is not None:
+            raise call_failed(self.error.code, self.error.message, self.error.data)
+        try:
+            return msgspec.json.decode(self.raw, type=type)
+        except msgspec.ValidationError as exc:
+            raise ProtocolError(f"the Gateway's reply does not match what this client expects: {exc}") from None
+
+
+Message = Reply | Event
+
+
+class Protocol:
+    """Request ids and frame decoding for one connection."""
+
+    def __init__(self) -> None:
+        self._next_id = 0
+
+    def request(self, method: str, params: Any = None) -> tuple[int, bytes]:
+        """The next request id and its frame; ``params`` a dict or a wire struct."""
+        self._next_id += 1
+        frame = jsonrpc.encode({"jsonrpc": "2.0", "method": method, "params": params or {}, "id": self._next_id})
+        return self._next_id, frame
+
+    def read(self, frame: bytes | str) -> Message | None:
+        """A decoded frame: a reply, an event, or None for a notification this client does not know (a newer
+        Gateway's event type)."""
+        try:
+            decoded = _frames.decode(frame)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise ProtocolError(f"the Gateway sent something that is not a JSON-RPC message: {exc}") from None
+        if isinstance(decoded.id, msgspec.UnsetType):
+            if decoded.method != "event":
+                return None
+            try:
+                return _events.decode(decoded.params)
+            except msgspec.ValidationError:
+                return None  # an event type (or field) this client does not know yet: not its business
+        return Reply(decoded.id, decoded.result, decoded.error)
