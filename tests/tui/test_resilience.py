@@ -39,7 +39,7 @@ async def test_a_gateway_restart_keeps_the_draft_and_the_queue_view_and_reconnec
         await opened(app)
         await type_text(pilot, "my draft")
         queue_view = [{"id": "sub_x", "kind": "steering", "text": "queued line", "state": "pending", "version": 1}]
-        app.pending.show(queue_view)
+        app.state.queue = queue_view
 
         await gateway(live, "stop")
         await until(app, lambda: app.state.link is not None and app.status.state.startswith(RECONNECTING), TIMEOUT)
