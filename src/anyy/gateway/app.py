@@ -23,7 +23,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from anyy.domain.events import RuntimeEvent
+from anyy.api.events import RuntimeEvent
 from anyy.gateway.dispatcher import MAX_FRAME_BYTES, Dispatcher
 from anyy.gateway.state import Connection
 from commons import jsonrpc

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from anyy.domain.events import RuntimeEvent
+from anyy.api.events import RuntimeEvent
 from anyy.profiles.profile import Profile
 from anyy.runtime.bus import Subscription
 from anyy.runtime.deps import Deps

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from anyy.domain.events import RuntimeEvent
+from anyy.api.events import RuntimeEvent
 
 
 class Subscription:

@@ -13,9 +13,11 @@ from typing import Any, Literal
 
 import msgspec
 
+from anyy.api.events import RetryWaiting
 from anyy.domain.compaction import unresolved_calls
 from anyy.domain.context import ContextItem
 from anyy.domain.entries import (
+    Attachment,
     BranchSummaryData,
     Entry,
     EntryKind,
@@ -24,10 +26,11 @@ from anyy.domain.entries import (
     ToolResultData,
 )
 from anyy.domain.errors import Conflict, InvalidInput, NotFound
-from anyy.domain.events import EntriesAppended, ExecutionStateChanged, QueueChanged, RetryWaiting
-from anyy.domain.queue import FINAL_SUBMISSION_STATES, Execution, NewSubmission, Submission
-from anyy.domain.sessions import Goal, Session, SessionPatch
+from anyy.domain.queue import FINAL_SUBMISSION_STATES, Execution, NewSubmission, Submission, SubmissionKind
+from anyy.domain.sessions import Goal, QueueMode, Session, SessionPatch
 from anyy.runtime.actor import SessionActor
+from anyy.runtime.announce import Announcer
+from anyy.runtime.bus import Subscription
 from anyy.runtime.compactor import Compactor
 from anyy.runtime.deps import Deps
 from anyy.runtime.execution import Outcome
@@ -58,6 +61,7 @@ class Runtime:
         self.deps = deps
         self._actors: dict[str, SessionActor] = {}
         self._compactor = Compactor(deps)
+        self._announce = Announcer(deps)
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> list[Execution]:
@@ -65,11 +69,7 @@ class Runtime:
         nothing is started (G3)."""
         recovered: list[Execution] = await self.deps.owner.call(lambda s: s.recover_interrupted(RECOVERY_NOTE))
         for execution in recovered:
-            self.deps.bus.publish(
-                ExecutionStateChanged(
-                    session_id=execution.session_id, execution_id=execution.id, state="interrupted", note=RECOVERY_NOTE
-                )
-            )
+            self._announce.execution(execution, note=RECOVERY_NOTE)
         return recovered
 
     async def aclose(self) -> None:
@@ -82,6 +82,10 @@ class Runtime:
         if actor is None:
             actor = self._actors[session_id] = SessionActor(self.deps, session_id)
         return actor
+
+    def subscribe(self, session_id: str | None = None) -> Subscription:
+        """The events of one session (or of every session with ``None``), as the runtime announces them."""
+        return self.deps.bus.subscribe(session_id)
 
     def running_execution(self, session_id: str) -> str | None:
         actor = self._actors.get(session_id)
@@ -106,7 +110,7 @@ class Runtime:
     async def submit(self, session_id: str, new: NewSubmission) -> Submission:
         """Accept an input: durable before this returns; it starts at once when the session is idle."""
         submission: Submission = await self.deps.owner.call(lambda s: s.add_submission(session_id, new))
-        self.deps.bus.publish(QueueChanged(session_id=session_id))
+        await self._announce.queue(session_id)
         self._actor(session_id).poke()
         return submission
 
@@ -114,6 +118,50 @@ class Runtime:
         """An explicit continuation: after a stop or a failure, pending items start again."""
         await self.deps.owner.call(lambda s: s.get_session(session_id))
         self._actor(session_id).poke()
+
+    # -- the queue (Q3, Q6, Q7): edits of pending items, each announced ---------------------------
+    async def clear_queue(self, session_id: str, kind: SubmissionKind | None = None) -> list[Submission]:
+        """Remove every pending item (or those of one kind); their bodies are kept ("cleared")."""
+        removed: list[Submission] = await self.deps.owner.call(lambda s: s.clear_queue(session_id, kind=kind))
+        await self._announce.queue(session_id)
+        return removed
+
+    async def edit_submission(
+        self,
+        submission_id: str,
+        *,
+        version: int | None = None,
+        kind: SubmissionKind | None = None,
+        text: str | None = None,
+        attachments: list[Attachment] | None = None,
+    ) -> Submission:
+        """Edit one pending item (move it to steering, change its text or attachments); a conflict once
+        the agent took it or when it changed since the caller read ``version``."""
+        updated: Submission = await self.deps.owner.call(
+            lambda s: s.update_submission(submission_id, version=version, kind=kind, text=text, attachments=attachments)
+        )
+        await self._announce.queue(updated.session_id)
+        return updated
+
+    async def cancel_submission(self, submission_id: str, *, version: int | None = None) -> Submission:
+        """Remove one pending item from its queue; its body is kept ("cancelled")."""
+        cancelled: Submission = await self.deps.owner.call(
+            lambda s: s.cancel_submission(submission_id, version=version)
+        )
+        await self._announce.queue(cancelled.session_id)
+        return cancelled
+
+    async def queue_modes(
+        self, session_id: str, *, steering: QueueMode | None = None, follow_up: QueueMode | None = None
+    ) -> Session:
+        """Read, or set independently, how many items each checkpoint takes."""
+        changes: dict[str, Any] = {}
+        if steering is not None:
+            changes["steering_mode"] = steering
+        if follow_up is not None:
+            changes["follow_up_mode"] = follow_up
+        session: Session = await self.deps.owner.call(lambda s: s.update_session(session_id, SessionPatch(**changes)))
+        return session
 
     # -- stops -----------------------------------------------------------------------------------
     async def _execution_of(self, session_id: str, execution_id: str) -> Execution:
@@ -140,13 +188,11 @@ class Runtime:
         ]
         if results:
             appended = await self.deps.owner.call(lambda s: s.append_entries(session_id, results))
-            self.deps.bus.publish(EntriesAppended(session_id=session_id, entry_ids=[e.id for e in appended]))
-        await self.deps.owner.call(
+            self._announce.entries(session_id, appended)
+        ended = await self.deps.owner.call(
             lambda s: s.set_execution_state(execution_id, "interrupted", note="stopped while waiting for an answer")
         )
-        self.deps.bus.publish(
-            ExecutionStateChanged(session_id=session_id, execution_id=execution_id, state="interrupted")
-        )
+        self._announce.execution(ended)
         return True
 
     async def wait_settled(self, session_id: str, execution_id: str) -> None:
@@ -257,7 +303,7 @@ class Runtime:
                     kind=EntryKind.BRANCH_SUMMARY, text=summary, data=BranchSummaryData(from_entry=old_path[-1].id)
                 )
                 appended = await owner.call(lambda s: s.append_entries(session_id, [entry]))
-                self.deps.bus.publish(EntriesAppended(session_id=session_id, entry_ids=[e.id for e in appended]))
+                self._announce.entries(session_id, appended)
                 session = await owner.call(lambda s: s.get_session(session_id))
             return NavigateResult(
                 session=session,
@@ -308,7 +354,7 @@ class Runtime:
             return store.get_session(session_id)
 
         session: Session = await self.deps.owner.call(apply)
-        self.deps.bus.publish(QueueChanged(session_id=session_id))
+        await self._announce.queue(session_id)
         return session
 
     # -- goals (R2) and reload (R1) --------------------------------------------------------------
