@@ -15,11 +15,14 @@ from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
+from anyy.api.methods import MethodSpec
+from anyy.api.params import Params
 from anyy.client.errors import GatewayUnavailable, ProtocolError, no_gateway_message
-from anyy.client.protocol import CONNECT_TIMEOUT, MAX_FRAME, Event, Protocol, Reply
+from anyy.client.protocol import CONNECT_TIMEOUT, MAX_FRAME, Event, Method, Protocol, Reply, result_type
 from anyy.profiles.gateway_address import Address
 
-T = TypeVar("T")
+P = TypeVar("P", bound=Params)
+R = TypeVar("R")
 CALL_TIMEOUT = 30.0
 
 EventHandler = Callable[[Event], None]
@@ -66,12 +69,13 @@ class AsyncClient:
         return cls(ws, address, on_event, on_closed)
 
     @overload
-    async def call(self, method: str, params: Any = None, *, timeout: float = CALL_TIMEOUT) -> Any: ...
+    async def call(self, method: MethodSpec[P, R], params: P, *, timeout: float = CALL_TIMEOUT) -> R: ...
     @overload
-    async def call(self, method: str, params: Any = None, *, result: type[T], timeout: float = CALL_TIMEOUT) -> T: ...
-    async def call(self, method: str, params: Any = None, *, result: Any = Any, timeout: float = CALL_TIMEOUT) -> Any:
-        """The call's result read as ``result``, or the error its reply carries; GatewayUnavailable when the
-        connection is lost, TimeoutError after ``timeout`` seconds."""
+    async def call(self, method: str, params: Any = None, *, timeout: float = CALL_TIMEOUT) -> Any: ...
+    async def call(self, method: Method, params: Any = None, *, timeout: float = CALL_TIMEOUT) -> Any:
+        """The call's result (read as the anyy.api method's result type; a bare name's: plain JSON), or the
+        error its reply carries; GatewayUnavailable when the connection is lost, TimeoutError after
+        ``timeout`` seconds."""
         if self._closed is not None:
             raise GatewayUnavailable(self._closed)
         wanted, frame = self._protocol.request(method, params)
@@ -84,7 +88,7 @@ class AsyncClient:
             raise GatewayUnavailable(self._closed or "the Gateway closed the connection") from None
         finally:
             self._waiting.pop(wanted, None)
-        return reply.result(result)
+        return reply.result(result_type(method))
 
     async def close(self) -> None:
         self._reader.cancel()

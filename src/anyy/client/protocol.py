@@ -1,17 +1,19 @@
 """The client's one request/response core, without I/O: requests encoded with their ids, the Gateway's
-frames decoded at the edge into a :class:`Reply` (its result read into the type the caller names) or an
-event of the wire's event union. Both front ends (:mod:`anyy.client.sync`, :mod:`anyy.client.aio`) are
-transports around it, as httpx's clients are around one model of requests and responses."""
+frames decoded at the edge into a :class:`Reply` (its result read into the method's result type of
+:mod:`anyy.api`) or an event of the wire's event union (``anyy.api.RuntimeEvent``). Both front ends
+(:mod:`anyy.client.sync`, :mod:`anyy.client.aio`) are transports around it, as httpx's clients are around
+one model of requests and responses."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypeVar, overload
+from typing import Any, TypeAlias, TypeVar, overload
 
 import msgspec
 
+from anyy.api.events import RuntimeEvent
+from anyy.api.methods import MethodSpec
 from anyy.client.errors import ProtocolError, call_failed
-from anyy.domain.events import RuntimeEvent
 from commons import jsonrpc
 
 T = TypeVar("T")
@@ -20,7 +22,8 @@ T = TypeVar("T")
 MAX_FRAME = 16 * 1024 * 1024
 CONNECT_TIMEOUT = 5.0
 
-Event = RuntimeEvent
+Event: TypeAlias = RuntimeEvent
+Method: TypeAlias = MethodSpec[Any, Any] | str  # a method of anyy.api (its result typed), or a bare name
 
 
 def _null() -> msgspec.Raw:
@@ -62,7 +65,16 @@ class Reply:
             raise ProtocolError(f"the Gateway's reply does not match what this client expects: {exc}") from None
 
 
-Message = Reply | Event
+Message: TypeAlias = Reply | Event
+
+
+def method_name(method: Method) -> str:
+    return method if isinstance(method, str) else method.name
+
+
+def result_type(method: Method) -> Any:
+    """What the method's result is read as: its anyy.api type, or plain JSON for a bare name."""
+    return Any if isinstance(method, str) else method.result
 
 
 class Protocol:
@@ -71,10 +83,11 @@ class Protocol:
     def __init__(self) -> None:
         self._next_id = 0
 
-    def request(self, method: str, params: Any = None) -> tuple[int, bytes]:
-        """The next request id and its frame; ``params`` a dict or a wire struct."""
+    def request(self, method: Method, params: Any = None) -> tuple[int, bytes]:
+        """The next request id and its frame; ``params`` an anyy.api params struct (or a dict)."""
         self._next_id += 1
-        frame = jsonrpc.encode({"jsonrpc": "2.0", "method": method, "params": params or {}, "id": self._next_id})
+        name = method_name(method)
+        frame = jsonrpc.encode({"jsonrpc": "2.0", "method": name, "params": params or {}, "id": self._next_id})
         return self._next_id, frame
 
     def read(self, frame: bytes | str) -> Message | None:

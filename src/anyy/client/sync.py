@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.sync.client import connect as ws_connect
 
+from anyy.api.methods import MethodSpec
+from anyy.api.params import Params
 from anyy.client.errors import GatewayUnavailable, no_gateway_message
 from anyy.client.gateway import gateway_address
-from anyy.client.protocol import CONNECT_TIMEOUT, MAX_FRAME, Message, Protocol, Reply
+from anyy.client.protocol import CONNECT_TIMEOUT, MAX_FRAME, Message, Method, Protocol, Reply, result_type
 from anyy.profiles.gateway_address import Address
 
 if TYPE_CHECKING:
@@ -25,7 +27,8 @@ if TYPE_CHECKING:
 
     from anyy.profiles import Profile
 
-T = TypeVar("T")
+P = TypeVar("P", bound=Params)
+R = TypeVar("R")
 
 
 class Client:
@@ -35,26 +38,26 @@ class Client:
         self._protocol = Protocol()
         self._kept: deque[Message] = deque()
 
-    def request(self, method: str, params: Any = None) -> int:
+    def request(self, method: Method, params: Any = None) -> int:
         """Send a request without waiting; its reply comes back through :meth:`receive`."""
         wanted, frame = self._protocol.request(method, params)
         self.ws.send(frame.decode())
         return wanted
 
     @overload
-    def call(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any: ...
+    def call(self, method: MethodSpec[P, R], params: P, *, timeout: float | None = None) -> R: ...
     @overload
-    def call(self, method: str, params: Any = None, *, result: type[T], timeout: float | None = None) -> T: ...
-    def call(self, method: str, params: Any = None, *, result: Any = Any, timeout: float | None = None) -> Any:
-        """Send a request and return its result read as ``result`` (or raise its error); TimeoutError after
-        ``timeout`` seconds."""
+    def call(self, method: str, params: Any = None, *, timeout: float | None = None) -> Any: ...
+    def call(self, method: Method, params: Any = None, *, timeout: float | None = None) -> Any:
+        """Send a request and return its result (an anyy.api method's: read as its result type; a bare
+        name's: plain JSON), or raise its error; TimeoutError after ``timeout`` seconds."""
         wanted = self.request(method, params)
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
             message = self._read(left)
             if isinstance(message, Reply) and message.id == wanted:
-                return message.result(result)
+                return message.result(result_type(method))
             self._kept.append(message)
 
     def receive(self, timeout: float | None = None) -> Message:
