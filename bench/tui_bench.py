@@ -36,8 +36,8 @@ from pathlib import Path
 
 from textual import events
 
+from anyy.api.events import ExecutionStateChanged, TextDeltaEvent
 from anyy.domain.entries import EntryKind, NewEntry
-from anyy.domain.events import ExecutionStateChanged, TextDeltaEvent
 from anyy.domain.sessions import NewSession
 from anyy.profiles import get_profile
 from anyy.profiles.gateway_address import Address, read_address

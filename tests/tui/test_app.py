@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from anyy.api.entries import AssistantData, EntryData, EntryKindName, EntryView, ToolCallData, UserData
 from anyy.cli.main import main
 from anyy.client.launch import ensure_gateway
 from anyy.profiles import get_profile
@@ -95,13 +96,20 @@ async def test_b2_resume_shows_the_page_in_order_newest_as_textual_markdown_olde
         assert "words&#160;0" in app.export_screenshot()  # the cheap ones show their text too
 
 
+def entry(kind: EntryKindName, text: str) -> EntryView:
+    data: EntryData = ToolCallData(call_id="c", name="shell")
+    if kind in ("user", "assistant"):
+        data = UserData() if kind == "user" else AssistantData()
+    return EntryView(id=1, parent=None, kind=kind, text=text, data=data, created_at=0.0, object=None)
+
+
 def test_screenful_counts_the_newest_entries_that_fill_the_screen() -> None:
-    line = {"kind": "user", "text": "x"}  # 1 row + the margin
+    line = entry("user", "x")  # 1 row + the margin
     assert screenful([line] * 10, 80, 6) == 3
     assert screenful([line] * 2, 80, 6) == 2
-    long = {"kind": "assistant", "text": "y" * 200}  # 200 // 76 -> 3 rows + the margin
+    long = entry("assistant", "y" * 200)  # 200 // 76 -> 3 rows + the margin
     assert screenful([long, line, line], 80, 4) == 1
-    assert screenful([{"kind": "tool_call", "text": "z\n" * 50}] * 5, 80, 4) == 2
+    assert screenful([entry("tool_call", "z\n" * 50)] * 5, 80, 4) == 2
     assert screenful([], 80, 30) == 0
 
 
@@ -124,7 +132,8 @@ async def test_b3_role_starts_a_new_session_with_that_role_and_unknown_role_fail
     app = make_app(live, role="default")
     async with app.run_test(size=(100, 30)):
         await opened(app)
-        assert app.state.session["role"] == "default"
+        assert app.state.session is not None
+        assert app.state.session.role == "default"
 
 
 def test_b3_resume_with_role_is_a_usage_error() -> None:

@@ -263,7 +263,7 @@ async def test_m1_x4_provider_model_effort_change_the_current_session_only(start
         choice = await screen_is(app, ChoiceScreen)
         assert option_ids(choice) == ["default", "low", "medium", "high"]
         await pilot.press("down", "down", "down", "enter")
-        await until(app, lambda: app.state.session.get("effort") == "high", TIMEOUT)
+        await until(app, lambda: getattr(app.state.session, "effort", None) == "high", TIMEOUT)
         assert "offline/offline (high)" in app.status.describe()
         await command(app, pilot, "/model")
         choice = await screen_is(app, ChoiceScreen)
@@ -277,11 +277,11 @@ async def test_m1_x4_provider_model_effort_change_the_current_session_only(start
         await pilot.press("escape")
         await back_on_main(app)
         await command(app, pilot, "/effort low")
-        await until(app, lambda: app.state.session.get("effort") == "low", TIMEOUT)
+        await until(app, lambda: getattr(app.state.session, "effort", None) == "low", TIMEOUT)
         await command(app, pilot, "/provider openai")
-        await until(app, lambda: app.state.session.get("provider") == "openai", TIMEOUT)
+        await until(app, lambda: getattr(app.state.session, "provider", None) == "openai", TIMEOUT)
         await command(app, pilot, "/provider offline")
-        await until(app, lambda: app.state.session.get("provider") == "offline", TIMEOUT)
+        await until(app, lambda: getattr(app.state.session, "provider", None) == "offline", TIMEOUT)
         await command(app, pilot, "/model no-such-model")
         await until(app, lambda: "Not changed" in notices(app), TIMEOUT)
         with live.client() as client:

@@ -28,7 +28,7 @@ async def start_slow_turn(app: AnyyApp, pilot: Any) -> str:
 
 
 def pending(app: AnyyApp) -> list[tuple[str, str]]:
-    return [(item["kind"], item["text"]) for item in app.pending.items]
+    return [(item.kind, item.text) for item in app.pending.items]
 
 
 def gateway_queue(live: LiveGateway, session_id: str) -> list[tuple[str, str]]:
@@ -87,7 +87,7 @@ async def test_q5_an_item_taken_meanwhile_stays_and_the_user_is_told(start_gatew
         await until(app, lambda: pending(app) == [("follow_up", "gone")], TIMEOUT)
         stale = list(app.pending.items)
         with live.client() as client:  # another client acts on the item first
-            client.call("session.queue.update", {"submission_id": stale[0]["id"], "text": "changed"})
+            client.call("session.queue.update", {"submission_id": stale[0].id, "text": "changed"})
         app.pending.items = stale  # the view as it was when Alt+Up was pressed
         app.editor.insert("draft")
         assert await app.recall_pending() == []

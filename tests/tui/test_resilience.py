@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from anyy.api.sessions import Submission
 from anyy.tui.app import RECONNECTING, AnyyApp
 from anyy.tui.conversation import Message
 from tests.cli.live import LiveGateway, StartGateway, run
@@ -38,13 +39,28 @@ async def test_a_gateway_restart_keeps_the_draft_and_the_queue_view_and_reconnec
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
         await type_text(pilot, "my draft")
-        queue_view = [{"id": "sub_x", "kind": "steering", "text": "queued line", "state": "pending", "version": 1}]
-        app.state.queue = queue_view
+        app.state.queue = [
+            Submission(
+                id="sub_x",
+                session_id=app.session_id,
+                kind="steering",
+                text="queued line",
+                attachments=[],
+                state="pending",
+                position=1,
+                version=1,
+                execution_id=None,
+                entry_id=None,
+                error=None,
+                created_at=0.0,
+                updated_at=0.0,
+            )
+        ]
 
         await gateway(live, "stop")
         await until(app, lambda: app.state.link is not None and app.status.state.startswith(RECONNECTING), TIMEOUT)
         assert app.editor.text == "my draft"
-        assert [item["text"] for item in app.pending.items] == ["queued line"]
+        assert [item.text for item in app.pending.items] == ["queued line"]
         assert "reconnecting" in notices(app)
 
         await gateway(live, "start")

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from anyy.tui.app import AnyyApp
@@ -21,6 +22,11 @@ SIZE = (100, 30)
 SCREENSHOT = Path(__file__).parents[2] / "docs" / "img" / "tui.svg"
 
 
+def shown_with_a_fixed_id(app: AnyyApp) -> None:
+    assert app.state.session is not None
+    app.state.session = msgspec.structs.replace(app.state.session, id="ses_snapshot")
+
+
 async def one_exchange(app: AnyyApp, pilot: Any) -> None:
     """Open, send one prompt, wait for the recorded answer; then show a fixed session id."""
     await opened(app)
@@ -30,7 +36,7 @@ async def one_exchange(app: AnyyApp, pilot: Any) -> None:
         app, lambda: not app.busy and any(m.role == "assistant" and m.text for m in app.query(Message)), TIMEOUT
     )
     await type_text(pilot, "a draft in the editor")
-    app.state.session = {**app.state.session, "id": "ses_snapshot"}
+    shown_with_a_fixed_id(app)
     await pilot.pause()
 
 
@@ -48,7 +54,7 @@ async def tool_then_question(app: AnyyApp, pilot: Any) -> None:
     await pilot.press("enter")
     await until(app, lambda: app.question.waiting is not None and app.state.usage is not None, TIMEOUT)
     await type_text(pilot, "blue")
-    app.state.session = {**app.state.session, "id": "ses_snapshot"}
+    shown_with_a_fixed_id(app)
     await pilot.pause()
 
 

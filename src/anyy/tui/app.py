@@ -35,17 +35,31 @@ import asyncio
 import contextlib
 import gc
 import time
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, overload
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.message import Message
 
+from anyy.api import methods as m
+from anyy.api.methods import MethodSpec
+from anyy.api.params import (
+    AnswerParams,
+    CreateParams,
+    ExecutionRef,
+    ItemRef,
+    Params,
+    SendParams,
+    SessionRef,
+    SubscribeParams,
+    UnsubscribeParams,
+)
+from anyy.api.sessions import Session, SessionView, SubmissionKind
 from anyy.client.aio import AsyncClient
 from anyy.client.errors import CallFailed, ConflictError, GatewayError, GatewayUnavailable
 from anyy.client.gateway import Locator, address_locator
-from anyy.client.protocol import Event
+from anyy.client.protocol import Event, Method
 from anyy.profiles.gateway_address import Address
 from anyy.tui.commands import Commands
 from anyy.tui.conversation import ConversationView
@@ -55,10 +69,12 @@ from anyy.tui.pending import PendingQueue
 from anyy.tui.question import QuestionPrompt
 from anyy.tui.retry import RetryCountdown
 from anyy.tui.routes import EventRoutes
-from anyy.tui.state import ContextFill, RetryWait, SessionState, Waiting
+from anyy.tui.state import ContextFill, SessionState, Waiting
 from anyy.tui.status import StatusLine
 from anyy.tui.tool_activity import ToolActivity
 
+P = TypeVar("P", bound=Params)
+R = TypeVar("R")
 RECONNECT_FIRST_DELAY = 0.1
 RECONNECT_MAX_DELAY = 5.0
 RECONNECTING = "reconnecting…"
@@ -183,54 +199,49 @@ class AnyyApp(App[None]):
         if self.start_note:
             await self.say(self.start_note)
         if self.requested_session is None:
-            params = {} if self.role is None else {"role": self.role}
-            await self.open_session(await self.call("session.create", params), live=None)
+            await self.open_session(await self.call(m.SESSION_CREATE, self.new_session_params()), live=None)
         else:
-            view = await self.call("session.get", {"session_id": self.requested_session})
-            await self.open_session(view["session"], live=view)
+            view = await self.call(m.SESSION_GET, SessionRef(session_id=self.requested_session))
+            await self.open_session(view.session, live=view)
         self.state.link = None
 
-    async def open_session(self, session: dict[str, Any], live: dict[str, Any] | None) -> None:
+    def new_session_params(self) -> CreateParams:
+        return CreateParams() if self.role is None else CreateParams(role=self.role)
+
+    async def open_session(self, session: Session, live: SessionView | None) -> None:
         """Show ``session``: subscribe to its events, then its latest page of history, its queue, how full
         its context is, the question it waits on and a retry wait in progress (``live``, its
         ``session.get``, read here if None)."""
         if self.subscription is not None:
             with contextlib.suppress(CallFailed):
-                await self.call("events.unsubscribe", {"subscription": self.subscription})
+                await self.call(m.EVENTS_UNSUBSCRIBE, UnsubscribeParams(subscription=self.subscription))
         self.state.session = session
         self.state.forget_work()
-        self.subscription = (await self.call("events.subscribe", {"session_id": self.session_id}))["subscription"]
+        subscribed = await self.call(m.EVENTS_SUBSCRIBE, SubscribeParams(session_id=session.id))
+        self.subscription = subscribed.subscription
         if live is None:
-            live = await self.call("session.get", {"session_id": self.session_id})
+            live = await self.call(m.SESSION_GET, SessionRef(session_id=session.id))
         await self.show_history(live)
-        running = live.get("running_execution")
+        running = live.running_execution
         if running:
-            self.state.running = str(running)
-            if live.get("live_text"):
-                await self.conversation.stream_delta(str(running), str(live["live_text"]))
-        self.state.waiting = Waiting.parse(live.get("waiting_question"))
-        retry = live.get("retry_wait")
-        if isinstance(retry, dict):  # opened (or reconnected) during a retry wait: its countdown, from what is left
-            execution = str(retry["execution_id"])
-            self.state.retrying = execution
-            self.state.retry = RetryWait(
-                execution,
-                delay=float(retry.get("seconds_left") or 0),
-                attempt=int(retry.get("attempt") or 0),
-                of=int(retry.get("of") or 0),
-                error=str(retry.get("error") or ""),
-            )
+            self.state.running = running
+            if live.live_text:
+                await self.conversation.stream_delta(running, live.live_text)
+        self.state.waiting = live.waiting_question
+        if live.retry_wait is not None:  # opened (or reconnected) during a retry wait: its countdown, from what is left
+            self.state.retrying = live.retry_wait.execution_id
+            self.state.retry = live.retry_wait
         await self.refresh_queue()
 
-    async def switch_session(self, session: dict[str, Any], live: dict[str, Any] | None) -> None:
+    async def switch_session(self, session: Session, live: SessionView | None) -> None:
         """Show another session in place of this one (``/new``, ``/sessions``)."""
         await self.conversation.clear()
         await self.open_session(session, live)
 
-    async def show_history(self, live: dict[str, Any]) -> None:
+    async def show_history(self, live: SessionView) -> None:
         """From scratch: how full the context is (``live``: ``session.get``), the newest page of history."""
         self.state.usage = None
-        self.state.context = ContextFill(live.get("context_tokens"), int(live.get("context_budget") or 0))
+        self.state.context = ContextFill(live.context_tokens, live.context_budget)
         self.history.reset(self.session_id)
         await self.history.open(self.size.width, self.size.height)
 
@@ -247,7 +258,11 @@ class AnyyApp(App[None]):
             address, lambda event: post(GatewayEvent(event)), lambda why: post(ConnectionLost(why))
         )
 
-    async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+    @overload
+    async def call(self, method: MethodSpec[P, R], params: P) -> R: ...
+    @overload
+    async def call(self, method: str, params: Any = None) -> Any: ...
+    async def call(self, method: Method, params: Any = None) -> Any:
         if self.client is None:
             raise GatewayUnavailable("not connected to the Gateway")
         return await self.client.call(method, params)
@@ -257,7 +272,7 @@ class AnyyApp(App[None]):
         await self.conversation.add_notice(text)
 
     async def refresh_queue(self) -> None:
-        self.state.queue = await self.call("session.queue.list", {"session_id": self.session_id})
+        self.state.queue = await self.call(m.QUEUE_LIST, SessionRef(session_id=self.session_id))
 
     # -- resilience ------------------------------------------------------------------------------
     async def on_connection_lost(self, message: ConnectionLost) -> None:
@@ -294,8 +309,8 @@ class AnyyApp(App[None]):
                 await old.close()
         self.address = address
         try:
-            view = await self.call("session.get", {"session_id": self.session_id})
-            await self.switch_session(view["session"], live=view)
+            view = await self.call(m.SESSION_GET, SessionRef(session_id=self.session_id))
+            await self.switch_session(view.session, live=view)
         except GatewayUnavailable:
             return False
         except CallFailed as exc:
@@ -326,7 +341,7 @@ class AnyyApp(App[None]):
     # -- keys ------------------------------------------------------------------------------------
     async def on_editor_submitted(self, message: Editor.Submitted) -> None:
         text = message.text.strip()
-        if not text or not self.state.session:
+        if not text or self.state.session is None:
             return
         if text.startswith("/") and "\n" not in text:
             await self.commands.run(text)
@@ -335,12 +350,11 @@ class AnyyApp(App[None]):
         if waiting is not None and not message.follow_up and not self.busy:
             await self.answer(waiting, text)
             return
+        kind: SubmissionKind = "prompt"
         if self.busy or waiting is not None:
             kind = "follow_up" if message.follow_up else "steering"
-        else:
-            kind = "prompt"
         try:
-            await self.call("session.send", {"session_id": self.session_id, "text": text, "kind": kind})
+            await self.call(m.SESSION_SEND, SendParams(session_id=self.session_id, text=text, kind=kind))
         except GatewayError as exc:
             await self.say(f"Not sent: {exc}")
             return
@@ -348,9 +362,9 @@ class AnyyApp(App[None]):
 
     async def answer(self, waiting: Waiting, text: str) -> None:
         """Enter while a question waits: the editor's text is its answer (``session.answer``), not a message."""
-        params = {"session_id": self.session_id, "execution_id": waiting.execution_id, "text": text}
+        params = AnswerParams(session_id=self.session_id, execution_id=waiting.execution_id, text=text)
         try:
-            await self.call("session.answer", params)
+            await self.call(m.SESSION_ANSWER, params)
         except GatewayError as exc:
             await self.say(f"Not answered (the draft is kept): {exc}")
             if isinstance(exc, ConflictError):  # answered elsewhere, or stopped
@@ -388,14 +402,14 @@ class AnyyApp(App[None]):
         recalled: list[str] = []
         for item in list(self.pending.items):
             try:
-                await self.call("session.queue.cancel", {"submission_id": item["id"], "version": item["version"]})
+                await self.call(m.QUEUE_CANCEL, ItemRef(submission_id=item.id, version=item.version))
             except ConflictError:
-                await self.say(f"«{item['text']}» was already taken by the agent: it stays where it is.")
+                await self.say(f"«{item.text}» was already taken by the agent: it stays where it is.")
                 continue
             except CallFailed as exc:
-                await self.say(f"«{item['text']}» could not be taken back: {exc}")
+                await self.say(f"«{item.text}» could not be taken back: {exc}")
                 continue
-            recalled.append(str(item["text"]))
+            recalled.append(item.text)
         if recalled:
             draft = self.editor.text
             parts = [*recalled, draft] if draft.strip() else recalled
@@ -415,8 +429,10 @@ class AnyyApp(App[None]):
     async def action_escape(self) -> None:
         waiting = self.state.retrying
         if waiting is not None:
-            result = await self.call("session.retry.cancel", {"session_id": self.session_id, "execution_id": waiting})
-            if result.get("stopped"):
+            result = await self.call(
+                m.SESSION_RETRY_CANCEL, ExecutionRef(session_id=self.session_id, execution_id=waiting)
+            )
+            if result.stopped:
                 await self.say(f"Retry wait of execution {waiting} cancelled; the queue is unchanged.")
             else:
                 await self.say(f"Execution {waiting} was no longer waiting for a retry.")
@@ -429,11 +445,11 @@ class AnyyApp(App[None]):
 
     async def stop(self, execution: str) -> None:
         try:
-            result = await self.call("session.stop", {"session_id": self.session_id, "execution_id": execution})
+            result = await self.call(m.SESSION_STOP, ExecutionRef(session_id=self.session_id, execution_id=execution))
         except GatewayError as exc:
             await self.say(f"Could not stop execution {execution}: {exc}")
             return
-        if result.get("stopped"):
+        if result.stopped:
             await self.say(f"Stopping execution {execution}…")
         else:
             await self.say(f"Execution {execution} had already ended: nothing stopped.")

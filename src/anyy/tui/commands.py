@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from anyy.api import methods as m
+from anyy.api.params import NavigateParams, SessionRef
 from anyy.client.errors import GatewayError
 from anyy.tui import settings
 from anyy.tui.host import Host
@@ -45,8 +47,9 @@ class Commands:
             await self.host.say(f"{name} failed: {exc}")
 
     async def new(self, argument: str) -> None:
-        params = {} if self.host.role is None else {"role": self.host.role}
-        await self.host.switch_session(await self.host.call("session.create", params), live=None)
+        await self.host.switch_session(
+            await self.host.call(m.SESSION_CREATE, self.host.new_session_params()), live=None
+        )
         await self.host.say(f"New session {self.state.session_id}.")
 
     async def help(self, argument: str) -> None:
@@ -62,8 +65,8 @@ class Commands:
         if session_id is None or session_id == self.state.session_id:
             return
         try:
-            view = await self.host.call("session.get", {"session_id": session_id})
-            await self.host.switch_session(view["session"], live=view)
+            view = await self.host.call(m.SESSION_GET, SessionRef(session_id=session_id))
+            await self.host.switch_session(view.session, live=view)
         except GatewayError as exc:
             await self.host.say(f"Could not open session {session_id}: {exc}")
 
@@ -74,13 +77,13 @@ class Commands:
         if self.state.waiting is not None:
             await self.host.say(ANSWER_OR_STOP.format(command="/tree"))
             return
-        tree = await self.host.call("session.tree", {"session_id": self.state.session_id})
+        tree = await self.host.call(m.SESSION_TREE, SessionRef(session_id=self.state.session_id))
         await self.host.push_screen(TreeScreen(tree), self.tree_chosen)
 
     async def tree_chosen(self, choice: TreeChoice | None) -> None:
         if choice is None:
             return
-        if choice.node.get("kind") == "user" and self.host.editor.text.strip():
+        if choice.node.kind == "user" and self.host.editor.text.strip():
             question = (
                 "The editor holds a draft: moving before this message puts the message's text in the "
                 "editor in its place. Replace the draft?"
@@ -99,27 +102,24 @@ class Commands:
     async def navigate(self, choice: TreeChoice) -> None:
         """T2: a user message moves to just before it, its text into the editor; any other entry is the head."""
         node = choice.node
-        before = node.get("kind") == "user"
-        params = {
-            "session_id": self.state.session_id,
-            "entry_id": node["id"],
-            "summarize": choice.summarize,
-            "before": before,
-        }
+        before = node.kind == "user"
+        params = NavigateParams(
+            session_id=self.state.session_id, entry_id=node.id, summarize=choice.summarize, before=before
+        )
         try:
-            result = await self.host.call("session.navigate", params)
+            result = await self.host.call(m.SESSION_NAVIGATE, params)
         except GatewayError as exc:
             await self.host.say(f"Could not move in the tree: {exc}")
             return
-        self.state.session = result["session"]
+        self.state.session = result.session
         await self.host.conversation.clear()
-        await self.host.show_history(await self.host.call("session.get", {"session_id": self.state.session_id}))
-        if result.get("draft") is not None:
-            self.host.editor.set_draft(str(result["draft"]))
-        where = "before that message (its text is in the editor)" if before else f"to entry {node['id']}"
+        await self.host.show_history(await self.host.call(m.SESSION_GET, SessionRef(session_id=result.session.id)))
+        if result.draft is not None:
+            self.host.editor.set_draft(result.draft)
+        where = "before that message (its text is in the editor)" if before else f"to entry {node.id}"
         summary = ""
         if choice.summarize:
-            summary = "; the branch left is summarized" if result.get("summary_applied") else "; no summary was made"
+            summary = "; the branch left is summarized" if result.summary_applied else "; no summary was made"
         await self.host.say(f"Moved {where}{summary}.")
-        if result.get("note"):
-            await self.host.say(str(result["note"]))
+        if result.note:
+            await self.host.say(result.note)

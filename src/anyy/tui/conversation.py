@@ -22,6 +22,7 @@ from textual.message import Message as TextualMessage
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
 
+from anyy.api.entries import InnerCall
 from anyy.tui.tool_activity import ToolActivity
 
 STREAM_INTERVAL = 0.05  # the streamed answer is appended to its Markdown at most this often (seconds)
@@ -207,7 +208,7 @@ class ConversationView(VerticalScroll):
         if tool is not None:
             tool.finish(outcome)
 
-    async def set_inner_calls(self, call_id: str, calls: list[dict[str, Any]]) -> None:
+    async def set_inner_calls(self, call_id: str, calls: list[InnerCall]) -> None:
         """A script's recorded calls under its activity. Calls of it that were shown as activities of their
         own (the TUI opened while the script ran, before it was announced) go: the list says them."""
         activity = self._tools.get(call_id)

@@ -3,18 +3,23 @@ app, the app hands itself to them."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, overload
 
+from anyy.api.methods import MethodSpec
+from anyy.api.params import CreateParams, Params
+from anyy.api.sessions import Session, SessionView
 from anyy.tui.conversation import ConversationView
 from anyy.tui.editor import Editor
 from anyy.tui.history import History
 from anyy.tui.state import SessionState
 
+P = TypeVar("P", bound=Params)
+R = TypeVar("R")
+
 
 class Host(Protocol):
     state: SessionState
     history: History
-    role: str | None  # of the sessions /new makes
 
     @property
     def conversation(self) -> ConversationView: ...
@@ -22,18 +27,23 @@ class Host(Protocol):
     @property
     def editor(self) -> Editor: ...
 
-    async def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+    @overload
+    async def call(self, method: MethodSpec[P, R], params: P) -> R: ...
+    @overload
+    async def call(self, method: str, params: Any = None) -> Any: ...
+    async def call(self, method: Any, params: Any = None) -> Any:
         """A JSON-RPC call to the Gateway: its result, CallFailed, or GatewayUnavailable."""
+
+    def new_session_params(self) -> CreateParams:
+        """What ``/new`` creates: a session of the role the app was opened with."""
 
     async def say(self, text: str) -> None:
         """A line for the user in the conversation (not recorded in the session)."""
 
-    async def refresh_queue(self) -> None: ...
-
-    async def switch_session(self, session: dict[str, Any], live: dict[str, Any] | None) -> None:
+    async def switch_session(self, session: Session, live: SessionView | None) -> None:
         """Show another session in place of this one (``live``: its ``session.get``, read if None)."""
 
-    async def show_history(self, live: dict[str, Any]) -> None:
+    async def show_history(self, live: SessionView) -> None:
         """From scratch: how full the context is, the newest page of history."""
 
     def push_screen(self, screen: Any, callback: Any = None) -> Any: ...

@@ -42,7 +42,7 @@ class RetryCountdown(Static):
 
     def start(self, wait: RetryWait) -> None:
         self.execution, self.attempt, self.of, self.error = wait.execution_id, wait.attempt, wait.of, wait.error
-        self._deadline = time.monotonic() + max(wait.delay, 0.0)
+        self._deadline = time.monotonic() + max(wait.seconds_left, 0.0)
         self._timer = self.set_interval(TICK, self._tick)
         self.add_class("waiting")
         self._tick()

@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from anyy.client.protocol import Event
-from anyy.domain.events import (
+from anyy.api.events import (
     EntriesAppended,
     ExecutionStateChanged,
     Notice,
@@ -18,6 +17,7 @@ from anyy.domain.events import (
     ToolFinished,
     ToolStarted,
 )
+from anyy.client.protocol import Event
 from anyy.tui.history import ASK_USER, tool_outcome
 from anyy.tui.host import Host
 from anyy.tui.state import RetryWait, Waiting
@@ -54,7 +54,13 @@ class EventRoutes:
 
     async def retry_wait(self, event: RetryWaiting) -> None:
         self.state.retrying = event.execution_id
-        self.state.retry = RetryWait(event.execution_id, event.delay, event.attempt, event.of, event.error)
+        self.state.retry = RetryWait(
+            execution_id=event.execution_id,
+            attempt=event.attempt,
+            of=event.of,
+            seconds_left=event.delay,
+            error=event.error,
+        )
         await self.host.say(f"The model call failed ({event.error}): retry {event.attempt}.")
 
     async def tool_started(self, event: ToolStarted) -> None:
@@ -71,10 +77,10 @@ class EventRoutes:
         )
 
     async def entries_appended(self, event: EntriesAppended) -> None:
-        await self.host.history.appended(event.entry_ids)
+        await self.host.history.appended(event.entries)
 
     async def queue_changed(self, event: QueueChanged) -> None:
-        await self.host.refresh_queue()
+        self.state.queue = event.pending
 
     async def notice(self, event: Notice) -> None:
         await self.host.say(event.text)
@@ -94,8 +100,9 @@ class EventRoutes:
             await self._ended(execution, state, event.error)
         elif state == "interrupted" and asked is not None and asked.execution_id == execution:
             await self.host.say(f"Execution {execution} stopped; its question is left unanswered.")
-        if state == "suspended":
-            await self._show_question()
+        if state == "suspended" and event.question is not None:
+            question = event.question
+            self.state.waiting = Waiting(execution_id=execution, entry_id=question.entry_id, question=question.text)
 
     async def _ended(self, execution: str, state: str, error: str | None) -> None:
         await self.host.conversation.end_stream(note=" *(interrupted)*" if state == "interrupted" else "")
@@ -103,10 +110,3 @@ class EventRoutes:
             await self.host.say(f"The response failed: {error}")
         elif state == "interrupted":
             await self.host.say(f"Execution {execution} stopped; pending items are kept.")
-
-    async def _show_question(self) -> None:
-        """The question the suspended execution waits on (``session.get`` says which)."""
-        view = await self.host.call("session.get", {"session_id": self.state.session_id})
-        waiting = Waiting.parse(view.get("waiting_question"))
-        if waiting is not None:
-            self.state.waiting = waiting

@@ -9,37 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, cast, overload
+from typing import Any, Generic, TypeAlias, TypeVar, cast, overload
+
+from anyy.api.entries import Usage
+from anyy.api.sessions import RetryView, Session, Submission, WaitingQuestion
 
 T = TypeVar("T")
 Watcher = Callable[[Any], None]
-
-
-@dataclass(frozen=True)
-class Waiting:
-    """A question the agent asked (``ask_user``), its execution suspended until it is answered."""
-
-    execution_id: str
-    entry_id: int
-    question: str
-
-    @classmethod
-    def parse(cls, value: Any) -> Waiting | None:
-        """From ``session.get``'s ``waiting_question`` (None: no question waits)."""
-        if not isinstance(value, dict):
-            return None
-        return cls(str(value["execution_id"]), int(value["entry_id"]), str(value.get("question", "")))
-
-
-@dataclass(frozen=True)
-class RetryWait:
-    """An execution waiting to call the model again: ``delay`` seconds from when it was seen."""
-
-    execution_id: str
-    delay: float
-    attempt: int
-    of: int
-    error: str
+Waiting: TypeAlias = WaitingQuestion  # a question the agent asked (ask_user); its execution waits for the answer
+RetryWait: TypeAlias = RetryView  # an execution waiting to call the model again, ``seconds_left`` from when seen
 
 
 @dataclass(frozen=True)
@@ -81,15 +59,15 @@ class Field(Generic[T]):
 
 
 class SessionState:
-    session: Field[dict[str, Any]] = Field(dict)  # the session's record: id, role, provider, model, effort…
+    session: Field[Session | None] = Field(lambda: None)  # the session shown: id, role, provider, model, effort…
     link: Field[str | None] = Field(lambda: "connecting")  # the connection, while it is not simply up
     running: Field[str | None] = Field(lambda: None)  # the execution seen running: what a stop captures
     retrying: Field[str | None] = Field(lambda: None)  # the execution in a retry wait: what Esc cancels
     retry: Field[RetryWait | None] = Field(lambda: None)  # its countdown, once the Gateway said how long
     waiting: Field[Waiting | None] = Field(lambda: None)
-    queue: Field[list[dict[str, Any]]] = Field(list)  # session.queue.list, as last read
+    queue: Field[list[Submission]] = Field(list)  # its pending items, as the Gateway last said
     context: Field[ContextFill] = Field(ContextFill)
-    usage: Field[dict[str, Any] | None] = Field(lambda: None)  # the last recorded answer's usage
+    usage: Field[Usage | None] = Field(lambda: None)  # the last recorded answer's usage
 
     def __init__(self) -> None:
         self._values: dict[str, Any] = {}
@@ -104,7 +82,7 @@ class SessionState:
 
     @property
     def session_id(self) -> str:
-        return str(self.session.get("id", ""))
+        return self.session.id if self.session is not None else ""
 
     @property
     def busy(self) -> bool:

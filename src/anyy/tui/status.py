@@ -10,15 +10,11 @@ The state keeps its place at the right: the rest is cut short (the id first) on 
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Static
 
 from anyy.tui.state import SessionState
-
-CONTEXT_KEYS = ("input", "cache_read", "cache_write")
 
 
 def tokens(count: int) -> str:
@@ -30,11 +26,6 @@ def tokens(count: int) -> str:
         value, unit = count / 1_000_000, "M"
     text = f"{value:.1f}" if value < 100 else f"{value:.0f}"
     return text.removesuffix(".0") + unit
-
-
-def context_of(usage: dict[str, Any]) -> int:
-    """What the model re-read for a response: its whole prompt (as the Gateway counts it)."""
-    return sum(int(usage.get(key) or 0) for key in CONTEXT_KEYS)
 
 
 class StatusLine(Horizontal):
@@ -71,23 +62,23 @@ class StatusLine(Horizontal):
                 percent = round(100 * context.tokens / context.budget)
                 parts.append(f"ctx {tokens(context.tokens)}/{tokens(context.budget)} ({percent}%)")
         if usage is not None:
-            cached = int(usage.get("cache_read") or 0)
-            flow = f"↑{tokens(context_of(usage))}" + (f" ({tokens(cached)} cached)" if cached else "")
-            parts.append(f"{flow} ↓{tokens(int(usage.get('output') or 0))}")
+            cached = usage.cache_read
+            flow = f"↑{tokens(usage.context_tokens)}" + (f" ({tokens(cached)} cached)" if cached else "")
+            parts.append(f"{flow} ↓{tokens(usage.output)}")
         return " · ".join(parts)
 
     def describe_session(self) -> str:
         s = self.session_state.session
-        if not s:
+        if s is None:
             return ""
-        model = f"{s.get('provider', '')}/{s.get('model', '')}"
-        if s.get("effort"):
-            model += f" ({s['effort']})"
-        parts = [f"role {s.get('role', '')}", model]
+        model = f"{s.provider}/{s.model}"
+        if s.effort:
+            model += f" ({s.effort})"
+        parts = [f"role {s.role}", model]
         fill = self.fill()
         if fill:
             parts.append(fill)
-        parts.append(str(s.get("id", "")))  # last: the first part cut short on a narrow terminal
+        parts.append(s.id)  # last: the first part cut short on a narrow terminal
         return " · ".join(parts)
 
     def describe(self) -> str:
