@@ -38,8 +38,10 @@ class ProtocolError(GatewayError):
 
 
 # ``code`` is the wire's int (RpcError's), not AnyyError's name for the kind: ``name`` gives that.
-class CallFailed(GatewayError, jsonrpc.RpcError):  # type: ignore[misc]
+class CallFailed(GatewayError, jsonrpc.RpcError):
     """An error reply: ``code`` is one of the stable codes, ``message`` is meant for people."""
+
+    code: int  # type: ignore[assignment]
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         jsonrpc.RpcError.__init__(self, code, message, data)
