@@ -18,7 +18,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from anyy.api.methods import MethodSpec
 from anyy.api.params import Params
 from anyy.client.errors import GatewayUnavailable, ProtocolError, no_gateway_message
-from anyy.client.protocol import CONNECT_TIMEOUT, MAX_FRAME, Event, Method, Protocol, Reply, result_type
+from anyy.client.protocol import CONNECT_TIMEOUT, Event, Method, Protocol, Reply, connection_options, result_type
 from anyy.profiles.gateway_address import Address
 
 P = TypeVar("P", bound=Params)
@@ -54,16 +54,7 @@ class AsyncClient:
     ) -> AsyncClient:
         """Connected with the address's token, or GatewayUnavailable."""
         try:
-            ws = await ws_connect(
-                address.ws_url,
-                additional_headers={"Authorization": f"Bearer {address.token}"},
-                open_timeout=timeout,
-                max_size=MAX_FRAME,
-                compression=None,  # loopback: deflate would only cost time
-                proxy=None,  # loopback only: never through a proxy from the environment
-                ping_interval=None,
-                user_agent_header=agent,
-            )
+            ws = await ws_connect(address.ws_url, **connection_options(address.token, timeout=timeout, agent=agent))
         except (OSError, TimeoutError, InvalidHandshake):
             raise GatewayUnavailable(no_gateway_message(address.profile)) from None
         return cls(ws, address, on_event, on_closed)

@@ -26,6 +26,19 @@ Event: TypeAlias = RuntimeEvent
 Method: TypeAlias = MethodSpec[Any, Any] | str  # a method of anyy.api (its result typed), or a bare name
 
 
+def connection_options(token: str, *, timeout: float, agent: str) -> dict[str, Any]:
+    """How both front ends open their WebSocket (the websockets library's ``connect`` arguments)."""
+    return {
+        "additional_headers": {"Authorization": f"Bearer {token}"},
+        "open_timeout": timeout,
+        "max_size": MAX_FRAME,
+        "compression": None,  # loopback: deflate would only cost time
+        "proxy": None,  # loopback only: never through a proxy from the environment
+        "ping_interval": None,  # a long session.wait must not be cut by a missed ping
+        "user_agent_header": agent,
+    }
+
+
 def _null() -> msgspec.Raw:
     return msgspec.Raw(b"null")
 

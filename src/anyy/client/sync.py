@@ -19,7 +19,7 @@ from anyy.api.methods import MethodSpec
 from anyy.api.params import Params
 from anyy.client.errors import GatewayUnavailable, no_gateway_message
 from anyy.client.gateway import gateway_address
-from anyy.client.protocol import CONNECT_TIMEOUT, MAX_FRAME, Message, Method, Protocol, Reply, result_type
+from anyy.client.protocol import CONNECT_TIMEOUT, Message, Method, Protocol, Reply, connection_options, result_type
 from anyy.profiles.gateway_address import Address
 
 if TYPE_CHECKING:
@@ -90,16 +90,7 @@ def connect(address: Address, *, timeout: float = CONNECT_TIMEOUT, agent: str = 
 
     A Gateway that does not answer (its gateway.json outlived it) is GatewayUnavailable, at once."""
     try:
-        ws_context = ws_connect(
-            address.ws_url,
-            additional_headers={"Authorization": f"Bearer {address.token}"},
-            open_timeout=timeout,
-            max_size=MAX_FRAME,
-            compression=None,  # loopback: deflate would only cost time
-            proxy=None,  # loopback only: never through a proxy from the environment
-            ping_interval=None,  # a long session.wait must not be cut by a missed ping
-            user_agent_header=agent,
-        )
+        ws_context = ws_connect(address.ws_url, **connection_options(address.token, timeout=timeout, agent=agent))
     except (OSError, TimeoutError, InvalidHandshake):
         raise GatewayUnavailable(no_gateway_message(address.profile)) from None
     with ws_context as ws:
