@@ -41,7 +41,12 @@ class Client:
     def request(self, method: Method, params: Any = None) -> int:
         """Send a request without waiting; its reply comes back through :meth:`receive`."""
         wanted, frame = self._protocol.request(method, params)
-        self.ws.send(frame.decode())
+        try:
+            self.ws.send(frame.decode())
+        except ConnectionClosed:
+            # What the Gateway said before closing (unauthorized) is raised; else that it closed.
+            while True:
+                self._kept.append(self._read(None))
         return wanted
 
     @overload
