@@ -38,7 +38,7 @@ async def back_on_main(app: AnyyApp) -> None:
 
 
 async def start_slow_turn(app: AnyyApp, pilot: Any) -> str:
-    app.editor.insert("run: sleep 3")
+    app.editor.insert("run: sleep 120")
     await pilot.press("enter")
     await until(app, lambda: app.busy, TIMEOUT)
     assert app.state.running is not None

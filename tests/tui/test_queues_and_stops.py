@@ -14,7 +14,7 @@ from tests.tui.pilot import TIMEOUT, make_app, notices, opened, start_retry_wait
 
 pytestmark = pytest.mark.anyio
 
-SLOW = "run: sleep 3"
+SLOW = "run: sleep 120"
 
 
 async def start_slow_turn(app: AnyyApp, pilot: Any) -> str:

@@ -32,8 +32,14 @@ async def one_exchange(app: AnyyApp, pilot: Any) -> None:
     await opened(app)
     await type_text(pilot, "hello tui")
     await pilot.press("enter")
-    await until(
-        app, lambda: not app.busy and any(m.role == "assistant" and m.text for m in app.query(Message)), TIMEOUT
+    await until(  # the recorded answer shown, its usage in the status line
+        app,
+        lambda: (
+            not app.busy
+            and app.state.usage is not None
+            and any(m.role == "assistant" and m.text for m in app.query(Message))
+        ),
+        TIMEOUT,
     )
     await type_text(pilot, "a draft in the editor")
     shown_with_a_fixed_id(app)
@@ -52,7 +58,11 @@ async def tool_then_question(app: AnyyApp, pilot: Any) -> None:
     )
     await type_text(pilot, "please ask me something?")
     await pilot.press("enter")
-    await until(app, lambda: app.question.waiting is not None and app.state.usage is not None, TIMEOUT)
+    await until(  # the question above the editor, and its entry in the conversation
+        app,
+        lambda: app.question.waiting is not None and any(m.role == "question" for m in app.query(Message)),
+        TIMEOUT,
+    )
     await type_text(pilot, "blue")
     shown_with_a_fixed_id(app)
     await pilot.pause()
