@@ -128,6 +128,7 @@ class ExecutionRun:
         self.partial_text = ""  # what the model has streamed so far in this pass (for clients that join late)
         self.retry_wait: tuple[RetryWaiting, float] | None = None  # the wait now, and when it ends (clock time)
         self.finished = asyncio.Event()  # set once the execution settled (the actor is done with it)
+        self.question: Entry | None = None  # the question entry, while suspended on it
         self.queue_was_empty = False
         self._fallback_noted = False  # nothing was pending when it completed: the actor need not look again
         self._awaiting: asyncio.Task[Any] | None = None
@@ -180,6 +181,7 @@ class ExecutionRun:
         self, state: str, *, error: str | None = None, note: str | None = None, question: Entry | None = None
     ) -> None:
         self.state = state
+        self.question = question  # what it waits on, once suspended
         execution = await self._store(
             lambda s: s.set_execution_state(self.execution_id, state, error=error, note=note)  # type: ignore[arg-type]
         )
