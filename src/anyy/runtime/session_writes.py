@@ -5,11 +5,12 @@ response). Mixed into :class:`anyy.runtime.runtime.Runtime`: the Gateway's handl
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 
-from anyy.domain.entries import Attachment, EntryKind
+from anyy.domain.entries import Attachment, Entry, EntryKind
 from anyy.domain.errors import Conflict, InvalidInput
 from anyy.domain.queue import Submission, SubmissionKind
 from anyy.domain.sessions import NewSession, QueueMode, Session, SessionPatch
@@ -17,7 +18,8 @@ from anyy.runtime.actor import SessionActor
 from anyy.runtime.announce import Announcer
 from anyy.runtime.deps import Deps
 
-RECENT_ENTRIES = 200  # how far back the state of a session is looked for when the runtime did not see it
+RECENT_ENTRIES = 200  # how far back the path is read for the last response's usage (and a question)
+RECENT_PAGE = 20
 
 
 class Forked(msgspec.Struct, kw_only=True):
@@ -111,17 +113,19 @@ class SessionWrites:
 
         def read(store: Any) -> SessionState:
             suspended = [e.id for e in store.list_executions(session_id, active_only=True) if e.state == "suspended"]
-            recent = store.history(session_id, limit=RECENT_ENTRIES).items
-            usages = (_context_tokens(e.data) for e in recent if e.kind == EntryKind.ASSISTANT)
-            tokens = next((t for t in usages if t is not None), None)
-            if not suspended:
-                return SessionState(waiting=None, context_tokens=tokens)
-            execution_id = suspended[-1]
-            question = remembered.get(execution_id)
-            if question is None:  # suspended before this Gateway started: the newest question on the path
-                question = next((e for e in recent if e.kind == EntryKind.QUESTION), None)
+            execution_id = suspended[-1] if suspended else None
+            question = remembered.get(execution_id) if execution_id is not None else None
+            look_for_question = execution_id is not None and question is None  # suspended before this start
+            tokens = None
+            for entry in _recent(store, session_id):
+                if tokens is None and entry.kind == EntryKind.ASSISTANT:
+                    tokens = _context_tokens(entry.data)
+                if look_for_question and question is None and entry.kind == EntryKind.QUESTION:
+                    question = entry
+                if tokens is not None and (question is not None or not look_for_question):
+                    break
             waiting = None
-            if question is not None:
+            if execution_id is not None and question is not None:
                 waiting = WaitingOn(execution_id=execution_id, entry_id=question.id, text=question.text)
             return SessionState(waiting=waiting, context_tokens=tokens)
 
@@ -178,3 +182,15 @@ def _context_tokens(data: dict[str, Any]) -> int | None:
     if not isinstance(usage, dict):
         return None
     return sum(int(usage.get(key, 0)) for key in ("input", "cache_read", "cache_write"))
+
+
+def _recent(store: Any, session_id: str) -> Iterator[Entry]:
+    """The current path, newest first, page by page, at most ``RECENT_ENTRIES`` entries."""
+    cursor, seen = None, 0
+    while seen < RECENT_ENTRIES:
+        page = store.history(session_id, limit=RECENT_PAGE, cursor=cursor)
+        yield from page.items
+        seen += len(page.items)
+        if page.next_cursor is None:
+            return
+        cursor = page.next_cursor
