@@ -3,8 +3,6 @@ compact, settings, export, fork, delete."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from anyy.api import methods as api
 from anyy.api import sessions as wire
 from anyy.api.entries import EntryView
@@ -25,12 +23,12 @@ from anyy.api.params import (
 )
 from anyy.domain.entries import Attachment
 from anyy.domain.errors import NotFound
-from anyy.domain.export import to_jsonl, to_markdown
 from anyy.domain.queue import NewSubmission
 from anyy.gateway.state import Connection, Gateway
 from anyy.gateway.table import TABLE
 from anyy.runtime import views
 from anyy.runtime.assembly import new_session
+from anyy.storage import reads
 
 
 async def _view(gw: Gateway, session_id: str) -> wire.SessionView:
@@ -182,17 +180,10 @@ async def settings(gw: Gateway, conn: Connection | None, p: SettingsParams) -> w
 
 @TABLE.method(api.SESSION_EXPORT)
 async def export(gw: Gateway, conn: Connection | None, p: ExportParams) -> wire.ExportResult:
-    """The session as JSONL (the session and every entry of its tree) or Markdown (the current path)."""
-
-    def render(store: Any) -> str:
-        session = store.get_session(p.session_id)
-        if p.format == "markdown":
-            return "".join(part + "\n" for part in to_markdown(session, store.path(p.session_id)))
-        tree_ids = sorted(node.id for node in store.tree(p.session_id).nodes)
-        entries = [store.get_entry(p.session_id, entry_id) for entry_id in tree_ids]
-        return "".join(line + "\n" for line in to_jsonl(session, entries))
-
-    return wire.ExportResult(format=p.format, content=await gw.store(render))
+    """The session as JSONL (the session, then every entry of its tree, parents before children, branch by
+    branch) or Markdown (the current path): exactly what ``anyy sessions export`` writes."""
+    content = await gw.store(lambda s: reads.export_text(s, p.session_id, p.format))
+    return wire.ExportResult(format=p.format, content=content)
 
 
 @TABLE.method(api.SESSION_FORK)

@@ -21,7 +21,7 @@ from anyy.domain.queue import Execution
 from anyy.runtime.announce import Announcer
 from anyy.runtime.deps import Deps
 from anyy.runtime.execution import ExecutionRun, Outcome
-from anyy.storage.sqlite import SqliteStore
+from anyy.storage.protocol import SessionStore
 
 Job = Callable[[], Awaitable[Any]]
 log = logging.getLogger("anyy.runtime")
@@ -134,7 +134,7 @@ class SessionActor:
         return outcome
 
 
-def _start_next(store: SqliteStore, *, session_id: str) -> tuple[Execution, list[Entry]] | None:
+def _start_next(store: SessionStore, *, session_id: str) -> tuple[Execution, list[Entry]] | None:
     """Start the next execution from the queue, if the session is idle and anything is pending: the
     items are taken and recorded as the user's messages in the same transaction (returned with it)."""
     if store.list_executions(session_id, active_only=True):

@@ -34,7 +34,7 @@ from anyy.runtime.compactor import Compactor
 from anyy.runtime.deps import Deps
 from anyy.runtime.execution import Outcome
 from anyy.runtime.session_writes import SessionWrites
-from anyy.storage.sqlite import SqliteStore
+from anyy.storage.protocol import SessionStore
 
 RECOVERY_NOTE = "The Gateway stopped while this response was running; it was marked interrupted. Nothing was lost."
 NO_ANSWER = "Not answered: the user stopped the response instead of answering."
@@ -294,7 +294,7 @@ class Runtime(SessionWrites):
         used from the next model call on."""
         models = self.deps.models
 
-        def apply(store: SqliteStore) -> Session:
+        def apply(store: SessionStore) -> Session:
             # Read, check and write in one unit of work on the store's thread: two changes sent at once
             # (effort, then model) each keep what the other set.
             current = store.get_session(session_id)

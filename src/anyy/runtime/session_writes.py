@@ -5,21 +5,17 @@ response). Mixed into :class:`anyy.runtime.runtime.Runtime`: the Gateway's handl
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 import msgspec
 
-from anyy.domain.entries import Attachment, Entry, EntryKind
+from anyy.domain.entries import Attachment, EntryKind
 from anyy.domain.errors import Conflict, InvalidInput
 from anyy.domain.queue import Submission, SubmissionKind
 from anyy.domain.sessions import NewSession, QueueMode, Session, SessionPatch
 from anyy.runtime.actor import SessionActor
 from anyy.runtime.announce import Announcer
 from anyy.runtime.deps import Deps
-
-RECENT_ENTRIES = 200  # how far back the path is read for the last response's usage (and a question)
-RECENT_PAGE = 20
+from anyy.storage import reads
+from anyy.storage.protocol import SessionStore
 
 
 class Forked(msgspec.Struct, kw_only=True):
@@ -81,7 +77,7 @@ class SessionWrites:
                 raise InvalidInput("only a user message can be forked before (its text comes back as a draft)")
             draft, point = entry.text, entry.parent
 
-        def make(store: Any) -> Session:
+        def make(store: SessionStore) -> Session:
             forked: Session = store.fork_session(session_id, point, title=title)
             # Before the very first message: the fork starts empty.
             return store.set_head(forked.id, None) if before and point is None else forked
@@ -107,27 +103,23 @@ class SessionWrites:
             await actor.aclose()
 
     async def state(self, session_id: str) -> SessionState:
-        """The question a suspended execution waits on and the context size of the last response."""
+        """The question a suspended execution waits on (as the runtime saw it suspend, or read back from the
+        path after a restart) and the context size of the last response."""
         actor = self._actors.get(session_id)
         remembered = dict(actor.questions) if actor is not None else {}  # execution id -> its question
 
-        def read(store: Any) -> SessionState:
-            suspended = [e.id for e in store.list_executions(session_id, active_only=True) if e.state == "suspended"]
-            execution_id = suspended[-1] if suspended else None
-            question = remembered.get(execution_id) if execution_id is not None else None
-            look_for_question = execution_id is not None and question is None  # suspended before this start
-            tokens = None
-            for entry in _recent(store, session_id):
-                if tokens is None and entry.kind == EntryKind.ASSISTANT:
-                    tokens = _context_tokens(entry.data)
-                if look_for_question and question is None and entry.kind == EntryKind.QUESTION:
-                    question = entry
-                if tokens is not None and (question is not None or not look_for_question):
-                    break
-            waiting = None
-            if execution_id is not None and question is not None:
-                waiting = WaitingOn(execution_id=execution_id, entry_id=question.id, text=question.text)
-            return SessionState(waiting=waiting, context_tokens=tokens)
+        def read(store: SessionStore) -> SessionState:
+            recent = reads.recent_state(store, session_id)
+            found = recent.waiting
+            if found is None:
+                return SessionState(waiting=None, context_tokens=recent.context_tokens)
+            question = remembered.get(found.execution_id)
+            waiting = WaitingOn(
+                execution_id=found.execution_id,
+                entry_id=found.entry_id if question is None else question.id,
+                text=found.question if question is None else question.text,
+            )
+            return SessionState(waiting=waiting, context_tokens=recent.context_tokens)
 
         state: SessionState = await self.deps.owner.call(read)
         return state
@@ -175,22 +167,3 @@ class SessionWrites:
             patch.follow_up_mode = follow_up
         session: Session = await self.deps.owner.call(lambda s: s.update_session(session_id, patch))
         return session
-
-
-def _context_tokens(data: dict[str, Any]) -> int | None:
-    usage = data.get("usage")
-    if not isinstance(usage, dict):
-        return None
-    return sum(int(usage.get(key, 0)) for key in ("input", "cache_read", "cache_write"))
-
-
-def _recent(store: Any, session_id: str) -> Iterator[Entry]:
-    """The current path, newest first, page by page, at most ``RECENT_ENTRIES`` entries."""
-    cursor, seen = None, 0
-    while seen < RECENT_ENTRIES:
-        page = store.history(session_id, limit=RECENT_PAGE, cursor=cursor)
-        yield from page.items
-        seen += len(page.items)
-        if page.next_cursor is None:
-            return
-        cursor = page.next_cursor
