@@ -1,7 +1,8 @@
 """The backends the conformance suite runs against, by name.
 
 A backend is a function opening a store whose files (if any) live in a given directory; opening it twice
-on the same directory must reach the same data (the suite reopens stores to prove durability). To add a
+on the same directory must reach the same data (the suite reopens stores to prove durability), and
+opening it on a folder :meth:`SessionStore.snapshot` wrote into must reach the snapshot's data. To add a
 backend (PostgreSQL), add one entry here: no test changes.
 
 The crash test's child process imports this module too, so it must not import pytest.
@@ -12,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from anyy.storage.memory import MemoryData, MemoryStore
+from anyy.storage.memory.upkeep import load_snapshot
 from anyy.storage.protocol import SessionStore
 from anyy.storage.sqlite import SqliteStore
 
@@ -20,9 +23,23 @@ def open_sqlite(directory: Path) -> SessionStore:
     return SqliteStore(directory / "state.db", objects_dir=directory / "objects", profile="test")
 
 
+# The in-memory backend's "files": what a store opened on a folder holds, for as long as the process lives.
+_MEMORY: dict[Path, MemoryData] = {}
+
+
+def open_memory(directory: Path) -> SessionStore:
+    data = _MEMORY.get(directory)
+    if data is None:
+        data = _MEMORY[directory] = load_snapshot(directory) or MemoryData()
+    return MemoryStore(data, profile="test")
+
+
 BACKENDS: dict[str, Callable[[Path], SessionStore]] = {
     "sqlite": open_sqlite,
+    "memory": open_memory,
 }
+# Backends whose data outlives the process (the crash test kills one).
+DURABLE = frozenset({"sqlite"})
 
 
 def open_backend(name: str, directory: Path) -> SessionStore:

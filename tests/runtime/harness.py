@@ -18,6 +18,7 @@ from anyy.providers.offline import OfflineProvider
 from anyy.runtime.deps import CallTool, Deps, RuntimeSettings, ToolSource
 from anyy.runtime.runtime import Runtime
 from anyy.storage.owner import StoreOwner
+from anyy.storage.protocol import SessionStore
 from anyy.storage.sqlite import SqliteStore
 from anyy.tools.base import ToolContext, ToolOutcome
 
@@ -116,7 +117,7 @@ class Harness:
         self.tools = TestTools()
         self.tool_source: ToolSource = tools or self.tools
         self.clock = ManualClock()
-        self.owner: StoreOwner[SqliteStore] = StoreOwner(lambda: SqliteStore(tmp_path / "state.db", profile="test"))
+        self.owner: StoreOwner[SessionStore] = StoreOwner(lambda: SqliteStore(tmp_path / "state.db", profile="test"))
         self.settings = settings or RuntimeSettings()
         self.system_prompts: list[str] = []
         self.deps: Deps | None = None
@@ -159,7 +160,7 @@ class Harness:
         assert self.runtime is not None
         return self.runtime
 
-    async def store(self, fn: Callable[[SqliteStore], Any]) -> Any:
+    async def store(self, fn: Callable[[SessionStore], Any]) -> Any:
         return await self.owner.call(fn)
 
     async def session(self, **settings: Any) -> Session:

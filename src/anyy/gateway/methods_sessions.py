@@ -3,8 +3,6 @@ compact, settings, export, fork, delete."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from anyy.api import methods as api
 from anyy.api import sessions as wire
 from anyy.api.entries import EntryView
@@ -23,41 +21,28 @@ from anyy.api.params import (
     SessionRef,
     SettingsParams,
 )
-from anyy.domain.entries import Attachment, EntryKind
-from anyy.domain.errors import Conflict, InvalidInput, NotFound
-from anyy.domain.export import to_jsonl, to_markdown
+from anyy.domain.entries import Attachment
+from anyy.domain.errors import NotFound
 from anyy.domain.queue import NewSubmission
-from anyy.domain.sessions import SessionPatch
 from anyy.gateway.state import Connection, Gateway
 from anyy.gateway.table import TABLE
 from anyy.runtime import views
 from anyy.runtime.assembly import new_session
-
-
-def _recent_state(store: Any, session_id: str) -> tuple[wire.WaitingQuestion | None, int | None]:
-    """The question a suspended execution waits on, and the context size of the last response."""
-    recent = store.history(session_id, limit=200).items
-    tokens = None
-    for entry in recent:
-        usage = entry.data.get("usage") if entry.kind == EntryKind.ASSISTANT else None
-        if isinstance(usage, dict):
-            tokens = sum(int(usage.get(key, 0)) for key in ("input", "cache_read", "cache_write"))
-            break
-    suspended = [e for e in store.list_executions(session_id, active_only=True) if e.state == "suspended"]
-    question = next((e for e in recent if e.kind == EntryKind.QUESTION), None) if suspended else None
-    if question is None:
-        return None, tokens
-    return wire.WaitingQuestion(execution_id=suspended[-1].id, entry_id=question.id, question=question.text), tokens
+from anyy.storage import reads
 
 
 async def _view(gw: Gateway, session_id: str) -> wire.SessionView:
-    session, (waiting, tokens) = await gw.store(lambda s: (s.get_session(session_id), _recent_state(s, session_id)))
+    session = await gw.store(lambda s: s.get_session(session_id))
+    state = await gw.runtime.state(session_id)
+    waiting = state.waiting
     return wire.SessionView(
         session=views.session(session),
         running_execution=gw.runtime.running_execution(session_id),
         live_text=gw.runtime.live_text(session_id),
-        waiting_question=waiting,
-        context_tokens=tokens,
+        waiting_question=None
+        if waiting is None
+        else wire.WaitingQuestion(execution_id=waiting.execution_id, entry_id=waiting.entry_id, question=waiting.text),
+        context_tokens=state.context_tokens,
         context_budget=gw.runtime.deps.settings.budget_tokens,
         retry_wait=_retry_view(gw, session_id),
     )
@@ -84,7 +69,7 @@ async def create(gw: Gateway, conn: Connection | None, p: CreateParams) -> wire.
     config = gw.profile.load_config()
     gw.profile.load_role(p.role)  # an unknown role is a clear error listing the roles
     spec = new_session(config, role=p.role, kind=p.kind, title=p.title)
-    return views.session(await gw.store(lambda s: s.create_session(spec)))
+    return views.session(await gw.runtime.create_session(spec))
 
 
 @TABLE.method(api.SESSION_GET)
@@ -127,7 +112,7 @@ async def search(gw: Gateway, conn: Connection | None, p: SearchParams) -> list[
 @TABLE.method(api.SESSION_RENAME)
 async def rename(gw: Gateway, conn: Connection | None, p: RenameParams) -> wire.Session:
     """Change a session's title."""
-    return views.session(await gw.store(lambda s: s.update_session(p.session_id, SessionPatch(title=p.title))))
+    return views.session(await gw.runtime.rename(p.session_id, p.title))
 
 
 @TABLE.method(api.SESSION_SEND)
@@ -195,17 +180,10 @@ async def settings(gw: Gateway, conn: Connection | None, p: SettingsParams) -> w
 
 @TABLE.method(api.SESSION_EXPORT)
 async def export(gw: Gateway, conn: Connection | None, p: ExportParams) -> wire.ExportResult:
-    """The session as JSONL (the session and every entry of its tree) or Markdown (the current path)."""
-
-    def render(store: Any) -> str:
-        session = store.get_session(p.session_id)
-        if p.format == "markdown":
-            return "".join(part + "\n" for part in to_markdown(session, store.path(p.session_id)))
-        tree_ids = sorted(node.id for node in store.tree(p.session_id).nodes)
-        entries = [store.get_entry(p.session_id, entry_id) for entry_id in tree_ids]
-        return "".join(line + "\n" for line in to_jsonl(session, entries))
-
-    return wire.ExportResult(format=p.format, content=await gw.store(render))
+    """The session as JSONL (the session, then every entry of its tree, parents before children, branch by
+    branch) or Markdown (the current path): exactly what ``anyy sessions export`` writes."""
+    content = await gw.store(lambda s: reads.export_text(s, p.session_id, p.format))
+    return wire.ExportResult(format=p.format, content=content)
 
 
 @TABLE.method(api.SESSION_FORK)
@@ -213,39 +191,8 @@ async def fork(gw: Gateway, conn: Connection | None, p: ForkParams) -> wire.Fork
     """A new conversation from a chosen point (O(1): nothing is copied), with that path's history and
     labels; queues and running work are not copied. The original's running work is captured first;
     once the fork is on disk it is stopped and settled (F2). If settling fails, the fork stays."""
-    captured = gw.runtime.running_execution(p.session_id)
-    draft = None
-    point = p.entry_id
-    if p.before:
-        if p.entry_id is None:
-            raise InvalidInput("fork before which message? give entry_id with before")
-        entry = await gw.store(lambda s: s.get_entry(p.session_id, p.entry_id))  # type: ignore[arg-type]
-        if entry.kind != EntryKind.USER:
-            raise InvalidInput("only a user message can be forked before (its text comes back as a draft)")
-        draft, point = entry.text, entry.parent
-        if point is None:
-            session = await gw.store(lambda s: s.fork_session(p.session_id, None, title=p.title))
-            session = await gw.store(lambda s: s.set_head(session.id, None))
-            return wire.ForkResult(
-                session=views.session(session), draft=draft, interrupted=await _settle(gw, p.session_id, captured)
-            )
-    session = await gw.store(lambda s: s.fork_session(p.session_id, point, title=p.title))
-    settle_error = None
-    try:
-        interrupted = await _settle(gw, p.session_id, captured)
-    except Exception as exc:  # the fork is recorded whatever happens to the old work
-        interrupted, settle_error = captured, f"{type(exc).__name__}: {exc}"
-    return wire.ForkResult(
-        session=views.session(session), draft=draft, interrupted=interrupted, settle_error=settle_error
-    )
-
-
-async def _settle(gw: Gateway, session_id: str, captured: str | None) -> str | None:
-    if captured is None:
-        return None
-    await gw.runtime.stop(session_id, captured)
-    await gw.runtime.wait_settled(session_id, captured)
-    return captured
+    forked = await gw.runtime.fork(p.session_id, p.entry_id, before=p.before, title=p.title)
+    return views.convert(forked, wire.ForkResult)
 
 
 @TABLE.method(api.SESSION_DELETE)
@@ -253,6 +200,4 @@ async def delete(gw: Gateway, conn: Connection | None, p: SessionRef) -> None:
     """Delete a conversation. History that another session (a fork) still reaches is kept. With work
     unfinished (running, waiting for an answer, or queued) it is a conflict, and nothing is stopped or
     deleted."""
-    if gw.runtime.running_execution(p.session_id) is not None:
-        raise Conflict(f"session {p.session_id} has a response running: stop it and clear its queue first")
-    await gw.store(lambda s: s.delete_session(p.session_id))
+    await gw.runtime.delete(p.session_id)

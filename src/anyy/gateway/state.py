@@ -13,7 +13,7 @@ from anyy.profiles.profile import Profile
 from anyy.runtime.bus import Subscription
 from anyy.runtime.deps import Deps
 from anyy.runtime.runtime import Runtime
-from anyy.storage.sqlite import SqliteStore
+from anyy.storage.protocol import SessionStore
 
 T = TypeVar("T")
 
@@ -26,7 +26,7 @@ class Gateway:
     token: str
     started_at: float = field(default_factory=time.time)
 
-    async def store(self, fn: Callable[[SqliteStore], T]) -> T:
+    async def store(self, fn: Callable[[SessionStore], T]) -> T:
         return await self.deps.owner.call(fn)
 
 

@@ -21,7 +21,7 @@ from anyy.domain.queue import Execution
 from anyy.runtime.announce import Announcer
 from anyy.runtime.deps import Deps
 from anyy.runtime.execution import ExecutionRun, Outcome
-from anyy.storage.sqlite import SqliteStore
+from anyy.storage.protocol import SessionStore
 
 Job = Callable[[], Awaitable[Any]]
 log = logging.getLogger("anyy.runtime")
@@ -34,6 +34,7 @@ class SessionActor:
         self.current: ExecutionRun | None = None
         self.exclusive: str | None = None  # "compaction" / "navigation" while one runs
         self._announce = Announcer(deps)
+        self.questions: dict[str, Entry] = {}  # execution id -> the question it is suspended on
         self._jobs: asyncio.Queue[tuple[Job, asyncio.Future[Any]] | None] = asyncio.Queue()
         self._drain_queued = False
         self._task: asyncio.Task[None] | None = None
@@ -111,8 +112,12 @@ class SessionActor:
 
     async def _run(self, run: ExecutionRun, answer: str | None) -> Outcome:
         self.current = run
+        self.questions.pop(run.execution_id, None)
         try:
-            return await (run.run() if answer is None else run.resume_with_answer(answer))
+            outcome = await (run.run() if answer is None else run.resume_with_answer(answer))
+            if outcome is Outcome.SUSPENDED and run.question is not None:
+                self.questions[run.execution_id] = run.question
+            return outcome
         finally:
             self.current = None
             run.finished.set()
@@ -129,7 +134,7 @@ class SessionActor:
         return outcome
 
 
-def _start_next(store: SqliteStore, *, session_id: str) -> tuple[Execution, list[Entry]] | None:
+def _start_next(store: SessionStore, *, session_id: str) -> tuple[Execution, list[Entry]] | None:
     """Start the next execution from the queue, if the session is idle and anything is pending: the
     items are taken and recorded as the user's messages in the same transaction (returned with it)."""
     if store.list_executions(session_id, active_only=True):

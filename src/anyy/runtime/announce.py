@@ -2,6 +2,7 @@
 queue items, an execution's state) it announces here, right after the write, with what a client needs
 to show the change without asking again: the entries as views, the queue as it is now, the submissions
 an execution took and the question it waits on. Nothing outside the runtime publishes session events.
+Events nobody listens to are not built (no views converted, no queue read).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ class Announcer:
 
     def entries(self, session_id: str, appended: Sequence[Entry]) -> None:
         """Entries just recorded, in order (nothing is said for none)."""
-        if appended:
+        if appended and self._deps.bus.listened(session_id):
             self._deps.bus.publish(
                 api.EntriesAppended(
                     session_id=session_id,
@@ -64,6 +65,8 @@ class Announcer:
 
     async def queue(self, session_id: str) -> None:
         """The session's queue (or its settings) changed: announce the pending items as they are now."""
+        if not self._deps.bus.listened(session_id):
+            return  # nobody to tell: the queue is not even read
         try:
             pending = await self._deps.owner.call(lambda s: s.list_submissions(session_id))
         except Exception as exc:  # the store is closing (a shutdown): nobody is left to tell

@@ -17,7 +17,6 @@ from anyy.api.events import RetryWaiting
 from anyy.domain.compaction import unresolved_calls
 from anyy.domain.context import ContextItem
 from anyy.domain.entries import (
-    Attachment,
     BranchSummaryData,
     Entry,
     EntryKind,
@@ -26,15 +25,16 @@ from anyy.domain.entries import (
     ToolResultData,
 )
 from anyy.domain.errors import Conflict, InvalidInput, NotFound
-from anyy.domain.queue import FINAL_SUBMISSION_STATES, Execution, NewSubmission, Submission, SubmissionKind
-from anyy.domain.sessions import Goal, QueueMode, Session, SessionPatch
+from anyy.domain.queue import FINAL_SUBMISSION_STATES, Execution, NewSubmission, Submission
+from anyy.domain.sessions import Goal, Session, SessionPatch
 from anyy.runtime.actor import SessionActor
 from anyy.runtime.announce import Announcer
 from anyy.runtime.bus import Subscription
 from anyy.runtime.compactor import Compactor
 from anyy.runtime.deps import Deps
 from anyy.runtime.execution import Outcome
-from anyy.storage.sqlite import SqliteStore
+from anyy.runtime.session_writes import SessionWrites
+from anyy.storage.protocol import SessionStore
 
 RECOVERY_NOTE = "The Gateway stopped while this response was running; it was marked interrupted. Nothing was lost."
 NO_ANSWER = "Not answered: the user stopped the response instead of answering."
@@ -56,7 +56,7 @@ class ReloadStep(msgspec.Struct, kw_only=True):
     detail: str
 
 
-class Runtime:
+class Runtime(SessionWrites):
     def __init__(self, deps: Deps) -> None:
         self.deps = deps
         self._actors: dict[str, SessionActor] = {}
@@ -119,50 +119,6 @@ class Runtime:
         await self.deps.owner.call(lambda s: s.get_session(session_id))
         self._actor(session_id).poke()
 
-    # -- the queue (Q3, Q6, Q7): edits of pending items, each announced ---------------------------
-    async def clear_queue(self, session_id: str, kind: SubmissionKind | None = None) -> list[Submission]:
-        """Remove every pending item (or those of one kind); their bodies are kept ("cleared")."""
-        removed: list[Submission] = await self.deps.owner.call(lambda s: s.clear_queue(session_id, kind=kind))
-        await self._announce.queue(session_id)
-        return removed
-
-    async def edit_submission(
-        self,
-        submission_id: str,
-        *,
-        version: int | None = None,
-        kind: SubmissionKind | None = None,
-        text: str | None = None,
-        attachments: list[Attachment] | None = None,
-    ) -> Submission:
-        """Edit one pending item (move it to steering, change its text or attachments); a conflict once
-        the agent took it or when it changed since the caller read ``version``."""
-        updated: Submission = await self.deps.owner.call(
-            lambda s: s.update_submission(submission_id, version=version, kind=kind, text=text, attachments=attachments)
-        )
-        await self._announce.queue(updated.session_id)
-        return updated
-
-    async def cancel_submission(self, submission_id: str, *, version: int | None = None) -> Submission:
-        """Remove one pending item from its queue; its body is kept ("cancelled")."""
-        cancelled: Submission = await self.deps.owner.call(
-            lambda s: s.cancel_submission(submission_id, version=version)
-        )
-        await self._announce.queue(cancelled.session_id)
-        return cancelled
-
-    async def queue_modes(
-        self, session_id: str, *, steering: QueueMode | None = None, follow_up: QueueMode | None = None
-    ) -> Session:
-        """Read, or set independently, how many items each checkpoint takes."""
-        changes: dict[str, Any] = {}
-        if steering is not None:
-            changes["steering_mode"] = steering
-        if follow_up is not None:
-            changes["follow_up_mode"] = follow_up
-        session: Session = await self.deps.owner.call(lambda s: s.update_session(session_id, SessionPatch(**changes)))
-        return session
-
     # -- stops -----------------------------------------------------------------------------------
     async def _execution_of(self, session_id: str, execution_id: str) -> Execution:
         execution: Execution = await self.deps.owner.call(lambda s: s.get_execution(execution_id))
@@ -181,6 +137,8 @@ class Runtime:
         if execution.state != "suspended":
             return False
         # Waiting for an answer: settle it (the question gets a result) and end it as interrupted.
+        if actor is not None:
+            actor.questions.pop(execution_id, None)
         context = await self.deps.owner.call(lambda s: s.context(session_id))
         results = [
             NewEntry(kind=EntryKind.TOOL_RESULT, text=NO_ANSWER, data=ToolResultData(call_id=c, name=n, synthetic=True))
@@ -336,7 +294,7 @@ class Runtime:
         used from the next model call on."""
         models = self.deps.models
 
-        def apply(store: SqliteStore) -> Session:
+        def apply(store: SessionStore) -> Session:
             # Read, check and write in one unit of work on the store's thread: two changes sent at once
             # (effort, then model) each keep what the other set.
             current = store.get_session(session_id)
