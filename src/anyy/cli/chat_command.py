@@ -26,8 +26,6 @@ EXIT_REMOVED = 6
 EXIT_TIMEOUT = 7
 EXIT_CTRL_C = 130
 
-USAGE_KEYS = ("input", "output", "cache_read", "cache_write")
-
 # The submission's state once session.wait returns -> (result word, exit status).
 OUTCOMES: dict[str, tuple[str, int]] = {
     "completed": ("completed", EXIT_COMPLETED),
