@@ -42,7 +42,8 @@ from anyy.domain.sessions import NewSession
 from anyy.profiles import get_profile
 from anyy.profiles.gateway_address import Address, read_address
 from anyy.storage.sqlite.store import SqliteStore
-from anyy.tui.app import AnyyApp, GatewayEvent
+from anyy.tui.app import AnyyApp
+from anyy.tui.link import GatewayEvent
 
 ANYY = str(Path(sys.executable).parent / "anyy")
 FIRST_PAINT_TARGET_MS = 500.0

@@ -64,7 +64,7 @@ async def test_a_gateway_restart_keeps_the_draft_and_the_queue_view_and_reconnec
         assert "reconnecting" in notices(app)
 
         await gateway(live, "start")
-        await until(app, lambda: app.reconnections == 1 and app.status.state == "idle", TIMEOUT)
+        await until(app, lambda: app.link.reconnections == 1 and app.status.state == "idle", TIMEOUT)
         assert app.address.port != first.port or app.address.token != first.token
         assert app.editor.text == "my draft"
         assert app.pending.items == []  # redrawn from the Gateway's (empty) queue
@@ -88,6 +88,6 @@ async def test_while_disconnected_enter_keeps_the_draft_and_says_why(start_gatew
         await pilot.press("enter")
         await until(app, lambda: "Not sent" in notices(app), TIMEOUT)
         assert app.editor.text == "not yet"
-        attempts = app.reconnect_attempts
-        await until(app, lambda: app.reconnect_attempts > attempts, TIMEOUT)  # keeps trying, with backoff
+        attempts = app.link.attempts
+        await until(app, lambda: app.link.attempts > attempts, TIMEOUT)  # keeps trying, with backoff
         assert app.state.link is not None

@@ -31,7 +31,6 @@ port and token). Once connected it redraws the session from the Gateway's state 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gc
 import time
@@ -40,7 +39,6 @@ from typing import Any, ClassVar, TypeVar, overload
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
-from textual.message import Message
 
 from anyy.api import methods as m
 from anyy.api.methods import MethodSpec
@@ -56,15 +54,15 @@ from anyy.api.params import (
     UnsubscribeParams,
 )
 from anyy.api.sessions import Session, SessionView, SubmissionKind
-from anyy.client.aio import AsyncClient
-from anyy.client.errors import CallFailed, ConflictError, GatewayError, GatewayUnavailable
+from anyy.client.errors import CallFailed, ConflictError, GatewayError
 from anyy.client.gateway import Locator, address_locator
-from anyy.client.protocol import Event, Method
+from anyy.client.protocol import Method
 from anyy.profiles.gateway_address import Address
 from anyy.tui.commands import Commands
 from anyy.tui.conversation import ConversationView
 from anyy.tui.editor import Editor
 from anyy.tui.history import HISTORY_PAGE, History
+from anyy.tui.link import ConnectionLost, GatewayEvent, GatewayLink
 from anyy.tui.pending import PendingQueue
 from anyy.tui.question import QuestionPrompt
 from anyy.tui.retry import RetryCountdown
@@ -75,21 +73,7 @@ from anyy.tui.tool_activity import ToolActivity
 
 P = TypeVar("P", bound=Params)
 R = TypeVar("R")
-RECONNECT_FIRST_DELAY = 0.1
-RECONNECT_MAX_DELAY = 5.0
 RECONNECTING = "reconnecting…"
-
-
-class GatewayEvent(Message):
-    def __init__(self, event: Event) -> None:
-        super().__init__()
-        self.event = event
-
-
-class ConnectionLost(Message):
-    def __init__(self, why: str) -> None:
-        super().__init__()
-        self.why = why
 
 
 class AnyyApp(App[None]):
@@ -114,19 +98,14 @@ class AnyyApp(App[None]):
         history_page: int = HISTORY_PAGE,
     ) -> None:
         super().__init__()
-        self.address = address
-        self.locate = locate if locate is not None else address_locator(address.profile)
+        self.link = GatewayLink(address, locate or address_locator(address.profile), self.post_message)
         self.requested_session = session_id
         self.role = role
         self.start_note = note
-        self.client: AsyncClient | None = None
         self.state = SessionState()
         self.failure: str | None = None  # why the app could not open its session
         self.history_page = history_page
         self.subscription: str | None = None
-        self._generation = 0  # which connection events belong to: a replaced one's are dropped
-        self.reconnect_attempts = 0
-        self.reconnections = 0
         self.first_paint_at: float | None = None  # perf_counter() of the first frame after opening
         self.routes = EventRoutes(self)
         self.commands = Commands(self)
@@ -169,6 +148,11 @@ class AnyyApp(App[None]):
         return self.query_one(QuestionPrompt)
 
     @property
+    def address(self) -> Address:
+        """Where the Gateway is (a restarted one has a new port and token)."""
+        return self.link.address
+
+    @property
     def session_id(self) -> str:
         return self.state.session_id
 
@@ -195,7 +179,7 @@ class AnyyApp(App[None]):
         gc.freeze()
 
     async def _open(self) -> None:
-        self.client = await self._connect(self.address)
+        await self.link.connect(self.address)
         if self.start_note:
             await self.say(self.start_note)
         if self.requested_session is None:
@@ -246,26 +230,12 @@ class AnyyApp(App[None]):
         await self.history.open(self.size.width, self.size.height)
 
     # -- talking to the Gateway ------------------------------------------------------------------
-    async def _connect(self, address: Address) -> AsyncClient:
-        self._generation += 1
-        generation = self._generation
-
-        def post(message: Message) -> None:
-            if generation == self._generation:
-                self.post_message(message)
-
-        return await AsyncClient.connect(
-            address, lambda event: post(GatewayEvent(event)), lambda why: post(ConnectionLost(why))
-        )
-
     @overload
     async def call(self, method: MethodSpec[P, R], params: P) -> R: ...
     @overload
     async def call(self, method: str, params: Any = None) -> Any: ...
     async def call(self, method: Method, params: Any = None) -> Any:
-        if self.client is None:
-            raise GatewayUnavailable("not connected to the Gateway")
-        return await self.client.call(method, params)
+        return await self.link.call(method, params)
 
     async def say(self, text: str) -> None:
         """A line for the user in the conversation (not recorded in the session)."""
@@ -285,42 +255,21 @@ class AnyyApp(App[None]):
         self.run_worker(self._reconnect(), name="anyy-reconnect", group="reconnect", exclusive=True)
 
     async def _reconnect(self) -> None:
-        delay = RECONNECT_FIRST_DELAY
-        while True:
-            self.reconnect_attempts += 1
-            if await self._try_reconnect():
-                return
+        def waiting(delay: float) -> None:
             self.state.link = f"{RECONNECTING} (next try in {delay:.1f} s)"
-            await asyncio.sleep(delay)  # backoff between tries
-            delay = min(delay * 2, RECONNECT_MAX_DELAY)
 
-    async def _try_reconnect(self) -> bool:
-        """One try: True once connected and redrawn (or when there is nothing left to redraw)."""
-        address = self.locate()
-        if address is None:
-            return False
-        old = self.client
-        try:
-            self.client = await self._connect(address)
-        except GatewayUnavailable:
-            return False
-        if old is not None:
-            with contextlib.suppress(Exception):
-                await old.close()
-        self.address = address
-        try:
-            view = await self.call(m.SESSION_GET, SessionRef(session_id=self.session_id))
-            await self.switch_session(view.session, live=view)
-        except GatewayUnavailable:
-            return False
-        except CallFailed as exc:
-            self.state.link = None
-            await self.say(f"Reconnected to the Gateway, but session {self.session_id} could not be reopened: {exc}")
-            return True
+        refused = await self.link.reconnect(self._reopen, waiting)
         self.state.link = None
-        self.reconnections += 1
-        await self.say(f"Reconnected to the Gateway at {address.url}.")
-        return True
+        if refused is not None:
+            await self.say(
+                f"Reconnected to the Gateway, but session {self.session_id} could not be reopened: {refused}"
+            )
+        else:
+            await self.say(f"Reconnected to the Gateway at {self.address.url}.")
+
+    async def _reopen(self) -> None:
+        view = await self.call(m.SESSION_GET, SessionRef(session_id=self.session_id))
+        await self.switch_session(view.session, live=view)
 
     # -- events ----------------------------------------------------------------------------------
     async def on_gateway_event(self, message: GatewayEvent) -> None:
@@ -328,11 +277,7 @@ class AnyyApp(App[None]):
         if getattr(event, "session_id", None) != self.session_id or not self.is_running:
             return
         try:
-            await self.routes.route(event)
-        except GatewayUnavailable:
-            return
-        except CallFailed as exc:  # e.g. the session was deleted by another client meanwhile: say it, go on
-            await self.say(f"The Gateway refused a request made for a {type(event).__name__} event: {exc}")
+            await self.routes.route(event)  # events carry what they change: no request to the Gateway here
         except NoMatches:
             if self.is_running:
                 raise
@@ -455,5 +400,4 @@ class AnyyApp(App[None]):
             await self.say(f"Execution {execution} had already ended: nothing stopped.")
 
     async def on_unmount(self) -> None:
-        if self.client is not None:
-            await self.client.close()
+        await self.link.close()
