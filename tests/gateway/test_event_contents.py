@@ -123,3 +123,17 @@ def test_q6_queue_changed_carries_the_queue_after_each_edit(gateway: LiveGateway
         assert client.event(lambda e: e["type"] == "queue_changed")["pending"] == []
         busy.gate.open()
         client.event(is_state("completed", busy.execution_id))
+
+
+def test_m1_a_model_change_is_announced_with_its_entry(gateway: LiveGateway) -> None:
+    """Everything the runtime appends is announced: the model-change entry reaches a subscriber as
+    ``session.history`` shows it (a client opened meanwhile need not reload to see it)."""
+    with gateway.ws() as client, gateway.ws() as watcher:
+        session_id = client.call("session.create")["id"]
+        watcher.call("events.subscribe", {"session_id": session_id})
+        client.call("session.settings", {"session_id": session_id, "effort": "high"})
+        appended = watcher.event(lambda e: e["type"] == "entries_appended")
+        history = client.call("session.history", {"session_id": session_id})["items"]
+        assert appended["entries"] == history
+        assert appended["entries"][0]["kind"] == "model_change"
+        assert appended["entries"][0]["data"]["effort"] == "high"

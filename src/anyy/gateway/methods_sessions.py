@@ -32,11 +32,10 @@ from anyy.storage import reads
 
 
 async def _view(gw: Gateway, session_id: str) -> wire.SessionView:
-    session = await gw.store(lambda s: s.get_session(session_id))
     state = await gw.runtime.state(session_id)
     waiting = state.waiting
     return wire.SessionView(
-        session=views.session(session),
+        session=views.session(state.session),
         running_execution=gw.runtime.running_execution(session_id),
         live_text=gw.runtime.live_text(session_id),
         waiting_question=None

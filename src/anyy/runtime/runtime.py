@@ -294,7 +294,7 @@ class Runtime(SessionWrites):
         used from the next model call on."""
         models = self.deps.models
 
-        def apply(store: SessionStore) -> Session:
+        def apply(store: SessionStore) -> tuple[Session, list[Entry]]:
             # Read, check and write in one unit of work on the store's thread: two changes sent at once
             # (effort, then model) each keep what the other set.
             current = store.get_session(session_id)
@@ -308,11 +308,12 @@ class Runtime(SessionWrites):
                 text=f"{new_provider}/{new_model}" + (f" ({new_effort})" if new_effort else ""),
                 data=ModelChangeData(provider=new_provider, model=new_model, effort=new_effort),
             )
-            store.append_entries(session_id, [entry])
-            return store.get_session(session_id)
+            appended = store.append_entries(session_id, [entry])
+            return store.get_session(session_id), appended
 
-        session: Session = await self.deps.owner.call(apply)
+        session, appended = await self.deps.owner.call(apply)
         await self._announce.queue(session_id)
+        self._announce.entries(session_id, appended)
         return session
 
     # -- goals (R2) and reload (R1) --------------------------------------------------------------

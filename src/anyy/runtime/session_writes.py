@@ -34,6 +34,7 @@ class WaitingOn(msgspec.Struct, kw_only=True, frozen=True):
 
 
 class SessionState(msgspec.Struct, kw_only=True):
+    session: Session
     waiting: WaitingOn | None  # set while an execution waits for an answer
     context_tokens: int | None  # what the model re-read for the last response on the current path
 
@@ -103,23 +104,24 @@ class SessionWrites:
             await actor.aclose()
 
     async def state(self, session_id: str) -> SessionState:
-        """The question a suspended execution waits on (as the runtime saw it suspend, or read back from the
-        path after a restart) and the context size of the last response."""
+        """The session, the question a suspended execution waits on (as the runtime saw it suspend, or read
+        back from the path after a restart) and the context size of the last response: one unit of work."""
         actor = self._actors.get(session_id)
         remembered = dict(actor.questions) if actor is not None else {}  # execution id -> its question
 
         def read(store: SessionStore) -> SessionState:
+            session = store.get_session(session_id)
             recent = reads.recent_state(store, session_id)
             found = recent.waiting
             if found is None:
-                return SessionState(waiting=None, context_tokens=recent.context_tokens)
+                return SessionState(session=session, waiting=None, context_tokens=recent.context_tokens)
             question = remembered.get(found.execution_id)
             waiting = WaitingOn(
                 execution_id=found.execution_id,
                 entry_id=found.entry_id if question is None else question.id,
                 text=found.question if question is None else question.text,
             )
-            return SessionState(waiting=waiting, context_tokens=recent.context_tokens)
+            return SessionState(session=session, waiting=waiting, context_tokens=recent.context_tokens)
 
         state: SessionState = await self.deps.owner.call(read)
         return state
