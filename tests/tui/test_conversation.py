@@ -4,9 +4,12 @@ the offline model."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from textual.widget import Widget
 
+from anyy.client.protocol import Method, method_name
 from anyy.tui.app import AnyyApp
 from anyy.tui.conversation import Message
 from anyy.tui.status import tokens
@@ -196,3 +199,36 @@ async def test_tool_arguments_shown_whole_when_expanded(start_gateway: StartGate
         shown = str(activity.render())
         assert f"  command: echo {words}" in shown
         assert f"  │ {words}" in shown
+
+
+async def test_g2_a_turn_is_shown_from_its_events_without_asking_the_gateway_again(
+    start_gateway: StartGateway,
+) -> None:
+    """The events carry the appended entries, the queue and the execution's state: while a turn runs, the
+    TUI sends nothing but the message itself (it re-read a page of history per pass before)."""
+    live = start_gateway()
+    app = make_app(live)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(app)
+        asked: list[str] = []
+        call = app.link.call
+
+        async def counted(method: Method, params: Any = None) -> Any:
+            asked.append(method_name(method))
+            return await call(method, params)
+
+        app.link.call = counted  # type: ignore[method-assign]
+        await type_text(pilot, "run: seq 1 3")
+        await pilot.press("enter")
+        await until(
+            app,
+            lambda: (
+                not app.busy
+                and app.state.usage is not None
+                and any("shell returned" in text for text in messages(app, "assistant"))
+            ),
+            TIMEOUT,
+        )
+        assert asked == ["session.send"]
+        assert messages(app, "user") == ["run: seq 1 3"]
+        assert len(app.query(ToolActivity)) == 1
