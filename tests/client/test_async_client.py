@@ -73,3 +73,16 @@ def test_g2_a_lost_connection_is_reported_and_fails_the_waiting_calls(gateway: L
             await client.close()
 
     asyncio.run(scenario())
+
+
+def test_g1_a_wrong_token_closes_the_connection_saying_why(gateway: LiveGateway) -> None:
+    async def scenario() -> str:
+        closed: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        wrong = address_of(gateway, token="not-the-token-" + "y" * 20)
+        client = await AsyncClient.connect(wrong, lambda event: None, closed.set_result)
+        try:
+            return await asyncio.wait_for(closed, TIMEOUT)
+        finally:
+            await client.close()
+
+    assert asyncio.run(scenario()).startswith("unauthorized: this Gateway needs its profile's access token")

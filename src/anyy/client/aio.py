@@ -40,6 +40,7 @@ class AsyncClient:
         self._protocol = Protocol()
         self._waiting: dict[int, asyncio.Future[Reply]] = {}
         self._closed: str | None = None
+        self._refused: str | None = None  # what the Gateway said in an error tied to no request (unauthorized)
         self._reader = asyncio.create_task(self._read(), name="anyy-client-reader")
 
     @classmethod
@@ -95,7 +96,7 @@ class AsyncClient:
             async for frame in self.ws:
                 self._dispatch(frame)
         except ConnectionClosed:
-            pass
+            why = self._refused or why
         except ProtocolError as exc:
             why = str(exc)
             await self.ws.close()
@@ -115,6 +116,8 @@ class AsyncClient:
         if not isinstance(message, Reply):
             self._on_event(message)
             return
+        if message.id is None and message.error is not None:
+            self._refused = message.error.message
         future = self._waiting.get(message.id) if isinstance(message.id, int) else None
         if future is not None and not future.done():
             future.set_result(message)
