@@ -53,3 +53,12 @@ class BackupReport(msgspec.Struct, kw_only=True):
     counts: BackupCounts
     members: int
     missing_objects: list[str] = []  # referenced by the snapshot but absent from objects/
+
+
+class DashboardCode(msgspec.Struct, kw_only=True):
+    code: str
+    expires_in: float  # seconds
+
+
+class RenderResult(msgspec.Struct, kw_only=True):
+    html: list[str]

@@ -12,7 +12,7 @@ from typing import Any, Generic, TypeVar
 
 from anyy.api import params as p
 from anyy.api.entries import EntryView
-from anyy.api.gateway import BackupReport, Models, Status, Subscribed
+from anyy.api.gateway import BackupReport, DashboardCode, Models, RenderResult, Status, Subscribed
 from anyy.api.sessions import (
     CompactResult,
     Execution,
@@ -102,6 +102,8 @@ EVENTS_UNSUBSCRIBE: MethodSpec[p.UnsubscribeParams, None] = MethodSpec(
     "events.unsubscribe", p.UnsubscribeParams, None, websocket_only=True
 )
 PROFILE_BACKUP: MethodSpec[p.BackupParams, BackupReport] = MethodSpec("profile.backup", p.BackupParams, BackupReport)
+DASHBOARD_CODE: MethodSpec[p.NoParams, DashboardCode] = MethodSpec("dashboard.code", p.NoParams, DashboardCode)
+MARKDOWN_RENDER: MethodSpec[p.RenderParams, RenderResult] = MethodSpec("markdown.render", p.RenderParams, RenderResult)
 
 METHODS: dict[str, MethodSpec[Any, Any]] = {
     spec.name: spec for spec in list(globals().values()) if isinstance(spec, MethodSpec)

@@ -144,3 +144,7 @@ class UnsubscribeParams(Params):
 
 class BackupParams(Params):
     name: str | None = None  # a file name in PROFILE/backups/; default anyy-PROFILE-YYYYmmdd-HHMMSS.tar.gz
+
+
+class RenderParams(Params):
+    texts: list[str]

@@ -9,8 +9,9 @@ from typing import Any
 from anyy import __version__
 from anyy.api import methods as api
 from anyy.api import sessions as wire
-from anyy.api.gateway import AliasInfo, Models, ProviderInfo, Status, Subscribed
+from anyy.api.gateway import AliasInfo, DashboardCode, Models, ProviderInfo, Status, Subscribed
 from anyy.api.params import GoalParams, NoParams, SessionRef, SubscribeParams, ToolsParams, UnsubscribeParams
+from anyy.gateway.codes import CODE_SECONDS
 from anyy.gateway.state import Connection, Gateway
 from anyy.gateway.table import TABLE
 from anyy.runtime import views
@@ -87,3 +88,11 @@ async def unsubscribe(gw: Gateway, conn: Connection | None, p: UnsubscribeParams
     if found is not None:
         found[0].close()
         found[1].cancel()
+
+
+@TABLE.method(api.DASHBOARD_CODE)
+async def dashboard_code(gw: Gateway, conn: Connection | None, p: NoParams) -> DashboardCode:
+    """A one-time code that opens the Dashboard: the page at ``/#code=CODE`` trades it for the access
+    token (``POST /auth/exchange``), once, within ``expires_in`` seconds. ``anyy dashboard`` uses it so that
+    the token never appears on a browser's command line."""
+    return DashboardCode(code=gw.codes.issue(CODE_SECONDS), expires_in=CODE_SECONDS)
