@@ -1,8 +1,8 @@
 """Helpers for Pilot tests: open the TUI on a live Gateway, wait on the app's state.
 
-:func:`until` waits for a condition on the app, looking at it each time the app has handled its pending
-messages (``pilot.pause``-like) and at least every few milliseconds: a wait never assumes how long
-anything takes, only its timeout bounds it. The app itself carries nothing for tests."""
+:func:`until` waits for a condition on the app, looking at it every 10 ms (the app's event loop runs in
+between): a wait never assumes how long anything takes, only its timeout bounds it. The app itself carries
+nothing for tests (no hooks, no change counters)."""
 
 from __future__ import annotations
 
