@@ -110,14 +110,20 @@ class Models:
 
 class Harness:
     def __init__(
-        self, tmp_path: Path, *, settings: RuntimeSettings | None = None, tools: ToolSource | None = None
+        self,
+        tmp_path: Path,
+        *,
+        settings: RuntimeSettings | None = None,
+        tools: ToolSource | None = None,
+        open_store: Callable[[Path], SessionStore] | None = None,
     ) -> None:
         self.tmp_path = tmp_path
         self.model = OfflineProvider(scripted_only=True)
         self.tools = TestTools()
         self.tool_source: ToolSource = tools or self.tools
         self.clock = ManualClock()
-        self.owner: StoreOwner[SessionStore] = StoreOwner(lambda: SqliteStore(tmp_path / "state.db", profile="test"))
+        opener = open_store or (lambda folder: SqliteStore(folder / "state.db", profile="test"))
+        self.owner: StoreOwner[SessionStore] = StoreOwner(lambda: opener(tmp_path))
         self.settings = settings or RuntimeSettings()
         self.system_prompts: list[str] = []
         self.deps: Deps | None = None

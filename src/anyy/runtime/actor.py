@@ -17,7 +17,7 @@ from typing import Any
 
 from anyy.domain import queue as queue_rules
 from anyy.domain.entries import Entry
-from anyy.domain.queue import Execution
+from anyy.domain.queue import Execution, Submission
 from anyy.runtime.announce import Announcer
 from anyy.runtime.deps import Deps
 from anyy.runtime.execution import ExecutionRun, Outcome
@@ -98,8 +98,8 @@ class SessionActor:
             started = await owner.call(functools.partial(_start_next, session_id=self.session_id))
             if started is None:
                 return
-            execution, inputs = started
-            await self._announce.queue(self.session_id)
+            execution, inputs, pending = started
+            self._announce.queue_now(self.session_id, pending)
             self._announce.entries(self.session_id, inputs)
             self._announce.execution(execution)
             run = ExecutionRun(self.deps, self.session_id, execution.id)
@@ -134,9 +134,10 @@ class SessionActor:
         return outcome
 
 
-def _start_next(store: SessionStore, *, session_id: str) -> tuple[Execution, list[Entry]] | None:
+def _start_next(store: SessionStore, *, session_id: str) -> tuple[Execution, list[Entry], list[Submission]] | None:
     """Start the next execution from the queue, if the session is idle and anything is pending: the
-    items are taken and recorded as the user's messages in the same transaction (returned with it)."""
+    items are taken and recorded as the user's messages in the same transaction (returned with it, and
+    with what stays pending)."""
     if store.list_executions(session_id, active_only=True):
         return None  # waiting for an answer: nothing else starts meanwhile
     session = store.get_session(session_id)
@@ -147,7 +148,8 @@ def _start_next(store: SessionStore, *, session_id: str) -> tuple[Execution, lis
     ids = [sub.id for sub in chosen]
     execution = store.start_execution(session_id, ids, record_inputs=True)
     entry_ids = [sub.entry_id for sub in map(store.get_submission, ids) if sub.entry_id is not None]
-    return execution, [store.get_entry(session_id, entry_id) for entry_id in entry_ids]
+    left = [sub for sub in pending if sub.id not in ids]
+    return execution, [store.get_entry(session_id, entry_id) for entry_id in entry_ids], left
 
 
 def _log_unretrieved(future: asyncio.Future[Any]) -> None:

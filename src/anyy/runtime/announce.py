@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from anyy import api
 from anyy.api.sessions import Question
 from anyy.domain.entries import Entry, EntryKind
-from anyy.domain.queue import Execution
+from anyy.domain.queue import Execution, Submission
 from anyy.runtime import views
 from anyy.runtime.deps import Deps
 
@@ -63,6 +63,11 @@ class Announcer:
             )
         )
 
+    def queue_now(self, session_id: str, pending: Sequence[Submission]) -> None:
+        """The queue changed and the writer read what stays pending in the same unit of work."""
+        if self._deps.bus.listened(session_id):
+            self._deps.bus.publish(api.QueueChanged(session_id=session_id, pending=views.submissions(pending)))
+
     async def queue(self, session_id: str) -> None:
         """The session's queue (or its settings) changed: announce the pending items as they are now."""
         if not self._deps.bus.listened(session_id):
@@ -72,7 +77,7 @@ class Announcer:
         except Exception as exc:  # the store is closing (a shutdown): nobody is left to tell
             log.debug("queue of %s not announced: %s", session_id, exc)
             return
-        self._deps.bus.publish(api.QueueChanged(session_id=session_id, pending=views.submissions(pending)))
+        self.queue_now(session_id, pending)
 
 
 def question_in(entries: Sequence[Entry]) -> Entry | None:

@@ -62,6 +62,7 @@ from anyy.domain.model_io import (
     UsageEvent,
     context_to_messages,
 )
+from anyy.domain.queue import Execution
 from anyy.domain.sessions import Session
 from anyy.providers.base import ProviderError
 from anyy.runtime.announce import Announcer, question_in
@@ -407,22 +408,22 @@ class ExecutionRun:
             entries.append(NewEntry(kind=EntryKind.QUESTION, text=question, data=QuestionData(call_id=call_id)))
         ending = not result.calls and plan.question is None and result.stop != "length"
 
-        def record(store: SessionStore) -> tuple[list[Entry], bool]:
+        def record(store: SessionStore) -> tuple[list[Entry], Execution | None]:
             appended = store.record_pass(self.execution_id, entries)
             # A response without tool calls ends the execution, unless steering waits for another pass:
             # decided in the same unit of work as the record, so nothing slips in between.
             pending = store.list_submissions(self.session_id) if ending else []
             if ending and not self.stop_requested and not any(sub.kind == "steering" for sub in pending):
-                store.set_execution_state(self.execution_id, "completed")
+                completed = store.set_execution_state(self.execution_id, "completed")
                 self.queue_was_empty = not pending
-                return appended, True
-            return appended, False
+                return appended, completed
+            return appended, None
 
         appended, completed = await self._store(record)
         self._appended(appended)
-        if completed:
+        if completed is not None:
             self.state = "completed"
-            self._announce.execution(await self._store(lambda s: s.get_execution(self.execution_id)))
+            self._announce.execution(completed)
             return Outcome.DONE
         if plan.question is not None:
             await self._set_state("suspended", note="waiting for the user's answer", question=question_in(appended))

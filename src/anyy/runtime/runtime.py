@@ -109,8 +109,15 @@ class Runtime(SessionWrites):
     # -- input -----------------------------------------------------------------------------------
     async def submit(self, session_id: str, new: NewSubmission) -> Submission:
         """Accept an input: durable before this returns; it starts at once when the session is idle."""
-        submission: Submission = await self.deps.owner.call(lambda s: s.add_submission(session_id, new))
-        await self._announce.queue(session_id)
+        listened = self.deps.bus.listened(session_id)
+
+        def add(store: SessionStore) -> tuple[Submission, list[Submission]]:
+            added = store.add_submission(session_id, new)
+            return added, store.list_submissions(session_id) if listened else []
+
+        submission, pending = await self.deps.owner.call(add)
+        if listened:
+            self._announce.queue_now(session_id, pending)
         self._actor(session_id).poke()
         return submission
 

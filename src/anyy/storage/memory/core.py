@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterable
 
 from anyy.domain import entry_ids
 from anyy.domain.errors import NotFound
-from anyy.domain.sessions import Session
 from anyy.storage import rules
 from anyy.storage.memory.data import EntryRecord, MemoryData, SessionRecord
 
@@ -53,12 +52,6 @@ class MemoryCore:
             raise NotFound(f"entry {entry_id} does not exist in profile {self.profile!r}")
         return found
 
-    def _touch(self, record: SessionRecord, now: float) -> None:
-        record.session.updated_at = now
-
-    def _set_head(self, record: SessionRecord, head: int | None) -> None:
-        record.session.head = head
-
     # -- paths and trees ---------------------------------------------------------------------------
     def _path_ids(self, leaf: int | None) -> list[int]:
         """Ids from the root to ``leaf``."""
@@ -101,8 +94,3 @@ class MemoryCore:
             if record.active and entry_id in self._tree_ids(record):
                 return record
         return None
-
-    def _session_view(self, record: SessionRecord) -> Session:
-        from anyy.storage.memory.data import copied
-
-        return copied(record.session)

@@ -13,11 +13,10 @@ from anyy.domain.context import (
     DATA_KINDS,
     ContextItem,
     ModelContext,
+    assemble_context,
     compaction_cut,
-    estimate_tokens,
-    last_response_index,
 )
-from anyy.domain.entries import AssistantData, Entry, EntryKind, NewEntry, decode_data, encode_data
+from anyy.domain.entries import Entry, EntryKind, NewEntry, decode_data, encode_data
 from anyy.domain.errors import InvalidInput
 from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
 from anyy.domain.sessions import UNSET, NewSession, Page, Session, SessionKind, SessionPatch, Unset
@@ -126,15 +125,15 @@ class SessionsPart(MemoryCore):
         )
         for name, value in changes.items():
             setattr(session, name, _plain(value) if name == "tools" else copied(value))
-        self._touch(record, self.clock())
+        record.session.updated_at = self.clock()
         return copied(session)
 
     def set_head(self, session_id: str, entry_id: int | None) -> Session:
         record = self._record(session_id)
         if entry_id is not None and not self._in_tree(record, entry_id):
             raise rules.missing_entry(self.profile, session_id, entry_id)
-        self._set_head(record, entry_id)
-        self._touch(record, self.clock())
+        record.session.head = entry_id
+        record.session.updated_at = self.clock()
         return copied(record.session)
 
     def fork_session(self, session_id: str, at: int | None = None, *, title: str | None = None) -> Session:
@@ -217,8 +216,8 @@ class SessionsPart(MemoryCore):
             record.own.append(entry.id)
             out.append(copied(entry))
             parent = entry.id
-        self._set_head(record, parent)
-        self._touch(record, now)
+        record.session.head = parent
+        record.session.updated_at = now
         return out
 
     # -- reading -----------------------------------------------------------------------------------
@@ -281,22 +280,11 @@ class SessionsPart(MemoryCore):
             if entry.kind in _CONTEXT_KINDS:
                 raw = found.raw_data if entry.kind in _DATA_KINDS else None
                 items.append((entry.id, int(entry.kind), entry.text, raw))
-        usage = last_model = None
-        usage_index = last_response_index(items, after_compaction)
-        last_index = last_response_index(items)
-        if last_index is not None:
-            raw = self.data.entries[items[last_index][0]].raw_data
-            if raw:
-                response = msgspec.json.decode(raw, type=AssistantData)
-                if response.provider or response.model:
-                    last_model = (response.provider, response.model)
-                if usage_index == last_index:
-                    usage = response.usage
-        return ModelContext(
-            items=items,
+        return assemble_context(
+            items,
             summary=summary,
             compaction=applied,
             head=head,
-            tokens=estimate_tokens(items, summary, usage, usage_index),
-            last_model=last_model,
+            after_compaction=after_compaction,
+            response_data=lambda entry_id: self.data.entries[entry_id].raw_data,
         )

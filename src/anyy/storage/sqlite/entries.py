@@ -12,13 +12,12 @@ from anyy.domain.context import (
     CONTEXT_KINDS,
     ContextItem,
     ModelContext,
+    assemble_context,
     compaction_cut,
-    estimate_tokens,
-    last_response_index,
     newest_on_path,
     runs_from,
 )
-from anyy.domain.entries import AssistantData, Entry, EntryKind, NewEntry, decode_data, encode_data
+from anyy.domain.entries import Entry, EntryKind, NewEntry, decode_data, encode_data
 from anyy.domain.errors import InvalidInput
 from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
 from anyy.domain.sessions import UNSET, Page, Unset
@@ -81,12 +80,13 @@ class EntriesPart(StoreCore):
                 self.objects.remove(item.obj)
 
     def _prepare(self, new: NewEntry) -> Prepared:
-        kind = rules.parse_entry_kind(new.kind)
+        kind = new.kind if type(new.kind) is EntryKind else rules.parse_entry_kind(new.kind)  # the hot path
         data = encode_data(kind, new.data)
         refs: list[str] = []
         stored: str | None = new.text
         obj = None
-        rules.check_text(new.text)
+        if not isinstance(new.text, str):
+            rules.check_text(new.text)
         # Only a text that may exceed the threshold is encoded here (a character is at most 4 bytes);
         # invalid Unicode in a shorter one is refused when SQLite binds it (see ``translate``).
         body = b""
@@ -293,23 +293,16 @@ class EntriesPart(StoreCore):
             )
         if large:
             items = [(i[0], i[1], self._object_text(large[i[0]]), i[3]) if i[0] in large else i for i in items]
-        usage = None
-        last_model = None
-        usage_index = last_response_index(items, after_compaction)
-        last_index = last_response_index(items)
-        if last_index is not None:
-            found = self._one("SELECT data FROM entries WHERE id = ?", (items[last_index][0],))
-            if found and found[0]:
-                response = msgspec.json.decode(found[0], type=AssistantData)
-                if response.provider or response.model:
-                    last_model = (response.provider, response.model)
-                if usage_index == last_index:
-                    usage = response.usage
-        return ModelContext(
-            items=items,
+
+        def response_data(entry_id: int) -> str | None:
+            found = self._one("SELECT data FROM entries WHERE id = ?", (entry_id,))
+            return None if found is None else found[0]
+
+        return assemble_context(
+            items,
             summary=summary,
             compaction=applied,
             head=head,
-            tokens=estimate_tokens(items, summary, usage, usage_index),
-            last_model=last_model,
+            after_compaction=after_compaction,
+            response_data=response_data,
         )
