@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from playwright.sync_api import Page, sync_playwright
+from tests.dashboard.conftest import CHROMIUM, CHROMIUM_FLAGS
 
 from anyy.domain.entries import EntryKind, NewEntry
 from anyy.domain.sessions import NewSession
@@ -38,17 +39,6 @@ from anyy.profiles.gateway_address import read_address
 from anyy.storage.sqlite.store import SqliteStore
 
 ANYY = str(Path(sys.executable).parent / "anyy")
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 TARGET_MS = 300.0
 WEIGHT_TARGET = 200_000
 BATCH = 500
@@ -133,7 +123,7 @@ def main() -> None:
             assert address is not None
             base = f"http://{address.host}:{address.port}/"
             with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+                browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
                 page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
                 page.goto(f"{base}#token={address.token}")
                 _ready(page)

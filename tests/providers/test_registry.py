@@ -40,6 +40,19 @@ def sample_config() -> Config:
     )
 
 
+def _python(script: str) -> subprocess.CompletedProcess[str]:
+    """Run a script in a fresh interpreter with a bare environment (an OpenAI key set)."""
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-x"},
+        check=False,
+        timeout=60,
+    )
+
+
 def test_m5_import_and_offline_use_load_no_sdk() -> None:
     """The SDKs are imported when a provider of their kind is first built, never before."""
     script = textwrap.dedent(
@@ -69,15 +82,7 @@ def test_m5_import_and_offline_use_load_no_sdk() -> None:
         print("anthropic:", loaded())
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-x"},
-        check=False,
-        timeout=60,
-    )
+    done = _python(script)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "offline: []",
@@ -269,15 +274,7 @@ def test_m5_a_missing_sdk_dependency_names_the_extra() -> None:
                 print(exc)
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-x"},
-        check=False,
-        timeout=60,
-    )
+    done = _python(script)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert len(lines) == 2, done.stdout

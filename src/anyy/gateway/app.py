@@ -133,6 +133,22 @@ class InFlight:
         self.now -= 1
 
 
+async def _read_body(request: Request, limit: int) -> tuple[bytes | None, int]:
+    """The body, read as it comes and counted: ``(None, size)`` as soon as it passes ``limit`` (a declared
+    Content-Length at once; a chunked body when it gets there), never read whole into memory first (D7)."""
+    declared = int(request.headers.get("content-length") or 0)
+    if declared > limit:
+        return None, declared
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None, size
+        chunks.append(chunk)
+    return b"".join(chunks), size
+
+
 MAX_UPLOAD_BYTES = 32 * 1024 * 1024
 MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9.+-]*/[a-z0-9][a-z0-9.+-]*")
 
@@ -165,19 +181,9 @@ def create_app(dispatcher: Dispatcher, token: str, *, max_in_flight: int = MAX_I
     async def rpc(request: Request) -> Response:
         if not authorized(_token_of(dict(request.headers), dict(request.query_params))):
             return Response(_unauthorized_reply(), status_code=401, media_type="application/json")
-        length = int(request.headers.get("content-length") or 0)
-        if length > MAX_FRAME_BYTES:
-            return _too_large(length)
-        # Read as it comes, counted: a chunked body (no Content-Length) is refused as soon as it passes
-        # the limit, never read whole into memory first (D7).
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > MAX_FRAME_BYTES:
-                return _too_large(size, at_least=True)
-            chunks.append(chunk)
-        body = b"".join(chunks)
+        body, size = await _read_body(request, MAX_FRAME_BYTES)
+        if body is None:
+            return _too_large(size, at_least=True)
         if not in_flight.take():
             busy = dispatcher.busy(body, "too many calls in flight")
             return Response(busy or b"", status_code=503 if busy else 204, media_type="application/json")
@@ -216,17 +222,9 @@ def create_app(dispatcher: Dispatcher, token: str, *, max_in_flight: int = MAX_I
         media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if not MEDIA_TYPE.fullmatch(media_type):
             media_type = "application/octet-stream"
-        declared = int(request.headers.get("content-length") or 0)
-        if declared > MAX_UPLOAD_BYTES:
-            return _upload_too_large(declared)
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > MAX_UPLOAD_BYTES:
-                return _upload_too_large(size)
-            chunks.append(chunk)
-        data = b"".join(chunks)
+        data, size = await _read_body(request, MAX_UPLOAD_BYTES)
+        if data is None:
+            return _upload_too_large(size)
         try:
             ref = await dispatcher.gateway.store(lambda s: s.put_object(data, media_type=media_type))
         except StorageFull as exc:
