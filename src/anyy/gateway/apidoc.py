@@ -63,7 +63,10 @@ After `events.subscribe`, the WebSocket receives notifications (no `id`, never a
  "params": {{"type": "text_delta", "session_id": "…", "execution_id": "…", "text": "Hel"}}}}
 ```
 
-`params.type` tells the event apart:
+`params.type` tells the event apart. Events carry what a client needs to show the change without
+asking again: `entries_appended` the entries as `session.history` shows them, `queue_changed` the
+pending queue, `execution_state` the submissions the execution took and, when it is suspended, its
+question. The types are those of `anyy.api` (a Python client decodes into them):
 
 {events}
 
