@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from anyy.domain.events import ExecutionStateChanged
+from anyy.api.events import ExecutionStateChanged
 from anyy.domain.model_io import ModelRequest, ProviderEvent, ToolCallEvent, ToolResultMessage, ToolSpec
 from anyy.domain.queue import NewSubmission
 from anyy.domain.sessions import NewSession, Session

@@ -35,11 +35,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import msgspec
 import pytest
 import uvicorn
 from websockets.sync.client import ClientConnection, connect
 
-from anyy.cli.rpc import Event, RpcClient, open_client
+from anyy.client.protocol import Reply
+from anyy.client.sync import Client
+from anyy.client.sync import connect as connect_client
 from anyy.domain.model_io import TextDelta
 from anyy.gateway.app import create_app
 from anyy.gateway.dispatcher import Dispatcher
@@ -386,13 +389,13 @@ class GatewayProcess:
         return found
 
     @contextlib.contextmanager
-    def client(self) -> Iterator[RpcClient]:
-        with open_client(self.address) as client:
+    def client(self) -> Iterator[Client]:
+        with connect_client(self.address) as client:
             yield client
 
 
 def wait_event(
-    client: RpcClient, match: Callable[[dict[str, Any]], bool], timeout: float = PROCESS_TIMEOUT
+    client: Client, match: Callable[[dict[str, Any]], bool], timeout: float = PROCESS_TIMEOUT
 ) -> dict[str, Any]:
     """The first event that matches, read within ``timeout`` seconds (replies in between are dropped)."""
     deadline = time.monotonic() + timeout
@@ -401,11 +404,14 @@ def wait_event(
         if left <= 0:
             raise AssertionError("the expected event did not come")
         message = client.receive(left)
-        if isinstance(message, Event) and match(message.params):
-            return message.params
+        if isinstance(message, Reply):
+            continue
+        params: dict[str, Any] = msgspec.to_builtins(message)  # with its "type"
+        if match(params):
+            return params
 
 
-def wait_queued(client: RpcClient, session_id: str, text: str, timeout: float = PROCESS_TIMEOUT) -> dict[str, Any]:
+def wait_queued(client: Client, session_id: str, text: str, timeout: float = PROCESS_TIMEOUT) -> dict[str, Any]:
     """The pending submission with this text, once the session's queue holds it (on queue_changed)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -470,7 +476,7 @@ def hold(tmp_path: Path) -> Iterator[MakeHold]:
         each.close()
 
 
-def make_busy(client: RpcClient, session_id: str, held: Hold) -> dict[str, Any]:
+def make_busy(client: Client, session_id: str, held: Hold) -> dict[str, Any]:
     """Start a turn that holds the session in a shell call until ``held`` is released; return its
     tool_started event (subscribed)."""
     client.call("session.send", {"session_id": session_id, "text": held.command})

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from anyy.domain.events import ExecutionStateChanged, RuntimeEvent
+from anyy.api.events import ExecutionStateChanged, RuntimeEvent
 from anyy.domain.model_io import ToolSpec
 from anyy.domain.queue import NewSubmission, Submission, SubmissionKind
 from anyy.domain.sessions import NewSession, Session

@@ -24,7 +24,7 @@ from anyy.profiles import Profile
 from anyy.profiles.gateway_address import read_address
 
 if TYPE_CHECKING:
-    from anyy.cli.rpc import RpcClient
+    from anyy.client.sync import Client
     from anyy.storage.protocol import SessionStore
     from anyy.storage.reads import ExportFormat
 
@@ -91,15 +91,15 @@ class _EntryView(msgspec.Struct, kw_only=True):
 class GatewayReader:
     """Answers from the profile's running Gateway."""
 
-    def __init__(self, client: RpcClient) -> None:
+    def __init__(self, client: Client) -> None:
         self.client = client
 
     def _call(self, method: str, params: dict[str, Any]) -> Any:
-        from commons.jsonrpc import RpcError
+        from anyy.client.errors import CallFailed
 
         try:
             return self.client.call(method, {k: v for k, v in params.items() if v is not None})
-        except RpcError as exc:  # the Gateway's words, reported like the store's own errors
+        except CallFailed as exc:  # the Gateway's words, reported like the store's own errors
             raise AnyyError(exc.message) from None
 
     def list_sessions(self, kind: SessionKind | None, limit: int, cursor: str | None) -> Page[Session]:
@@ -134,11 +134,12 @@ def open_reader(profile: Profile) -> Iterator[SessionReader]:
     profile.require()
     address = read_address(profile)
     if address is not None:
-        from anyy.cli.rpc import GatewayUnavailable, open_client
+        from anyy.client.errors import GatewayUnavailable
+        from anyy.client.sync import connect
 
         with contextlib.ExitStack() as stack:
             try:
-                client = stack.enter_context(open_client(address))
+                client = stack.enter_context(connect(address))
             except GatewayUnavailable:
                 pass  # its gateway.json outlived it: nobody else owns the store now
             else:

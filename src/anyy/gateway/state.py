@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from anyy.domain.events import RuntimeEvent
+from anyy.api.events import RuntimeEvent
 from anyy.gateway.codes import CodeBook
 from anyy.profiles.profile import Profile
 from anyy.runtime.bus import Subscription
@@ -29,6 +29,7 @@ class Gateway:
     codes: CodeBook = field(default_factory=CodeBook)  # one-time codes that open the Dashboard (D5)
 
     async def store(self, fn: Callable[[SessionStore], T]) -> T:
+        """A read of the store (one unit of work). Writes are the runtime's: it writes and announces them."""
         return await self.deps.owner.call(fn)
 
 
