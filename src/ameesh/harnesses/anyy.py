@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ameesh.harnesses import TurnRequest, TurnResult, tail
+from ameesh.harnesses import Retry, TurnRequest, TurnResult, tail
 
 EXIT_MEANINGS = {3: "suspended", 4: "failed", 5: "interrupted", 6: "cleared", 7: "timeout"}
 
@@ -24,7 +24,10 @@ EXIT_MEANINGS = {3: "suspended", 4: "failed", 5: "interrupted", 6: "cleared", 7:
 class AnyyHarness:
     name = "anyy"
 
-    def __init__(self, binary: str | None = None) -> None:
+    # anyy session ids belong to a profile (the agent's model setting): a new profile needs a new session
+    sessions_follow_model = True
+
+    def __init__(self, binary: str | None = None, *, state_dir: Path | None = None) -> None:
         self.binary = binary or os.environ.get("AMEESH_ANYY_BIN") or "anyy"
 
     def new_session_id(self) -> str | None:
@@ -46,6 +49,12 @@ class AnyyHarness:
 
     def session_in(self, line: str) -> str | None:
         return None  # anyy prints its JSON record (with the session id) at the end of the turn
+
+    def fatal_in(self, line: str) -> str | None:
+        return None  # one JSON record at the end of the turn
+
+    def prepare_retry(self, session_id: str, cwd: Path, prompt: str) -> Retry:
+        return Retry("resend")  # a failed anyy execution keeps the prompt in anyy's own session tree
 
     def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult:
         record: dict[str, Any] | None = None

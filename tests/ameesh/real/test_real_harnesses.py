@@ -172,7 +172,7 @@ def test_h2_a_thread_id_codex_announced_is_on_record_before_the_first_turn_ends(
     try:
         real.server.wait_for(lambda r: "HOLD" in "".join(user_prompts(r.body)[-1:]), timeout=120)
         # thread.started came before the model call: the runner records it as soon as it reads it.
-        wait_until(lambda: real.ameesh.registry().agent("bob")["session_id"] is not None)
+        wait_until(lambda: real.ameesh.registry().agent("bob").session_id is not None)
     finally:
         runner.send_signal(signal.SIGKILL)
         runner.wait(timeout=30)
@@ -193,7 +193,7 @@ def test_h11_a_refused_model_call_is_a_failed_turn_whatever_the_exit_status(real
     real.ameesh("send", "bob", "turn 1")
     assert real.ameesh("run", ok=False).exit_code == 4  # failed for good (one attempt allowed here)
     (turn,) = real.ameesh.registry().turns("bob")
-    assert turn["outcome"] == "failed"
-    assert "this request is refused" in turn["error"]  # the API's own words reach the thread
+    assert turn.outcome == "failed"
+    assert "this request is refused" in (turn.error or "")  # the API's own words reach the thread
     assert [a["kind"] for a in real.ameesh.json("alerts", "bob")] == ["harness_failing"]
     assert real.ameesh.json("status")["waiting"] == 0
