@@ -12,7 +12,8 @@ after that; the context re-read grows with the history (1000 tokens + characters
 is in the prompt (no ``match``: any prompt) and whose ``times`` is not used up applies. A rule may set
 ``answer``, ``context_tokens``, ``fail`` (an error result), ``exit`` (exit status), ``hang`` (never
 answer), ``notify`` (a path, FIFO or file, written with ``started`` once the prompt is in the session),
-``stdout`` or ``stdout_file`` (printed verbatim instead of the JSON object). Like Claude Code, a failed or
+``stdout`` or ``stdout_file`` (printed verbatim instead of the JSON object), ``spawn`` (a path: a
+``sleep`` process is left running, its pid written there). Like Claude Code, a failed or
 hanging turn leaves its prompt in the session (unanswered) and ``--resume-session-at UUID`` resumes the
 session as it was up to that answer; an answer given with unanswered prompts in the history says so.
 """
@@ -66,6 +67,11 @@ def main(argv: list[str] | None = None) -> int:
         log.write(json.dumps({**vars(args), "cwd": os.getcwd()}) + "\n")
 
     rule = _rule(home, args.prompt)
+    if rule.get("spawn"):  # leave a process behind, as `codex` leaves its `codex app-server`
+        import subprocess
+
+        child = subprocess.Popen(["sleep", "600"], start_new_session=True)  # noqa: S607
+        Path(rule["spawn"]).write_text(str(child.pid), encoding="utf-8")
     if rule.get("stdout_file"):
         sys.stdout.write(Path(rule["stdout_file"]).read_text(encoding="utf-8"))
         return int(rule.get("exit", 0))
