@@ -250,18 +250,16 @@ class Runner:
             sid, lot = self.current_session(agent)
 
         prompt = message.text
-        retry = Retry("rewind", point=agent.rewind_to) if sid and agent.rewind_to else Retry("resend")
-        if sid is not None and message.tried > 0:  # an earlier attempt may have left the prompt there
-            retry = harness.prepare_retry(sid, workdir, message.text)
-            if retry.note:
-                self.reg.note(name, "retry", f"message {message.num}: {retry.note}", session_id=sid)
+        retry = Retry("resend")
+        if sid is not None and message.tried > 0 and not agent.rewind_to:  # a runner may have died in a turn
+            retry = self._undo_attempt(name, harness, sid, workdir, message)
             if retry.kind == "fresh":
-                with self.reg.tx():
-                    self.reg.close_session(name, sid, "its first prompt failed: a new session plays it")
-                    self.reg.update_agent(name, session_id=None)
                 sid = None
             elif retry.kind == "continue" and retry.prompt:
                 prompt = retry.prompt
+        agent = self.reg.agent(name)
+        if sid is not None and agent.rewind_to:
+            retry = Retry("rewind", point=agent.rewind_to)
         opening = agent.pending_summary if sid is None or retry.kind != "continue" else None
         if opening and retry.kind != "continue":
             prompt = with_opening(agent.pending_kind, opening, prompt)
@@ -306,7 +304,24 @@ class Runner:
         self._finish(name, message, sid, prompt, result)
         if result.ok and sid:
             await self._after_turn(name, harness, settings, sid, result)
+        elif not result.ok and sid and retry.kind != "continue":
+            self._undo_attempt(name, harness, sid, workdir, message)  # whatever is played next, not after it
         return True
+
+    def _undo_attempt(self, name: str, harness: Harness, sid: str, workdir: Path, message: Message) -> Retry:
+        """Keep a failed attempt's prompt out of the session (H13): the harness rewinds what it can (the
+        next turn resumes at ``rewind_to``), or the session is closed when the prompt opened it."""
+        retry = harness.prepare_retry(sid, workdir, message.text)
+        if retry.note:
+            self.reg.note(name, "retry", f"message {message.num}: {retry.note}", session_id=sid)
+        if retry.kind == "rewind":
+            self.reg.update_agent(name, rewind_to=retry.point)
+        elif retry.kind == "fresh":
+            with self.reg.tx():
+                self.reg.close_session(name, sid, "its first prompt failed: a new session plays it")
+                self.reg.update_agent(name, session_id=None, session_lot=None, rewind_to=None)
+            paths.write_session_file(self.root, name, None, None)
+        return retry
 
     def _rotation_due(
         self,

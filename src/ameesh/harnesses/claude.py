@@ -67,18 +67,20 @@ def user_text(entry: dict[str, Any]) -> str | None:
 
 def rewind_plan(entries: list[dict[str, Any]], prompt: str) -> Retry:
     """Claude-style transcript → how to play ``prompt`` again: a failed attempt records the prompt (and a
-    synthetic ``isApiErrorMessage`` answer); ``--resume-session-at`` the last good assistant entry before
-    it drops that branch, and with none (the prompt opened the session) a fresh session is needed."""
-    index = max((i for i, e in enumerate(entries) if user_text(e) == prompt), default=None)
-    if index is None:
+    synthetic ``isApiErrorMessage`` answer); ``--resume-session-at`` the assistant entry the prompt answered
+    (up its ``parentUuid`` chain) drops that branch, and with none (the prompt opened the session) a fresh
+    session is needed. Only the session's last prompt is undone: an older one was followed by others."""
+    typed = [i for i, e in enumerate(entries) if user_text(e) is not None]
+    if not typed or user_text(entries[typed[-1]]) != prompt:
         return Retry("resend")
-    good = [
-        e for e in entries[:index] if e.get("type") == "assistant" and not e.get("isApiErrorMessage") and e.get("uuid")
-    ]
-    if not good:
-        return Retry("fresh", note="the failed attempt opened the session: a new one is opened")
-    point = str(good[-1]["uuid"])
-    return Retry("rewind", point=point, note=f"resumed at {point}, before the failed attempt")
+    by_uuid = {e["uuid"]: e for e in entries if isinstance(e.get("uuid"), str)}
+    parent = entries[typed[-1]].get("parentUuid")
+    while isinstance(parent, str) and parent in by_uuid:
+        entry = by_uuid[parent]
+        if entry.get("type") == "assistant" and not entry.get("isApiErrorMessage"):
+            return Retry("rewind", point=parent, note=f"resumed at {parent}, before the failed attempt")
+        parent = entry.get("parentUuid")
+    return Retry("fresh", note="the failed attempt opened the session: a new one is opened")
 
 
 def last_assistant_context(lines: list[str]) -> int | None:

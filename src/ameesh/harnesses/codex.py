@@ -125,7 +125,8 @@ class CodexHarness:
 
     def prepare_retry(self, session_id: str, cwd: Path, prompt: str) -> Retry:
         """A failed turn leaves its prompt in the rollout (a user message with no answer after it) and
-        ``codex exec`` cannot rewind a thread: the prompt is not sent again, a cue to answer it is."""
+        ``codex exec`` cannot rewind a thread: the prompt is not sent again, a cue to answer it is (one
+        per further attempt: cues are not prompts)."""
         path = rollout_path(session_id)
         if path is None:
             return Retry("resend")
@@ -139,7 +140,7 @@ class CodexHarness:
             content = payload.get("content")
             parts = content if isinstance(content, list) else []
             text = "".join(str(p.get("text") or "") for p in parts if isinstance(p, dict))
-            if payload.get("role") == "user":
+            if payload.get("role") == "user" and text != CONTINUE_CUE:  # a cue continues the prompt before it
                 last_user, answered = text, False
             elif payload.get("role") == "assistant":
                 answered = True
