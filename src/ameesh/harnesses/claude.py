@@ -17,7 +17,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from ameesh.harnesses import Retry, TurnRequest, TurnResult, claude_style_flags, tail
+from ameesh.harnesses import Retry, TurnRequest, TurnResult, claude_style_flags, json_objects, tail
 
 
 def config_dir() -> Path:
@@ -38,18 +38,6 @@ def context_of(usage: Any) -> int | None:
     if not any(isinstance(v, int) for v in values):
         return None
     return sum(v for v in values if isinstance(v, int))
-
-
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    entries = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict):
-            entries.append(entry)
-    return entries
 
 
 def user_text(entry: dict[str, Any]) -> str | None:
@@ -150,7 +138,11 @@ class ClaudeHarness:
 
     def prepare_retry(self, session_id: str, cwd: Path, prompt: str) -> Retry:
         path = transcript_path(session_id, cwd)
-        return rewind_plan(_jsonl(path), prompt) if path.exists() else Retry("resend")
+        return (
+            rewind_plan(json_objects(path.read_text(encoding="utf-8", errors="replace")), prompt)
+            if path.exists()
+            else Retry("resend")
+        )
 
     def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult:
         lines = stdout.splitlines()
