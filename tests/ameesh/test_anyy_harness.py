@@ -69,7 +69,7 @@ def test_h13_an_anyy_agent_whose_profile_changed_rotates_by_itself(ameesh: Amees
     ameesh("send", "ann", "first: remember PINEAPPLE")
     ameesh("run")
     ameesh("set", "ann", "model=play")  # anyy session ids belong to a profile: the old one cannot go on
-    ameesh("send", "ann", "second: which word?")
+    ameesh("send", "ann", "second: go on")
     ameesh("run")  # exit 0: no failed turn, no ameesh restart needed
     old, new = ameesh.json("sessions", "ann")
     assert old["close_reason"] == "profile work → play"
@@ -83,5 +83,5 @@ def test_h13_an_anyy_agent_whose_profile_changed_rotates_by_itself(ameesh: Amees
         fresh = client.call("session.history", {"session_id": new["session_id"]})["items"]
     opening = next(e["text"] for e in reversed(fresh) if e["kind"] == "user")
     assert opening.startswith("Resume summary of your previous session:")
-    assert opening.endswith("second: which word?")
+    assert opening.endswith("second: go on")
     assert [t.outcome for t in ameesh.registry().turns("ann")] == ["ok", "ok", "ok"]
