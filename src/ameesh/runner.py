@@ -161,9 +161,10 @@ class Runner:
         return self.report
 
     def _may_try(self, name: str) -> bool:
-        """With --watch: an open circuit allows one trial once its wait is over."""
+        """With --watch: an open circuit allows one trial once its wait is over (other blocks wait for a
+        person: a missing directory is looked for again at the next ameesh run)."""
         agent = self.reg.find_agent(name)
-        return agent is not None and (agent.retry_at or 0) <= self.clock()
+        return agent is not None and bool(agent.circuit_open) and (agent.retry_at or 0) <= self.clock()
 
     async def _agent_loop(self, name: str, blocked: set[str], busy: set[str], watch: bool = False) -> None:
         with lock_agent(self.root, name) as locked:
