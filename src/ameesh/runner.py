@@ -44,7 +44,7 @@ from ameesh.canon import Canon
 from ameesh.harnesses import Harness, Retry, TurnRequest, TurnResult
 from ameesh.registry import Registry
 from ameesh.rotation import OPENING_LABELS, SUMMARY_PROMPT, restart, restart_with_summary, with_opening
-from ameesh.rows import Agent, Message
+from ameesh.rows import Agent, Alert, Message
 
 __all__ = ["OPENING_LABELS", "SUMMARY_PROMPT", "RunReport", "Runner", "lock_agent", "restart", "restart_with_summary"]
 
@@ -100,8 +100,10 @@ class Runner:
         self.pushes = alerts.Pushes()
         registry.on_alert = self._push
 
-    def _push(self, alert: Any) -> None:
-        config = canon.for_agent(self.reg.agent(alert.agent)).alerts if self.reg.find_agent(alert.agent) else None
+    def _push(self, alert: Alert) -> None:
+        """A new alert goes to the canon's ``[alerts] command``, if it has one (H14)."""
+        agent = self.reg.find_agent(alert.agent)
+        config = (self.canons.get(alert.agent) or canon.for_agent(agent)).alerts if agent else None
         if config is not None and config.command:
             self.pushes.push(alert, config.command, config.timeout, log=self.reg.note)
 
