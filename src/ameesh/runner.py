@@ -144,10 +144,14 @@ class Runner:
         return self.report
 
     def _may_try(self, name: str) -> bool:
-        """With --watch: an open circuit allows one trial once its wait is over (other blocks wait for a
-        person: a missing directory is looked for again at the next ameesh run)."""
+        """With --watch, whether a blocked agent is tried again: an open circuit once its wait is over (one
+        trial), a closed one (ameesh retry) at once, a missing directory once it is back."""
         agent = self.reg.find_agent(name)
-        return agent is not None and bool(agent.circuit_open) and (agent.retry_at or 0) <= self.clock()
+        if agent is None:
+            return False
+        if agent.circuit_open:
+            return (agent.retry_at or 0) <= self.clock()
+        return Path(agent.workdir).is_dir()
 
     async def _agent_loop(self, name: str, blocked: set[str], busy: set[str], watch: bool = False) -> None:
         with lock_agent(self.root, name) as locked:
