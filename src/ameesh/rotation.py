@@ -56,57 +56,9 @@ async def rotate(
         runner.reg.update_agent(name, rotation_state=None, rotation_reason=None)
         return False
     if state == "due":
-        row = runner.reg.session(name, sid)
-        model = settings["model"]
-        if getattr(harness, "sessions_follow_model", False) and row is not None and row.model:
-            model = row.model  # the session belongs to the profile it was opened with
-        result = await runner.play_turn(
-            name,
-            harness,
-            TurnRequest(
-                prompt=SUMMARY_PROMPT,
-                cwd=Path(agent.workdir),
-                session_id=sid,
-                new_session=False,
-                model=model,
-                effort=settings["effort"],
-                timeout=runner.canons[name].threshold("turn_timeout"),
-            ),
-        )
-        summary = result.text.strip() if result.ok else ""
-        with runner.reg.tx():
-            outcome = result.outcome if summary or not result.ok else "empty"
-            lot = agent.session_lot
-            runner.record(name, result, sid=sid, lot=lot, kind="summary", prompt=SUMMARY_PROMPT, outcome=outcome)
-            if not summary:
-                why = result.error or "the summary was empty"
-                if must_close:
-                    close(runner, name, sid, f"{reason}; summary failed", opening=None)
-                else:
-                    # the failed summary prompt is not left in the kept session (H13)
-                    undo = harness.prepare_retry(sid, Path(agent.workdir), SUMMARY_PROMPT)
-                    point = undo.point if undo.kind == "rewind" else None
-                    runner.reg.update_agent(name, rotation_state=None, rotation_reason=None, rewind_to=point)
-                    runner.reg.note(
-                        name,
-                        "rotation",
-                        f"rotation ({reason}) not done: {why}; session {sid} kept until the next try",
-                        session_id=sid,
-                    )
+        summary = await summarise(runner, name, harness, settings, sid, must_close=must_close) or ""
         if not summary:
-            if must_close:
-                paths.write_session_file(runner.root, name, None, None)
-                runner.reg.alert(
-                    name,
-                    "summary_failed",
-                    f"the summary of session {sid} failed ({why}); {reason}: the new session opens on its"
-                    " message alone",
-                    session_id=sid,
-                )
             return False
-        with runner.reg.tx():
-            runner.reg.update_agent(name, pending_summary=summary, pending_kind="summary", rotation_state="summarised")
-            runner.reg.set_summary(name, sid, summary)
         state = "summarised"
     if state == "summarised":
         with runner.reg.tx():
@@ -118,6 +70,56 @@ async def rotate(
             close(runner, name, sid, reason, opening=summary)
         paths.write_session_file(runner.root, name, None, None)
     return True
+
+
+async def summarise(
+    runner: Runner, name: str, harness: Harness, settings: dict[str, Any], sid: str, *, must_close: bool
+) -> str | None:
+    """(1) the summary turn, played in the old session (under the model it was opened with, when its ids
+    belong to one); the summary, or None when it failed or was empty: then the session is kept (and the
+    summary prompt rewound out of it), or with ``must_close`` closed anyway, with an alert."""
+    agent = runner.reg.agent(name)
+    reason = agent.rotation_reason or "rotation"
+    row = runner.reg.session(name, sid)
+    model = settings["model"]
+    if getattr(harness, "sessions_follow_model", False) and row is not None and row.model:
+        model = row.model
+    request = TurnRequest(
+        prompt=SUMMARY_PROMPT,
+        cwd=Path(agent.workdir),
+        session_id=sid,
+        new_session=False,
+        model=model,
+        effort=settings["effort"],
+        timeout=runner.canons[name].threshold("turn_timeout"),
+    )
+    result = await runner.play_turn(name, harness, request)
+    summary = result.text.strip() if result.ok else ""
+    why = result.error or "the summary was empty"
+    with runner.reg.tx():
+        outcome = result.outcome if summary or not result.ok else "empty"
+        runner.record(
+            name, result, sid=sid, lot=agent.session_lot, kind="summary", prompt=SUMMARY_PROMPT, outcome=outcome
+        )
+        if summary:
+            runner.reg.update_agent(name, pending_summary=summary, pending_kind="summary", rotation_state="summarised")
+            runner.reg.set_summary(name, sid, summary)
+            return summary
+        if must_close:
+            close(runner, name, sid, f"{reason}; summary failed", opening=None)
+        else:
+            undo = harness.prepare_retry(sid, Path(agent.workdir), SUMMARY_PROMPT)  # not left in the session
+            point = undo.point if undo.kind == "rewind" else None
+            runner.reg.update_agent(name, rotation_state=None, rotation_reason=None, rewind_to=point)
+            runner.reg.note(
+                name, "rotation", f"rotation ({reason}) not done: {why}; session {sid} kept until the next try",
+                session_id=sid,
+            )  # fmt: skip
+    if must_close:
+        paths.write_session_file(runner.root, name, None, None)
+        message = f"the summary of session {sid} failed ({why}); {reason}: the new session opens on its message alone"
+        runner.reg.alert(name, "summary_failed", message, session_id=sid)
+    return None
 
 
 def close(runner: Runner, name: str, sid: str, reason: str, *, opening: str | None) -> None:

@@ -417,7 +417,7 @@ class Runner:
         )
 
     def _finish(self, name: str, message: Message, sid: str | None, prompt: str, result: TurnResult) -> None:
-        cfg = self.canons[name]
+        """The turn recorded and its outcome applied, in one transaction."""
         with self.reg.tx():
             self.record(name, result, sid=sid, lot=message.lot, kind="turn", prompt=prompt)
             if result.ok:
@@ -436,7 +436,14 @@ class Runner:
                 )
                 self.reg.resolve_alerts(name, "harness_failing", "circuit_open", why="a turn succeeded")
                 self.report.turns += 1
-                return
+            else:
+                self._failed(name, message, sid, result)
+
+    def _failed(self, name: str, message: Message, sid: str | None, result: TurnResult) -> None:
+        """A failed attempt: the message tried again later or failed for good, the agent's backoff and
+        circuit (H13), alerts naming the failed and the waiting messages."""
+        cfg = self.canons[name]
+        with self.reg.tx():
             self.report.failed += 1
             attempts = message.attempts + 1
             for_good = attempts >= cfg.threshold("max_attempts")
