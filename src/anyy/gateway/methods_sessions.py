@@ -9,7 +9,6 @@ import msgspec
 
 from anyy.domain.entries import Attachment, Entry, EntryKind
 from anyy.domain.errors import Conflict, InvalidInput, NotFound
-from anyy.domain.export import to_jsonl, to_markdown
 from anyy.domain.queue import Execution, NewSubmission, Submission, SubmissionKind
 from anyy.domain.search import SearchHit
 from anyy.domain.sessions import Page, Session, SessionKind, SessionPatch
@@ -18,6 +17,7 @@ from anyy.gateway.state import Connection, Gateway
 from anyy.gateway.table import TABLE, Params
 from anyy.runtime.assembly import new_session
 from anyy.runtime.runtime import NavigateResult
+from anyy.storage import reads
 
 
 class SessionRef(Params):
@@ -52,30 +52,15 @@ class SessionView(msgspec.Struct, kw_only=True):
     retry_wait: RetryView | None = None  # set while the running execution waits to retry a failed model call
 
 
-def _recent_state(store: Any, session_id: str) -> tuple[WaitingQuestion | None, int | None]:
-    """The question a suspended execution waits on, and the context size of the last response."""
-    recent = store.history(session_id, limit=200).items
-    tokens = None
-    for entry in recent:
-        usage = entry.data.get("usage") if entry.kind == EntryKind.ASSISTANT else None
-        if isinstance(usage, dict):
-            tokens = sum(int(usage.get(key, 0)) for key in ("input", "cache_read", "cache_write"))
-            break
-    suspended = [e for e in store.list_executions(session_id, active_only=True) if e.state == "suspended"]
-    question = next((e for e in recent if e.kind == EntryKind.QUESTION), None) if suspended else None
-    if question is None:
-        return None, tokens
-    return WaitingQuestion(execution_id=suspended[-1].id, entry_id=question.id, question=question.text), tokens
-
-
 async def _view(gw: Gateway, session_id: str) -> SessionView:
-    session, (waiting, tokens) = await gw.store(lambda s: (s.get_session(session_id), _recent_state(s, session_id)))
+    session, recent = await gw.store(lambda s: (s.get_session(session_id), reads.recent_state(s, session_id)))
+    waiting = recent.waiting
     return SessionView(
         session=session,
         running_execution=gw.runtime.running_execution(session_id),
         live_text=gw.runtime.live_text(session_id),
-        waiting_question=waiting,
-        context_tokens=tokens,
+        waiting_question=None if waiting is None else WaitingQuestion(**waiting._asdict()),
+        context_tokens=recent.context_tokens,
         context_budget=gw.runtime.deps.settings.budget_tokens,
         retry_wait=_retry_view(gw, session_id),
     )
@@ -315,17 +300,10 @@ class ExportResult(msgspec.Struct, kw_only=True):
 
 @TABLE.method("session.export", ExportParams)
 async def export(gw: Gateway, conn: Connection | None, p: ExportParams) -> ExportResult:
-    """The session as JSONL (the session and every entry of its tree) or Markdown (the current path)."""
-
-    def render(store: Any) -> str:
-        session = store.get_session(p.session_id)
-        if p.format == "markdown":
-            return "".join(part + "\n" for part in to_markdown(session, store.path(p.session_id)))
-        tree_ids = sorted(node.id for node in store.tree(p.session_id).nodes)
-        entries = [store.get_entry(p.session_id, entry_id) for entry_id in tree_ids]
-        return "".join(line + "\n" for line in to_jsonl(session, entries))
-
-    return ExportResult(format=p.format, content=await gw.store(render))
+    """The session as JSONL (the session, then every entry of its tree, parents before children, branch by
+    branch) or Markdown (the current path): exactly what ``anyy sessions export`` writes."""
+    content = await gw.store(lambda s: reads.export_text(s, p.session_id, p.format))
+    return ExportResult(format=p.format, content=content)
 
 
 class ForkParams(Params):

@@ -14,7 +14,7 @@ from anyy.profiles.profile import Profile
 from anyy.runtime.bus import Subscription
 from anyy.runtime.deps import Deps
 from anyy.runtime.runtime import Runtime
-from anyy.storage.sqlite import SqliteStore
+from anyy.storage.protocol import SessionStore
 
 T = TypeVar("T")
 
@@ -28,7 +28,7 @@ class Gateway:
     started_at: float = field(default_factory=time.time)
     codes: CodeBook = field(default_factory=CodeBook)  # one-time codes that open the Dashboard (D5)
 
-    async def store(self, fn: Callable[[SqliteStore], T]) -> T:
+    async def store(self, fn: Callable[[SessionStore], T]) -> T:
         return await self.deps.owner.call(fn)
 
 

@@ -20,7 +20,7 @@ from anyy.domain.events import EntriesAppended, ExecutionStateChanged, QueueChan
 from anyy.domain.queue import Execution, Submission
 from anyy.runtime.deps import Deps
 from anyy.runtime.execution import ExecutionRun, Outcome
-from anyy.storage.sqlite import SqliteStore
+from anyy.storage.protocol import SessionStore
 
 Job = Callable[[], Awaitable[Any]]
 log = logging.getLogger("anyy.runtime")
@@ -130,7 +130,7 @@ class SessionActor:
         return outcome
 
 
-def _start_next(store: SqliteStore, *, session_id: str) -> tuple[Execution, list[Submission]] | None:
+def _start_next(store: SessionStore, *, session_id: str) -> tuple[Execution, list[Submission]] | None:
     """Start the next execution from the queue, if the session is idle and anything is pending: the
     items are taken and recorded as the user's messages in the same transaction."""
     if store.list_executions(session_id, active_only=True):

@@ -71,7 +71,7 @@ from anyy.providers.base import ProviderError
 from anyy.runtime.clock import retry_delay
 from anyy.runtime.compactor import Compactor
 from anyy.runtime.deps import CallTool, Deps, ToolSet
-from anyy.storage.sqlite import SqliteStore
+from anyy.storage.protocol import SessionStore
 from anyy.tools.base import ToolContext, ToolOutcome
 
 T = TypeVar("T")
@@ -155,7 +155,7 @@ class ExecutionRun:
         return True
 
     # -- helpers ---------------------------------------------------------------------------------
-    async def _store(self, fn: Callable[[SqliteStore], T]) -> T:
+    async def _store(self, fn: Callable[[SessionStore], T]) -> T:
         return await self.deps.owner.call(fn)
 
     async def _cancellable(self, awaitable: Awaitable[T], *, retry_wait: bool = False) -> T:
@@ -251,7 +251,7 @@ class ExecutionRun:
         """The checkpoint before a model call: take steering (one or all, per the session's mode) into
         the conversation, then read what the model will see. One unit of work on the store."""
 
-        def work(store: SqliteStore) -> tuple[Session, list[Submission], ModelContext]:
+        def work(store: SessionStore) -> tuple[Session, list[Submission], ModelContext]:
             session = store.get_session(self.session_id)
             pending = store.list_submissions(self.session_id)
             chosen = [sub.id for sub in queue_rules.steering_to_take(pending, session.steering_mode)]
@@ -411,7 +411,7 @@ class ExecutionRun:
             entries.append(NewEntry(kind=EntryKind.QUESTION, text=question, data=QuestionData(call_id=call_id)))
         ending = not result.calls and plan.question is None and result.stop != "length"
 
-        def record(store: SqliteStore) -> tuple[list[Entry], bool]:
+        def record(store: SessionStore) -> tuple[list[Entry], bool]:
             appended = store.record_pass(self.execution_id, entries)
             # A response without tool calls ends the execution, unless steering waits for another pass:
             # decided in the same unit of work as the record, so nothing slips in between.
@@ -587,7 +587,7 @@ class ExecutionRun:
         return await self.run()
 
 
-def _steering_pending(store: SqliteStore, session_id: str) -> bool:
+def _steering_pending(store: SessionStore, session_id: str) -> bool:
     return any(sub.kind == "steering" for sub in store.list_submissions(session_id))
 
 

@@ -31,7 +31,7 @@ from anyy.runtime.actor import SessionActor
 from anyy.runtime.compactor import Compactor
 from anyy.runtime.deps import Deps
 from anyy.runtime.execution import Outcome
-from anyy.storage.sqlite import SqliteStore
+from anyy.storage.protocol import SessionStore
 
 RECOVERY_NOTE = "The Gateway stopped while this response was running; it was marked interrupted. Nothing was lost."
 NO_ANSWER = "Not answered: the user stopped the response instead of answering."
@@ -290,7 +290,7 @@ class Runtime:
         used from the next model call on."""
         models = self.deps.models
 
-        def apply(store: SqliteStore) -> Session:
+        def apply(store: SessionStore) -> Session:
             # Read, check and write in one unit of work on the store's thread: two changes sent at once
             # (effort, then model) each keep what the other set.
             current = store.get_session(session_id)
