@@ -121,7 +121,7 @@ def overhead(tmp: Path, turns: int, cli_turns: int) -> tuple[list[float], list[f
             else:
                 ours.append(_ameesh_turn(reg, home, "bench", prompt))
                 direct.append(asyncio.run(_direct_turn(prompt, work, sid, new=turn == 0)))
-        answers = [t["result"] for t in reg.turns("bench")]
+        answers = [t.result or "" for t in reg.turns("bench")]
         if not answers[-1].startswith(f"RESUMED ({turns - 1} earlier turns)"):
             raise SystemExit(f"the agent did not resume its session: {answers[-1]!r}")
 
@@ -168,11 +168,11 @@ def crowd(tmp: Path, label: str, agents: int, slow_seconds: float | None) -> tup
         outcome = ""
         for name in names:
             (turn,) = reg.turns(name)
-            ends[name] = turn["at"] - began_wall
+            ends[name] = turn.at - began_wall
             if slow_seconds is not None and name == names[0]:
-                outcome = turn["outcome"]
-            elif turn["outcome"] != "ok":
-                raise SystemExit(f"{name}: turn {turn['outcome']}: {turn['error']}")
+                outcome = turn.outcome
+            elif turn.outcome != "ok":
+                raise SystemExit(f"{name}: turn {turn.outcome}: {turn.error}")
     os.environ.pop("FAKE_HARNESS_SCRIPT", None)
     expected_failed = 1 if slow_seconds is not None else 0
     if report.turns != agents - expected_failed or report.failed != expected_failed:
@@ -249,7 +249,7 @@ def real_overhead(tmp: Path, name: str, turns: int, bin_dir: Path) -> tuple[list
                 else:
                     ours.append(_ameesh_turn(reg, home, name, prompt))
                     play_direct()
-            last = reg.turns(name)[-1]["result"] or ""
+            last = reg.turns(name)[-1].result or ""
             if not last.startswith(f"ANSWER {turns}:"):
                 raise SystemExit(f"{name}: the agent did not resume its session: {last!r}")
         return ours, direct
