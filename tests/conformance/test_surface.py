@@ -8,6 +8,7 @@ import inspect
 import pytest
 
 from anyy.storage.memory import MemoryStore
+from anyy.storage.postgres import PostgresStore
 from anyy.storage.protocol import SessionStore
 from anyy.storage.sqlite import SqliteStore
 
@@ -16,7 +17,7 @@ PROTOCOL = {name for name, _ in inspect.getmembers(SessionStore, inspect.isfunct
 OPENERS = {"open_profile", "from_snapshot"}
 
 
-@pytest.mark.parametrize("backend", [SqliteStore, MemoryStore], ids=["sqlite", "memory"])
+@pytest.mark.parametrize("backend", [SqliteStore, MemoryStore, PostgresStore], ids=["sqlite", "memory", "postgresql"])
 def test_a1_a_backend_offers_the_protocol_and_nothing_else(backend: type) -> None:
     public = {name for name, member in inspect.getmembers(backend) if callable(member) and not name.startswith("_")}
     assert public - OPENERS == PROTOCOL

@@ -44,7 +44,7 @@ from anyy.profiles.gateway_address import read_address
 from anyy.profiles.home import profiles_root
 from anyy.profiles.profile import MEMORY_DIR, OBJECTS_DIR, Profile, ProfileExists, get_profile
 from anyy.profiles.roles import ROLES_DIR
-from anyy.profiles.store import SNAPSHOT_FILES, check_snapshot, open_store
+from anyy.profiles.store import SNAPSHOT_FILES, check_snapshot, open_store, restore_snapshot
 
 FORMAT = "anyy-profile-backup"
 FORMAT_VERSION = 1
@@ -370,6 +370,7 @@ def restore_profile(archive: Path, home: Path, name: str | None = None, *, overw
         problem = check_snapshot(profile, staging)
         if problem is not None:
             raise BackupError(f"{archive}: {problem}; nothing was restored")
+        restore_snapshot(staging, overwrite=overwrite)  # a PostgreSQL profile's: back into its database
         for folder in FOLDERS:
             (staging / folder).mkdir(exist_ok=True)
         _place(staging, profile, replacing)
