@@ -59,6 +59,10 @@ function fold(events, firstSeq) {
   return { text, reason, steps, usage, last };
 }
 
+function unfinished(kind) {
+  return kind === "none" ? "the turn did not end: dsh was stopped during it" : `the turn ended: ${kind}`;
+}
+
 async function run(ctx) {
   const { values, positionals } = parseArgs({
     args: [...ctx.get("cmdlineArgs").get()],
@@ -127,7 +131,7 @@ async function run(ctx) {
     session_id: id,
     is_error: !completed,
     reason: kind,
-    ...(completed ? {} : { error: outcome.reason?.error ?? { message: `the turn ended: ${kind}` } }),
+    ...(completed ? {} : { error: outcome.reason?.error ?? { message: unfinished(kind) } }),
     text: outcome.text,
     usage: outcome.usage,
     last_step_usage: outcome.last,
