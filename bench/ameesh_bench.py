@@ -122,7 +122,7 @@ def overhead(tmp: Path, turns: int, cli_turns: int) -> tuple[list[float], list[f
             else:
                 ours.append(_ameesh_turn(reg, home, "bench", prompt))
                 direct.append(asyncio.run(_direct_turn(prompt, work, sid, new=turn == 0)))
-        answers = [t.result for t in reg.turns("bench")]
+        answers = [t.result or "" for t in reg.turns("bench")]
         if not answers[-1].startswith(f"RESUMED ({turns - 1} earlier turns)"):
             raise SystemExit(f"the agent did not resume its session: {answers[-1]!r}")
 

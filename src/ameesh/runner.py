@@ -219,10 +219,39 @@ class Runner:
 
     async def step(self, name: str) -> bool:
         """Play the agent's next message; False when the agent cannot go on now (an alert says why)."""
-        agent = self.reg.agent(name)
         message = self.reg.next_message(name)
         if message is None:
             return True
+        ready = await self._ready(name, message)
+        if ready is None:
+            return False
+        harness, workdir, settings = ready
+        request, retry = self._request(name, harness, workdir, settings, message)
+        sid = request.session_id
+        opening_lot = self.reg.agent(name).session_lot or message.lot
+
+        def announced(new_sid: str) -> None:  # saved at once: a runner dying now still resumes this session
+            nonlocal sid
+            self._replace(name, sid, new_sid, opening_lot, settings["model"])
+            sid = new_sid
+
+        self.reg.message_started(message.num)
+        self._say(f"{name}: message {message.num} (attempt {message.attempts + 1}) playing on {harness.name}…")
+        result = await self._play(name, harness, request, on_session=announced, label=f"message {message.num}")
+        if result.session_id and result.session_id != sid:
+            self._replace(name, sid, result.session_id, opening_lot, settings["model"])
+            sid = result.session_id
+        self._finish(name, message, sid, request.prompt, result)
+        if result.ok and sid:
+            await self._after_turn(name, harness, settings, sid, result)
+        elif not result.ok and sid and retry.kind != "continue":
+            self._undo_attempt(name, harness, sid, workdir, message)  # whatever is played next, not after it
+        return True
+
+    async def _ready(self, name: str, message: Message) -> tuple[Harness, Path, dict[str, Any]] | None:
+        """Before a turn: a leftover turn ended, the working directory found (H9), the canon read with its
+        caps (H10, H12), a pending or due rotation carried out (H6, H8). None: the agent is blocked."""
+        agent = self.reg.agent(name)
         left = leftovers.end_leftover(self.root, name)
         if left is not None:
             self.reg.note(
@@ -233,7 +262,7 @@ class Runner:
         if not workdir.is_dir():
             moved = worktrees.relocate(self.reg, agent, harness)  # H9: adopted, or an alert says why not
             if moved is None:
-                return False
+                return None
             agent, workdir = self.reg.agent(name), moved
         else:
             self.reg.resolve_alerts(name, "workdir_missing", why="the working directory is there")
@@ -241,36 +270,36 @@ class Runner:
         if agent.rotation_state in {"due", "summarised", "written"}:
             await self.rotate(name, harness, settings)
             agent = self.reg.agent(name)
-        sid, lot = self.current_session(agent)
-        reason = self._rotation_due(name, harness, settings, (sid, lot), message)
+        reason = self._rotation_due(name, harness, settings, self.current_session(agent), message)
         if reason:
             self.reg.update_agent(name, rotation_state="due", rotation_reason=reason)
             await self.rotate(name, harness, settings, must_close=True)
-            agent = self.reg.agent(name)
-            sid, lot = self.current_session(agent)
+        return harness, workdir, settings
 
+    def _request(
+        self, name: str, harness: Harness, workdir: Path, settings: dict[str, Any], message: Message
+    ) -> tuple[TurnRequest, Retry]:
+        """The turn to play: the session (opened if needed), the prompt with its opening, how an earlier
+        attempt is kept out of the session (H13)."""
+        sid, lot = self.current_session(self.reg.agent(name))
         prompt = message.text
-        retry = Retry("rewind", point=agent.rewind_to) if sid and agent.rewind_to else Retry("resend")
-        if sid is not None and message.tried > 0:  # an earlier attempt may have left the prompt there
-            retry = harness.prepare_retry(sid, workdir, message.text)
-            if retry.note:
-                self.reg.note(name, "retry", f"message {message.num}: {retry.note}", session_id=sid)
+        retry = Retry("resend")
+        if sid is not None and message.tried > 0 and not self.reg.agent(name).rewind_to:  # a runner died in a turn?
+            retry = self._undo_attempt(name, harness, sid, workdir, message)
             if retry.kind == "fresh":
-                with self.reg.tx():
-                    self.reg.close_session(name, sid, "its first prompt failed: a new session plays it")
-                    self.reg.update_agent(name, session_id=None)
                 sid = None
             elif retry.kind == "continue" and retry.prompt:
                 prompt = retry.prompt
-        opening = agent.pending_summary if sid is None or retry.kind != "continue" else None
-        if opening and retry.kind != "continue":
-            prompt = with_opening(agent.pending_kind, opening, prompt)
+        agent = self.reg.agent(name)
+        if sid is not None and agent.rewind_to:
+            retry = Retry("rewind", point=agent.rewind_to)
+        if agent.pending_summary and retry.kind != "continue":
+            prompt = with_opening(agent.pending_kind, agent.pending_summary, prompt)
         if sid is None:
             new = True
             sid = harness.new_session_id()
             if sid:
                 self._open(name, sid, message.lot, settings["model"])
-                lot = message.lot
         else:
             row = self.reg.session(name, sid)
             new = (row is None or row.turns == 0) and not harness.session_exists(sid, workdir)
@@ -278,7 +307,6 @@ class Runner:
                 self.reg.open_session(name, sid, lot, settings["model"])
         if message.tried == 0:
             self.reg.note(name, "prompt", message.text, session_id=sid, lot=message.lot)
-
         request = TurnRequest(
             prompt=prompt,
             cwd=workdir,
@@ -289,24 +317,22 @@ class Runner:
             timeout=self.canons[name].threshold("turn_timeout"),
             rewind_to=retry.point if retry.kind == "rewind" else None,
         )
-        opening_lot = lot if lot is not None else message.lot
+        return request, retry
 
-        def announced(new_sid: str) -> None:  # saved at once: a runner dying now still resumes this session
-            nonlocal sid
-            self._replace(name, sid, new_sid, opening_lot, settings["model"])
-            sid = new_sid
-
-        self.reg.message_started(message.num)
-        attempt = message.attempts + 1
-        self._say(f"{name}: message {message.num} (attempt {attempt}) playing on {harness.name}…")
-        result = await self._play(name, harness, request, on_session=announced, label=f"message {message.num}")
-        if result.session_id and result.session_id != sid:
-            self._replace(name, sid, result.session_id, opening_lot, settings["model"])
-            sid = result.session_id
-        self._finish(name, message, sid, prompt, result)
-        if result.ok and sid:
-            await self._after_turn(name, harness, settings, sid, result)
-        return True
+    def _undo_attempt(self, name: str, harness: Harness, sid: str, workdir: Path, message: Message) -> Retry:
+        """Keep a failed attempt's prompt out of the session (H13): the harness rewinds what it can (the
+        next turn resumes at ``rewind_to``), or the session is closed when the prompt opened it."""
+        retry = harness.prepare_retry(sid, workdir, message.text)
+        if retry.note:
+            self.reg.note(name, "retry", f"message {message.num}: {retry.note}", session_id=sid)
+        if retry.kind == "rewind":
+            self.reg.update_agent(name, rewind_to=retry.point)
+        elif retry.kind == "fresh":
+            with self.reg.tx():
+                self.reg.close_session(name, sid, "its first prompt failed: a new session plays it")
+                self.reg.update_agent(name, session_id=None, session_lot=None, rewind_to=None)
+            paths.write_session_file(self.root, name, None, None)
+        return retry
 
     def _rotation_due(
         self,

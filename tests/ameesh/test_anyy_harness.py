@@ -58,3 +58,30 @@ def test_h1_h5_h8_ameesh_drives_anyy_through_anyy_chat(ameesh: Ameesh, start_gat
     opening = next(e["text"] for e in reversed(fresh) if e["kind"] == "user")
     assert opening.startswith("Resume summary of your previous session:")
     assert opening.endswith("fourth")
+
+
+def test_h13_an_anyy_agent_whose_profile_changed_rotates_by_itself(ameesh: Ameesh, start_gateway: StartGateway) -> None:
+    work = start_gateway(profile="work")
+    play = start_gateway(profile="play")
+    ameesh.monkeypatch.setenv("AMEESH_ANYY_BIN", str(Path(sys.executable).parent / "anyy"))
+    ameesh("add", "ann", "--harness", "anyy", "--dir", str(ameesh.work))
+    ameesh("set", "ann", "model=work", "session_policy=taille")
+    ameesh("send", "ann", "first: remember PINEAPPLE")
+    ameesh("run")
+    ameesh("set", "ann", "model=play")  # anyy session ids belong to a profile: the old one cannot go on
+    ameesh("send", "ann", "second: go on")
+    ameesh("run")  # exit 0: no failed turn, no ameesh restart needed
+    old, new = ameesh.json("sessions", "ann")
+    assert old["close_reason"] == "profile work → play"
+    assert old["summary"]  # played in the old session, under the profile it belongs to
+    assert new["model"] == "play"
+    assert new["turns"] == 1
+    with work.client() as client:
+        users = [e["text"] for e in client.call("session.history", {"session_id": old["session_id"]})["items"]]
+    assert any("resume summary" in text for text in users)
+    with play.client() as client:
+        fresh = client.call("session.history", {"session_id": new["session_id"]})["items"]
+    opening = next(e["text"] for e in reversed(fresh) if e["kind"] == "user")
+    assert opening.startswith("Resume summary of your previous session:")
+    assert opening.endswith("second: go on")
+    assert [t.outcome for t in ameesh.registry().turns("ann")] == ["ok", "ok", "ok"]

@@ -11,7 +11,7 @@ from tests.ameesh.conftest import Ameesh
 
 def _canon(path: Path, models: list[str], max_effort: str) -> None:
     path.write_text(
-        f"[roles.build]\nmodel = \"{models[0]}\"\nmodels = {json.dumps(models)}\nmax_effort = \"{max_effort}\"\n",
+        f'[roles.build]\nmodel = "{models[0]}"\nmodels = {json.dumps(models)}\nmax_effort = "{max_effort}"\n',
         encoding="utf-8",
     )
 

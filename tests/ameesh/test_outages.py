@@ -191,7 +191,9 @@ def test_h13_alerts_clear_when_their_cause_is_gone_and_can_be_acknowledged(amees
         reg.alert("ann", "session_too_big", "session x re-reads 999999 tokens per turn", session_id="x")
     (alert,) = ameesh.json("alerts")
     assert f"#{alert['num']} ann: session_too_big" in ameesh("alerts").output
-    assert f"alert {alert['num']} (ann: session_too_big) acknowledged" in ameesh("alerts", "ack", str(alert["num"])).output
+    assert (
+        f"alert {alert['num']} (ann: session_too_big) acknowledged" in ameesh("alerts", "ack", str(alert["num"])).output
+    )
     assert ameesh.json("alerts") == []
     unknown = ameesh("alerts", "ack", "999", ok=False)
     assert "no alert 999" in unknown.output

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import json
 import os
 import time
 from collections.abc import Callable
@@ -229,6 +230,19 @@ def claude_style_flags(request: TurnRequest) -> list[str]:
     if request.effort:
         flags += ["--effort", nearest_effort(request.effort, CLAUDE_EFFORTS)]
     return flags
+
+
+def json_objects(text: str) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines text (an event stream, a transcript); other lines are skipped."""
+    found = []
+    for line in text.splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found
 
 
 def tail(text: str, limit: int = 400) -> str:

@@ -17,7 +17,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from ameesh.harnesses import Retry, TurnRequest, TurnResult, claude_style_flags, tail
+from ameesh.harnesses import Retry, TurnRequest, TurnResult, claude_style_flags, json_objects, tail
 
 
 def config_dir() -> Path:
@@ -40,18 +40,6 @@ def context_of(usage: Any) -> int | None:
     return sum(v for v in values if isinstance(v, int))
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    entries = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict):
-            entries.append(entry)
-    return entries
-
-
 def user_text(entry: dict[str, Any]) -> str | None:
     """The text a person typed, for a transcript's user entry (None for tool results and other entries)."""
     message = entry.get("message")
@@ -67,18 +55,20 @@ def user_text(entry: dict[str, Any]) -> str | None:
 
 def rewind_plan(entries: list[dict[str, Any]], prompt: str) -> Retry:
     """Claude-style transcript → how to play ``prompt`` again: a failed attempt records the prompt (and a
-    synthetic ``isApiErrorMessage`` answer); ``--resume-session-at`` the last good assistant entry before
-    it drops that branch, and with none (the prompt opened the session) a fresh session is needed."""
-    index = max((i for i, e in enumerate(entries) if user_text(e) == prompt), default=None)
-    if index is None:
+    synthetic ``isApiErrorMessage`` answer); ``--resume-session-at`` the assistant entry the prompt answered
+    (up its ``parentUuid`` chain) drops that branch, and with none (the prompt opened the session) a fresh
+    session is needed. Only the session's last prompt is undone: an older one was followed by others."""
+    typed = [i for i, e in enumerate(entries) if user_text(e) is not None]
+    if not typed or user_text(entries[typed[-1]]) != prompt:
         return Retry("resend")
-    good = [
-        e for e in entries[:index] if e.get("type") == "assistant" and not e.get("isApiErrorMessage") and e.get("uuid")
-    ]
-    if not good:
-        return Retry("fresh", note="the failed attempt opened the session: a new one is opened")
-    point = str(good[-1]["uuid"])
-    return Retry("rewind", point=point, note=f"resumed at {point}, before the failed attempt")
+    by_uuid = {e["uuid"]: e for e in entries if isinstance(e.get("uuid"), str)}
+    parent = entries[typed[-1]].get("parentUuid")
+    while isinstance(parent, str) and parent in by_uuid:
+        entry = by_uuid[parent]
+        if entry.get("type") == "assistant" and not entry.get("isApiErrorMessage"):
+            return Retry("rewind", point=parent, note=f"resumed at {parent}, before the failed attempt")
+        parent = entry.get("parentUuid")
+    return Retry("fresh", note="the failed attempt opened the session: a new one is opened")
 
 
 def last_assistant_context(lines: list[str]) -> int | None:
@@ -148,7 +138,11 @@ class ClaudeHarness:
 
     def prepare_retry(self, session_id: str, cwd: Path, prompt: str) -> Retry:
         path = transcript_path(session_id, cwd)
-        return rewind_plan(_jsonl(path), prompt) if path.exists() else Retry("resend")
+        return (
+            rewind_plan(json_objects(path.read_text(encoding="utf-8", errors="replace")), prompt)
+            if path.exists()
+            else Retry("resend")
+        )
 
     def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult:
         lines = stdout.splitlines()

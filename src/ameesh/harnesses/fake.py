@@ -57,9 +57,16 @@ class FakeHarness:
             return Retry("resend")
         history = json.loads(path.read_text(encoding="utf-8"))
         entries: list[dict[str, Any]] = []
-        for turn in history:
-            entries.append({"type": "user", "message": {"content": turn["prompt"]}})
-            entries.append({"type": "assistant", "uuid": turn.get("uuid"), "isApiErrorMessage": turn["answer"] is None})
+        parent = None
+        for n, turn in enumerate(history):  # the history as a Claude-style chain of entries
+            entries.append(
+                {"type": "user", "uuid": f"u{n}", "parentUuid": parent, "message": {"content": turn["prompt"]}}
+            )
+            failed = turn["answer"] is None
+            entries.append(
+                {"type": "assistant", "uuid": turn["uuid"], "parentUuid": f"u{n}", "isApiErrorMessage": failed}
+            )
+            parent = turn["uuid"]
         return rewind_plan(entries, prompt)
 
     def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult:

@@ -99,16 +99,16 @@ class PiHarness:
         if not path.exists():
             return Retry("resend")
         lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-        index = None
+        index, last = None, None
         for i, line in enumerate(lines):
             try:
                 entry = json.loads(line)
             except ValueError:
                 continue
             message = entry.get("message") if isinstance(entry, dict) else None
-            if isinstance(message, dict) and message.get("role") == "user" and _text(message) == prompt:
-                index = i
-        if index is None:
+            if isinstance(message, dict) and message.get("role") == "user":
+                index, last = i, _text(message)
+        if index is None or last != prompt:  # only the session's last prompt is undone
             return Retry("resend")
         tmp = path.with_suffix(".tmp")
         tmp.write_text("".join(lines[:index]), encoding="utf-8")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from ameesh.harnesses import CONTINUE_CUE
 from tests.ameesh.real.conftest import Real, git
 from tests.fakes.harness_replies import SUMMARY_CUE, user_prompts
 from tests.fakes.model_server import ErrorReply, Received
@@ -135,7 +136,13 @@ def test_h2_a_runner_killed_mid_turn_is_restarted_on_the_same_session(real: Real
     assert real.ameesh.json("show", "bob")["session_id"] == sid
     assert [s["session_id"] for s in real.ameesh.json("sessions", "bob")] == [sid]
     answer = thread(real, "bob", "answer")[-1]
-    assert "«turn 2 HOLD: which word?» · first: «turn 1: remember PINEAPPLE»" in answer
+    prompts = user_prompts(real.turns()[-1].body)
+    assert prompts.count("turn 2 HOLD: which word?") == 1  # H13: the killed turn's prompt is not sent twice
+    if real.name == "codex":  # the thread kept the prompt of the killed turn: a cue to answer it
+        assert prompts[-2:] == ["turn 2 HOLD: which word?", CONTINUE_CUE]
+        assert f"«{CONTINUE_CUE}» · first: «turn 1: remember PINEAPPLE»" in answer
+    else:  # rewound to before it, sent again
+        assert "«turn 2 HOLD: which word?» · first: «turn 1: remember PINEAPPLE»" in answer
     assert any("was ended" in text for text in thread(real, "bob", "recovered"))
     assert real.ameesh.json("status")["waiting"] == 0
 
@@ -181,7 +188,8 @@ def test_h2_a_thread_id_codex_announced_is_on_record_before_the_first_turn_ends(
     assert real.ameesh.json("show", "bob")["session_id"] == sid
     assert [s["session_id"] for s in real.ameesh.json("sessions", "bob")] == [sid]
     last: Received = real.turns()[-1]
-    assert user_prompts(last.body)[-1] == "turn 1 HOLD: remember PINEAPPLE"
+    # The killed turn left its prompt in the thread: it is not sent again, a cue to answer it is (H13).
+    assert user_prompts(last.body) == ["turn 1 HOLD: remember PINEAPPLE", CONTINUE_CUE]
     assert os.path.basename(real.ameesh.json("show", "bob")["workdir"]) == "main"
     assert Path(real.ameesh.json("show", "bob")["workdir"]).is_dir()
 
