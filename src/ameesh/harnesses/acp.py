@@ -13,14 +13,13 @@ without an answer: then a cue to answer it is sent instead of a second copy.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
-from ameesh.harnesses import Retry, TurnRequest, TurnResult, tail
+from ameesh.harnesses import Retry, TurnRequest, TurnResult, json_objects, tail
 
 AGENT_VAR = "AMEESH_ACP_AGENT"
 
@@ -29,18 +28,6 @@ def turn_budget(timeout: float) -> float:
     """The time the prompt may take inside a turn of ``timeout`` s: the rest lets the agent start, be
     cancelled and stop before the turn's process group is killed."""
     return max(1.0, timeout - min(20.0, timeout / 4))
-
-
-def _events(stdout: str) -> list[dict[str, Any]]:
-    events = []
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict):
-            events.append(event)
-    return events
 
 
 def _context(result: dict[str, Any]) -> int | None:
@@ -85,7 +72,7 @@ class AcpHarness:
     def session_in(self, line: str) -> str | None:
         if '"session"' not in line:
             return None
-        events = _events(line)
+        events = json_objects(line)
         sid = events[0].get("session_id") if events and events[0].get("type") == "session" else None
         return sid if isinstance(sid, str) and sid else None
 
@@ -96,7 +83,7 @@ class AcpHarness:
         return Retry("resend")  # the turn program compares the loaded history with the prompt
 
     def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult:
-        events = _events(stdout)
+        events = json_objects(stdout)
         opened = [e for e in events if e.get("type") == "session"]
         sid = opened[-1].get("session_id") if opened else request.session_id
         results = [e for e in events if e.get("type") == "result"]

