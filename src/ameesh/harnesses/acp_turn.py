@@ -171,15 +171,15 @@ async def play_prompt(conn: Any, sid: str, text: str, budget: float, stopping: a
 
 
 async def turn(args: argparse.Namespace) -> int:
-    import acp
-
     started = time.monotonic()
-    client = TurnClient()
     sid: str | None = args.resume
     if not args.agent:
         why = f"no ACP agent command: set {AGENT_VAR} (e.g. 'opencode acp')"
         emit(type="result", session_id=sid, is_error=True, error=why)
         return 2
+    import acp  # the SDK (pydantic models of the whole protocol) only once there is an agent to talk to
+
+    client = TurnClient()
     stopping = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopping.set)
     try:
