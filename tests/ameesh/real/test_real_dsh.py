@@ -2,7 +2,8 @@
 the fake model server (the six tests every harness passes are in test_real_harnesses.py): model and
 effort reach every call (dsh keeps neither in a session) and no extra call is made for a title; a failed
 turn's prompt is cut out of dsh's log before the retry, so the model sees it once; a turn ended by
-SIGTERM is failed although dsh exits 0 then.
+SIGTERM is failed although dsh exits 0 then; a moved worktree moves the session's folder and the
+directory its log records.
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ import asyncio
 import os
 import signal
 import threading
+from pathlib import Path
 
 import pytest
 
 from ameesh.harnesses import TurnRequest, play
-from ameesh.harnesses.dsh import DshHarness
-from tests.ameesh.real.conftest import Real
+from ameesh.harnesses.dsh import DshHarness, project_key
+from tests.ameesh.real.conftest import Real, git
 from tests.fakes.harness_replies import user_prompts
 from tests.fakes.model_server import ErrorReply, Received, Reply
 
@@ -90,3 +92,28 @@ def test_h11_dsh_a_turn_ended_by_sigterm_is_failed_although_dsh_exits_0(real: Re
         "dsh: the turn did not end: dsh was stopped during it (exit 0)",
         "dsh: the turn ended: aborted (exit 0)",
     }
+
+
+def test_h9_dsh_a_moved_worktree_moves_the_session_and_its_recorded_directory(real: Real) -> None:
+    trees = real.workdir.parent
+    git(real.workdir, "worktree", "add", "-q", "-b", "feature", str(trees / "wt"))
+    real.ameesh.monkeypatch.setenv("AMEESH_WORKTREE_ROOTS", str(trees))
+    real.add("bob", workdir=trees / "wt")
+    real.ameesh("send", "bob", "turn 1")
+    real.ameesh("run")
+    sid = real.ameesh.json("show", "bob")["session_id"]
+    sessions = Path(os.environ["DSH_HOME"]) / "sessions"
+    old = (trees / "wt").resolve()
+    assert (sessions / project_key(str(old)) / sid).is_dir()
+    (trees / "deeper").mkdir()
+    git(real.workdir, "worktree", "move", str(trees / "wt"), str(trees / "deeper" / "wt2"))
+    real.ameesh("send", "bob", "turn 2")
+    real.ameesh("run")
+    new = (trees / "deeper" / "wt2").resolve()
+    assert (sessions / project_key(str(new)) / sid).is_dir()  # the folder moved under the new key
+    assert not (sessions / project_key(str(old))).exists()
+    header = DshHarness().read_log(sid)[0]
+    assert (header["type"], header["cwd"]) == ("session", str(new))  # dsh's tools run there now
+    (note,) = [i["text"] for i in real.ameesh.json("thread", "bob") if i["kind"] == "relocated"]
+    assert "1 dsh session(s) moved there" in note
+    assert real.ameesh.json("show", "bob")["session_id"] == sid
