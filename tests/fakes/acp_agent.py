@@ -17,7 +17,7 @@ import json
 import os
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import acp
 from acp.schema import (
@@ -29,6 +29,7 @@ from acp.schema import (
     PromptResponse,
     ResumeSessionResponse,
     SessionCapabilities,
+    SessionConfigOptionBoolean,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
     SessionResumeCapabilities,
@@ -65,7 +66,8 @@ class TestAgent:
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
 
-    def options(self) -> list[SessionConfigOptionSelect]:
+    def options(self) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
+        categories: tuple[Literal["model", "thought_level"], ...] = ("model", "thought_level")
         return [
             SessionConfigOptionSelect(
                 id=f"opt-{category}",
@@ -75,7 +77,7 @@ class TestAgent:
                 current_value=self.config[category],
                 options=[SessionConfigSelectOption(value=v, name=v) for v in CHOICES[category]],
             )
-            for category in CHOICES
+            for category in categories
         ]
 
     async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
