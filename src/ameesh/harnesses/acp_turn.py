@@ -177,7 +177,12 @@ async def turn(args: argparse.Namespace) -> int:
         why = f"no ACP agent command: set {AGENT_VAR} (e.g. 'opencode acp')"
         emit(type="result", session_id=sid, is_error=True, error=why)
         return 2
-    import acp  # the SDK (pydantic models of the whole protocol) only once there is an agent to talk to
+    try:
+        import acp  # the SDK (pydantic models of the whole protocol) only once there is an agent to talk to
+    except ImportError:
+        why = "the ACP SDK is not installed: pip install 'anyy[acp]' (the agent-client-protocol package)"
+        emit(type="result", session_id=sid, is_error=True, error=why)
+        return 2
 
     client = TurnClient()
     stopping = asyncio.Event()
