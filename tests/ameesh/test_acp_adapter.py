@@ -93,3 +93,13 @@ def test_h14_acp_without_an_agent_command_the_turn_says_what_to_set(ameesh: Amee
     assert ameesh("run", ok=False).exit_code == 4
     (turn,) = ameesh.registry().turns("bob")
     assert "no ACP agent command: set AMEESH_ACP_AGENT" in (turn.error or "")
+
+
+def test_h14_acp_an_agent_that_dies_mid_turn_fails_the_turn_at_once(ameesh: Ameesh, acp_agent: Path) -> None:
+    ameesh.monkeypatch.setenv("AMEESH_SESSION_MAX_ATTEMPTS", "1")
+    ameesh.monkeypatch.setenv("AMEESH_SESSION_TURN_TIMEOUT", "3600")
+    ameesh("send", "bob", "CRASH now")
+    assert ameesh("run", ok=False).exit_code == 4
+    (turn,) = ameesh.registry().turns("bob")
+    assert "the agent exited during the turn" in (turn.error or "")
+    assert turn.duration < 600  # not the turn's budget

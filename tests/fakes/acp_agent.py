@@ -6,8 +6,8 @@ Run as ``python tests/fakes/acp_agent.py`` (the turn's working directory is else
 sessions as JSON files in ``ACP_TEST_AGENT_HOME``; ``ACP_TEST_AGENT_OPEN`` says how a session is opened
 again: ``load`` (history replayed), ``resume`` or ``none``. A prompt is answered
 ``ANSWER n: «prompt» · model=M · effort=E`` (n: the prompts the session holds); a prompt containing
-``FAIL`` the first time is kept and refused, ``HOLD`` waits for ``session/cancel``, ``PERMIT`` asks the
-client's permission first and says which option it got.
+``FAIL`` the first time is kept and refused, ``HOLD`` waits for ``session/cancel``, ``CRASH`` ends the
+agent's process, ``PERMIT`` asks the client's permission first and says which option it got.
 """
 
 from __future__ import annotations
@@ -115,6 +115,8 @@ class TestAgent:
             data["failed"].append(text)
             _write(session_id, data)
             raise acp.RequestError.internal_error({"message": "test agent: the model refused"})
+        if "CRASH" in text:
+            os._exit(3)
         if "HOLD" in text:
             await self.cancelled.wait()
             return PromptResponse(stop_reason="cancelled")

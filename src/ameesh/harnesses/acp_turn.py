@@ -152,22 +152,33 @@ async def open_session(conn: Any, client: TurnClient, args: argparse.Namespace) 
     return str(args.resume), opened
 
 
-async def play_prompt(conn: Any, sid: str, text: str, budget: float, stopping: asyncio.Event) -> tuple[Any, bool]:
-    """Send one prompt; on running out of ``budget`` or on ``stopping``, cancel it and give the agent a
-    few seconds to end it. The prompt's future (done or not) and whether it was cancelled."""
+async def play_prompt(
+    conn: Any, process: Any, sid: str, text: str, *, budget: float, stopping: asyncio.Event
+) -> tuple[Any, str | None]:
+    """Send one prompt. The prompt's future, and why it did not end by itself: ``timeout`` (``budget`` ran
+    out) or ``stopped`` (SIGTERM) — then it was cancelled and the agent given a few seconds to end it —,
+    or ``exited`` (the agent's process ended), else None."""
     import acp
 
     prompt = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[acp.text_block(text)]))
     stop = asyncio.ensure_future(stopping.wait())
-    done, _ = await asyncio.wait({prompt, stop}, timeout=max(0.0, budget), return_when=asyncio.FIRST_COMPLETED)
+    exited = asyncio.ensure_future(process.wait())
+    done, _ = await asyncio.wait({prompt, stop, exited}, timeout=max(0.0, budget), return_when=asyncio.FIRST_COMPLETED)
     stop.cancel()
-    cancelled = prompt not in done
-    if cancelled:  # out of time, or asked to stop: the agent is told to end the turn
-        with contextlib.suppress(Exception):
-            await conn.cancel(session_id=sid)
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(asyncio.shield(prompt), CANCEL_GRACE)
-    return prompt, cancelled
+    if prompt in done:
+        if prompt.exception() is not None:  # the connection closed: did the agent's process end?
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(exited), 1.0)
+        exited.cancel()
+        return prompt, "exited" if process.returncode is not None else None
+    if exited in done:
+        return prompt, "exited"
+    exited.cancel()
+    with contextlib.suppress(Exception):  # out of time, or asked to stop: the agent is told to end the turn
+        await conn.cancel(session_id=sid)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(asyncio.shield(prompt), CANCEL_GRACE)
+    return prompt, "stopped" if stopping.is_set() else "timeout"
 
 
 async def turn(args: argparse.Namespace) -> int:
@@ -196,7 +207,7 @@ async def turn(args: argparse.Namespace) -> int:
                 env=dict(os.environ),
                 cwd=args.cwd,
                 transport_kwargs={"limit": 64 << 20, "stderr": None},  # the agent's stderr is the turn's
-            ) as (conn, _process)
+            ) as (conn, process)
         ):
             try:
                 sid, opened = await open_session(conn, client, args)
@@ -212,20 +223,20 @@ async def turn(args: argparse.Namespace) -> int:
                 emit(type="result", session_id=sid, is_error=True, error=problem)
                 return 1
             if args.chat:
-                return await chat(conn, client, sid, stopping)
+                return await chat(conn, process, client, sid, stopping)
             text, continued = args.prompt, client.kept_unanswered(args.prompt)
             if continued:  # the agent kept a failed attempt's prompt: no second copy, a cue to answer it
                 text = CONTINUE_CUE
             client.recording = True
             budget = args.timeout - (time.monotonic() - started)
-            prompt, cancelled = await play_prompt(conn, sid, text, budget, stopping)
-            return report(sid, client, prompt, cancelled=cancelled, timeout=args.timeout, continued=continued)
+            prompt, ended = await play_prompt(conn, process, sid, text, budget=budget, stopping=stopping)
+            return report(sid, client, prompt, why=ended, timeout=args.timeout, continued=continued)
     except OSError as exc:
         emit(type="result", session_id=sid, is_error=True, error=f"cannot start the ACP agent {args.agent[0]!r}: {exc}")
         return 2
 
 
-async def chat(conn: Any, client: TurnClient, sid: str, stopping: asyncio.Event) -> int:
+async def chat(conn: Any, process: Any, client: TurnClient, sid: str, stopping: asyncio.Event) -> int:
     """``--chat``: a person's lines to the session, the answers printed as they come (ameesh attach)."""
     client.recording, client.echo = True, True
     print(f"session {sid}: type a message and Enter; an empty line or Ctrl+D ends", file=sys.stderr)
@@ -236,20 +247,28 @@ async def chat(conn: Any, client: TurnClient, sid: str, stopping: asyncio.Event)
             return 0
         if not line.strip():
             return 0
-        prompt, _ = await play_prompt(conn, sid, line, float("inf"), stopping)
+        prompt, why = await play_prompt(conn, process, sid, line, budget=float("inf"), stopping=stopping)
+        if why == "exited":
+            print("the agent has exited", file=sys.stderr)
+            return 1
         sys.stdout.write("\n")
         if prompt.done() and prompt.exception() is not None:
             print(f"error: {prompt.exception()}", file=sys.stderr)
 
 
-def report(sid: str, client: TurnClient, prompt: Any, *, cancelled: bool, timeout: float, continued: bool) -> int:
+def report(sid: str, client: TurnClient, prompt: Any, *, why: str | None, timeout: float, continued: bool) -> int:
     text = "".join(client.chunks)
     base: dict[str, Any] = {"type": "result", "session_id": sid, "text": text, "context_tokens": client.context_tokens}
     base["continued"] = continued
-    if cancelled:
+    if why is not None:
         if not prompt.done():
             prompt.cancel()
-        emit(**base, is_error=True, stop_reason="cancelled", error=f"no answer within {timeout:g} s: cancelled")
+        error = {
+            "timeout": f"no answer within {timeout:g} s: cancelled",
+            "stopped": "stopped (SIGTERM): cancelled",
+            "exited": "the agent exited during the turn (its stderr says why)",
+        }[why]
+        emit(**base, is_error=True, stop_reason="cancelled" if why != "exited" else None, error=error)
         return 1
     try:
         response = prompt.result()
