@@ -214,7 +214,8 @@ async def turn(args: argparse.Namespace) -> int:
             except (acp.RequestError, LookupError) as exc:
                 emit(type="result", session_id=sid, is_error=True, error=f"the session could not be opened: {exc}")
                 return 2
-            emit(type="session", session_id=sid, resumed=args.resume is not None)
+            if not args.chat:  # a person chatting sees the session id on the first line below
+                emit(type="session", session_id=sid, resumed=args.resume is not None)
             try:
                 problem = await configure(conn, sid, getattr(opened, "config_options", None), args.model, args.effort)
             except acp.RequestError as exc:
