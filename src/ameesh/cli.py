@@ -208,9 +208,12 @@ def send(name: str, text: str, lot: str | None) -> None:
 def run(watch: bool, poll: float) -> None:
     """Play the inbox: one turn at a time per agent, all agents at once, until it is empty.
 
-    Exit status: 0 when every message was played; 3 when an agent is blocked (an alert says why) or
-    played elsewhere (another runner, ``ameesh attach``): its messages wait; 4 when a message failed for
-    good after its attempts (alert harness_failing)."""
+    Progress lines go to stderr (agent, message, attempt, elapsed time; backoff waits). A failing agent
+    waits longer after each failure in a row and stops after too many (alert circuit_open; ameesh retry).
+
+    Exit status: 0 when every message was played; 3 when an agent is blocked (an alert says why: a missing
+    directory, an open circuit) or played elsewhere (another runner, ``ameesh attach``): its messages wait;
+    4 when a message failed for good after its attempts (alert harness_failing; ameesh retry)."""
     import asyncio  # here: every other command starts ~30 ms sooner without it
 
     from ameesh.runner import Runner

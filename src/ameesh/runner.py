@@ -39,33 +39,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ameesh import alerts, canon, harnesses, leftovers, paths, worktrees
+from ameesh import alerts, canon, harnesses, leftovers, paths, rotation, worktrees
 from ameesh.canon import Canon
 from ameesh.harnesses import Harness, Retry, TurnRequest, TurnResult
 from ameesh.registry import Registry
-from ameesh.rows import Agent, Message
+from ameesh.rotation import OPENING_LABELS, SUMMARY_PROMPT, restart, restart_with_summary, with_opening
+from ameesh.rows import Agent, Alert, Message
 
-SUMMARY_PROMPT = (
-    "Your session is about to be rotated. Write a self-contained resume summary for your successor: the state "
-    "of the work, decisions taken, what is left, known defects, and anything you were asked to remember. "
-    "Answer with the summary only."
-)
-
-
-OPENING_LABELS = {
-    "summary": "Resume summary of your previous session:",
-    "brief": "Brief for this session (from the person who restarted it):",
-}
-
-
-def with_opening(kind: str | None, opening: str, text: str) -> str:
-    """The first prompt of a new session: its summary or brief, labelled as what it is, then the message."""
-    label = OPENING_LABELS.get(kind or "summary", OPENING_LABELS["summary"])
-    return f"{label}\n\n{opening.strip()}\n\n---\n\n{text}"
-
-
-def with_summary(summary: str, text: str) -> str:
-    return with_opening("summary", summary, text)
+__all__ = ["OPENING_LABELS", "SUMMARY_PROMPT", "RunReport", "Runner", "lock_agent", "restart", "restart_with_summary"]
 
 
 @dataclass
@@ -119,8 +100,10 @@ class Runner:
         self.pushes = alerts.Pushes()
         registry.on_alert = self._push
 
-    def _push(self, alert: Any) -> None:
-        config = canon.for_agent(self.reg.agent(alert.agent)).alerts if self.reg.find_agent(alert.agent) else None
+    def _push(self, alert: Alert) -> None:
+        """A new alert goes to the canon's ``[alerts] command``, if it has one (H14)."""
+        agent = self.reg.find_agent(alert.agent)
+        config = (self.canons.get(alert.agent) or canon.for_agent(agent)).alerts if agent else None
         if config is not None and config.command:
             self.pushes.push(alert, config.command, config.timeout, log=self.reg.note)
 
@@ -161,9 +144,14 @@ class Runner:
         return self.report
 
     def _may_try(self, name: str) -> bool:
-        """With --watch: an open circuit allows one trial once its wait is over."""
+        """With --watch, whether a blocked agent is tried again: an open circuit once its wait is over (one
+        trial), a closed one (ameesh retry) at once, a missing directory once it is back."""
         agent = self.reg.find_agent(name)
-        return agent is not None and (agent.retry_at or 0) <= self.clock()
+        if agent is None:
+            return False
+        if agent.circuit_open:
+            return (agent.retry_at or 0) <= self.clock()
+        return Path(agent.workdir).is_dir()
 
     async def _agent_loop(self, name: str, blocked: set[str], busy: set[str], watch: bool = False) -> None:
         with lock_agent(self.root, name) as locked:
@@ -237,7 +225,7 @@ class Runner:
 
         self.reg.message_started(message.num)
         self._say(f"{name}: message {message.num} (attempt {message.attempts + 1}) playing on {harness.name}…")
-        result = await self._play(name, harness, request, on_session=announced, label=f"message {message.num}")
+        result = await self.play_turn(name, harness, request, on_session=announced, label=f"message {message.num}")
         if result.session_id and result.session_id != sid:
             self._replace(name, sid, result.session_id, opening_lot, settings["model"])
             sid = result.session_id
@@ -355,7 +343,7 @@ class Runner:
                 return f"profile {row.model or '(default)'} → {settings['model'] or '(default)'}"
         return None
 
-    async def _play(
+    async def play_turn(
         self,
         name: str,
         harness: Harness,
@@ -402,7 +390,7 @@ class Runner:
             self.reg.note(name, "session", f"session {sid} opened", session_id=sid, lot=lot)
         paths.write_session_file(self.root, name, sid, lot)
 
-    def _record(
+    def record(
         self,
         name: str,
         result: TurnResult,
@@ -429,9 +417,9 @@ class Runner:
         )
 
     def _finish(self, name: str, message: Message, sid: str | None, prompt: str, result: TurnResult) -> None:
-        cfg = self.canons[name]
+        """The turn recorded and its outcome applied, in one transaction."""
         with self.reg.tx():
-            self._record(name, result, sid=sid, lot=message.lot, kind="turn", prompt=prompt)
+            self.record(name, result, sid=sid, lot=message.lot, kind="turn", prompt=prompt)
             if result.ok:
                 self.reg.message_done(message.num)
                 self.reg.note(name, "answer", result.text, session_id=sid, lot=message.lot)
@@ -448,7 +436,14 @@ class Runner:
                 )
                 self.reg.resolve_alerts(name, "harness_failing", "circuit_open", why="a turn succeeded")
                 self.report.turns += 1
-                return
+            else:
+                self._failed(name, message, sid, result)
+
+    def _failed(self, name: str, message: Message, sid: str | None, result: TurnResult) -> None:
+        """A failed attempt: the message tried again later or failed for good, the agent's backoff and
+        circuit (H13), alerts naming the failed and the waiting messages."""
+        cfg = self.canons[name]
+        with self.reg.tx():
             self.report.failed += 1
             attempts = message.attempts + 1
             for_good = attempts >= cfg.threshold("max_attempts")
@@ -508,133 +503,5 @@ class Runner:
     # -- rotation (H8) --------------------------------------------------------------------------------
 
     async def rotate(self, name: str, harness: Harness, settings: dict[str, Any], *, must_close: bool = False) -> bool:
-        """Carry the agent's rotation on from its recorded step; False if the summary failed.
-
-        ``must_close`` (a lot change, a new profile): the old session is closed even when its summary
-        fails, and the next one opens on the message alone, with a ``summary_failed`` alert."""
-        agent = self.reg.agent(name)
-        state, reason = agent.rotation_state, agent.rotation_reason or "rotation"
-        summary = agent.pending_summary or ""
-        sid, _ = self.current_session(agent)
-        if sid is None:
-            self.reg.update_agent(name, rotation_state=None, rotation_reason=None)
-            return False
-        if state == "due":
-            row = self.reg.session(name, sid)
-            model = settings["model"]
-            if getattr(harness, "sessions_follow_model", False) and row is not None and row.model:
-                model = row.model  # the session belongs to the profile it was opened with
-            result = await self._play(
-                name,
-                harness,
-                TurnRequest(
-                    prompt=SUMMARY_PROMPT,
-                    cwd=Path(agent.workdir),
-                    session_id=sid,
-                    new_session=False,
-                    model=model,
-                    effort=settings["effort"],
-                    timeout=self.canons[name].threshold("turn_timeout"),
-                ),
-            )
-            summary = result.text.strip() if result.ok else ""
-            with self.reg.tx():
-                outcome = result.outcome if summary or not result.ok else "empty"
-                lot = agent.session_lot
-                self._record(name, result, sid=sid, lot=lot, kind="summary", prompt=SUMMARY_PROMPT, outcome=outcome)
-                if not summary:
-                    why = result.error or "the summary was empty"
-                    if must_close:
-                        self._close(name, sid, f"{reason}; summary failed", opening=None)
-                    else:
-                        # the failed summary prompt is not left in the kept session (H13)
-                        undo = harness.prepare_retry(sid, Path(agent.workdir), SUMMARY_PROMPT)
-                        point = undo.point if undo.kind == "rewind" else None
-                        self.reg.update_agent(name, rotation_state=None, rotation_reason=None, rewind_to=point)
-                        self.reg.note(
-                            name,
-                            "rotation",
-                            f"rotation ({reason}) not done: {why}; session {sid} kept until the next try",
-                            session_id=sid,
-                        )
-            if not summary:
-                if must_close:
-                    paths.write_session_file(self.root, name, None, None)
-                    self.reg.alert(
-                        name,
-                        "summary_failed",
-                        f"the summary of session {sid} failed ({why}); {reason}: the new session opens on its"
-                        " message alone",
-                        session_id=sid,
-                    )
-                return False
-            with self.reg.tx():
-                self.reg.update_agent(
-                    name, pending_summary=summary, pending_kind="summary", rotation_state="summarised"
-                )
-                self.reg.set_summary(name, sid, summary)
-            state = "summarised"
-        if state == "summarised":
-            with self.reg.tx():
-                self.reg.note(name, "summary", summary, session_id=sid)
-                self.reg.update_agent(name, rotation_state="written")
-            state = "written"
-        if state == "written":
-            with self.reg.tx():
-                self._close(name, sid, reason, opening=summary)
-            paths.write_session_file(self.root, name, None, None)
-        return True
-
-    def _close(self, name: str, sid: str, reason: str, *, opening: str | None) -> None:
-        """(3) close the session, keeping it in the history; the next turn opens one (on ``opening``)."""
-        self.reg.close_session(name, sid, reason)
-        values: dict[str, Any] = {"session_id": None, "session_lot": None, "rotation_state": "closed"}
-        if opening is None:
-            values |= {"pending_summary": None, "pending_kind": None}
-        self.reg.update_agent(name, **values)
-        then = "on its summary" if opening else "on its first message alone"
-        self.reg.note(
-            name,
-            "rotation",
-            f"session {sid} closed ({reason}); the next turn opens a new session {then}",
-            session_id=sid,
-        )
-
-
-def restart(registry: Registry, root: Path, name: str, brief: str | None = None) -> str | None:
-    """Close the agent's session at once (H7); its next turn opens a new one on ``brief``, or on its
-    message alone without one. Returns the old id."""
-    agent = registry.agent(name)
-    old = agent.session_id
-    if old is None and paths.owned_by(root, name, agent.uid):
-        old = paths.read_session_file(root, name)[0]
-    with registry.tx():
-        if old:
-            registry.close_session(name, old, "restart on a brief" if brief else "restart")
-        registry.update_agent(
-            name,
-            session_id=None,
-            session_lot=None,
-            rotation_state="closed",
-            rotation_reason=None,
-            pending_summary=brief,
-            pending_kind="brief" if brief else None,
-        )
-        said = "on a brief" if brief else "on the next message alone"
-        registry.note(name, "rotation", f"restart {said} (session {old or 'none'} closed)", session_id=old)
-    paths.write_session_file(root, name, None, None)
-    return old
-
-
-async def restart_with_summary(runner: Runner, name: str) -> tuple[str | None, bool]:
-    """Rotate the agent's session now with a resume summary (H8's steps, played at once); the old id and
-    whether the summary was written (a failed one keeps the session)."""
-    reg = runner.reg
-    agent = reg.agent(name)
-    sid, _ = runner.current_session(agent)
-    if sid is None:
-        return None, False
-    harness = runner.harness_for(agent.harness, paths.agent_dir(runner.root, name))
-    settings = runner.settings_for(agent)
-    reg.update_agent(name, rotation_state="due", rotation_reason="restart with a summary")
-    return sid, await runner.rotate(name, harness, settings)
+        """Carry the agent's rotation on from its recorded step (:func:`ameesh.rotation.rotate`)."""
+        return await rotation.rotate(self, name, harness, settings, must_close=must_close)

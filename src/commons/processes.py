@@ -124,20 +124,25 @@ def children(pid: int | None = None) -> list[int]:
     return found
 
 
-def end_children(grace: float = 2.0) -> list[int]:
-    """SIGTERM this process's remaining children (and their groups' members), SIGKILL those still there
-    after ``grace`` seconds, and reap them; the pids ended."""
-    left = children()
-    for pid in left:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and any(not exited(pid) for pid in left):
-        time.sleep(0.02)
-    for pid in left:
-        if not exited(pid):
+def end_children(grace: float = 2.0, rounds: int = 5) -> list[int]:
+    """SIGTERM this process's remaining children, SIGKILL those still there after ``grace`` seconds, and
+    reap them; again for the grandchildren that come back to a subreaper meanwhile. The pids ended."""
+    ended: list[int] = []
+    for _ in range(rounds):
+        left = children()
+        if not left:
+            break
+        for pid in left:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(pid, 0)
-    return left
+                os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and any(not exited(pid) for pid in left):
+            time.sleep(0.02)
+        for pid in left:
+            if not exited(pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        ended += left
+    return ended

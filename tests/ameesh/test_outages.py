@@ -5,8 +5,10 @@ that clear when their cause is gone or are acknowledged."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import stat
+import time
 from pathlib import Path
 
 from ameesh import paths
@@ -222,3 +224,36 @@ def test_h13_remove_is_refused_while_the_agent_is_held(ameesh: Ameesh) -> None:
         refused = ameesh("remove", "bob", ok=False)
     assert "being played" in refused.output
     assert paths.agent_dir(ameesh.root, "bob").exists()
+
+
+def test_h13_with_watch_an_open_circuit_is_tried_again_once_its_wait_is_over(ameesh: Ameesh) -> None:
+    for var, value in {"BACKOFF_BASE": "10", "BACKOFF_MAX": "40", "CIRCUIT_AFTER": "2", "MAX_ATTEMPTS": "5"}.items():
+        ameesh.monkeypatch.setenv(f"AMEESH_SESSION_{var}", value)
+    ameesh.script({"match": "one", "times": 2, "fail": "down"})
+    ameesh.add("bob")
+    ameesh("send", "bob", "one")
+    fake = FakeTime()
+    opened: list[float] = []
+
+    async def watch() -> None:
+        with ameesh.registry() as reg:
+            task = asyncio.create_task(
+                Runner(reg, ameesh.root, clock=fake.clock, sleep=fake.sleep).run(watch=True, poll=0.01)
+            )
+            deadline = time.monotonic() + 120  # a bound for a loaded machine, not a synchronisation
+            while reg.waiting_count("bob"):
+                assert time.monotonic() < deadline, "the watching runner never played the message"
+                agent = reg.agent("bob")
+                if agent.circuit_open and agent.retry_at and agent.retry_at > fake.now:
+                    opened.append(agent.retry_at - fake.now)
+                    fake.now = agent.retry_at  # the circuit's wait passes (injected time)
+                await asyncio.sleep(0.01)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    asyncio.run(watch())
+    assert fake.slept == [10]  # between the two failures; then the circuit opened
+    assert opened == [40]  # one trial after backoff_max, which succeeded
+    assert ameesh.answers("bob") == ["FRESH: one"]
+    assert ameesh.json("alerts") == []

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ameesh.harnesses import CONTINUE_CUE
 from tests.ameesh.real.conftest import Real
-from tests.fakes.harness_replies import user_prompts
+from tests.fakes.harness_replies import SUMMARY_CUE, user_prompts
 from tests.fakes.model_server import ErrorReply, Received, Reply
 
 
@@ -71,3 +71,26 @@ def test_h13_a_dead_model_server_ends_the_turn_on_the_harness_error_event(real: 
     assert "ended at once" in (turn.error or "")
     if real.name == "codex":
         assert "Reconnecting... 1/5" in (turn.error or "")  # its first one, not after the fifth
+
+
+def test_h13_a_failed_summary_at_a_lot_change_never_plays_the_new_lot_in_the_old_session(real: Real) -> None:
+    real.ameesh.monkeypatch.setenv("AMEESH_SESSION_MAX_ATTEMPTS", "1")
+    answer = real.responder
+
+    def responder(received: Received) -> Reply | ErrorReply:
+        if SUMMARY_CUE in "".join(user_prompts(received.body)[-1:]):
+            return ErrorReply(400, "fake model server: the summary request is refused")
+        return answer(received)
+
+    real.server.responder = responder
+    real.add("bob", policy="par-lot")
+    real.ameesh("send", "bob", "--lot", "L1", "lot one")
+    real.ameesh("send", "bob", "--lot", "L2", "lot two")
+    real.ameesh("run")
+    one, two = real.ameesh.json("sessions", "bob")
+    assert one["close_reason"] == "lot L1 → L2; summary failed"
+    assert two["lot"] == "L2"
+    assert two["session_id"] != one["session_id"]
+    assert user_prompts(real.turns()[-1].body) == ["lot two"]  # a fresh session, on its message alone
+    (alert,) = real.ameesh.json("alerts", "bob")
+    assert alert["kind"] == "summary_failed"
