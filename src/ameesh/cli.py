@@ -380,6 +380,7 @@ def status(as_json: bool) -> None:
                     "session_turns": session.turns if session else 0,
                     "waiting": reg.waiting_count(name),
                     "failed": len(reg.messages(name, "failed")),
+                    "circuit_open": bool(agent.circuit_open),
                     "alerts": sum(1 for a in alerts if a.agent == name),
                     "playing": leftovers.playing(root, name),
                 }
@@ -398,7 +399,8 @@ def status(as_json: bool) -> None:
         held = f"session {r['session_id']} ({r['session_turns']} turns)" if r["session_id"] else "no session"
         lines.append(
             f"  {r['name']} ({r['harness']}, {r['role']}): {now}; {held}; {r['waiting']} waiting;"
-            f" {r['alerts']} alert(s)"
+            f" {r['failed']} failed; {r['alerts']} alert(s)"
+            + ("; circuit open (ameesh retry)" if r["circuit_open"] else "")
         )
     emit(data, as_json, lines)
 

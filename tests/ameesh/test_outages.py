@@ -70,6 +70,9 @@ def test_h13_backoff_grows_across_messages_and_the_circuit_opens_naming_cause_an
     assert "message(s) 1 failed for good" in kinds["harness_failing"]
     assert any("waiting 40 s before the next attempt" in line for line in lines)
 
+    status = ameesh.json("status")["by_agent"][0]
+    assert (status["failed"], status["circuit_open"]) == (1, True)
+    assert "1 failed; 2 alert(s); circuit open (ameesh retry)" in ameesh("status").output
     # While the circuit is open, a run leaves the agent alone (exit 3), without calling the harness.
     assert ameesh("run", ok=False).exit_code == 3
     assert len(ameesh.calls()) == 5
