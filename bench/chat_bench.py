@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from anyy.cli.rpc import open_client
+from anyy.client.sync import connect
 from anyy.profiles import get_profile
 from anyy.profiles.gateway_address import read_address
 
@@ -64,7 +64,7 @@ def main() -> None:
             chat = [_wall([ANYY, "chat", "hi"], env) for _ in range(args.runs)]
 
             rpc: dict[str, list[float]] = {}
-            with open_client(address) as client:
+            with connect(address) as client:
                 session_id = client.call("session.create")["id"]
                 for method, params in (("gateway.status", None), ("session.get", {"session_id": session_id})):
                     for _ in range(100):

@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from anyy.domain.events import ExecutionStateChanged
+from anyy.api.events import ExecutionStateChanged
 from anyy.domain.model_io import ModelRequest, ProviderEvent, ToolCallEvent, ToolResultMessage, ToolSpec
 from anyy.domain.queue import NewSubmission
 from anyy.domain.sessions import NewSession, Session
@@ -30,6 +30,7 @@ from anyy.providers.offline import OfflineProvider
 from anyy.runtime.deps import CallTool, Deps, RuntimeSettings
 from anyy.runtime.runtime import Runtime
 from anyy.storage.owner import StoreOwner
+from anyy.storage.protocol import SessionStore
 from anyy.storage.sqlite import SqliteStore
 from anyy.tools.base import ToolContext, ToolOutcome
 
@@ -103,13 +104,13 @@ class NoopTools:
         return ToolOutcome(text="ok")
 
 
-class TimedOwner(StoreOwner[SqliteStore]):
+class TimedOwner(StoreOwner[SessionStore]):
     """The store owner, timing the work each call does on the store's thread."""
 
     timed: Timed
 
-    def submit(self, fn: Callable[[SqliteStore], T]) -> Any:
-        def timed_fn(store: SqliteStore) -> T:
+    def submit(self, fn: Callable[[SessionStore], T]) -> Any:
+        def timed_fn(store: SessionStore) -> T:
             start = time.perf_counter()
             try:
                 return fn(store)

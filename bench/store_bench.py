@@ -1,6 +1,10 @@
 """Benchmark of the SQLite SessionStore against the targets of the storage issue.
 
     .venv/bin/python -m bench.store_bench [--sizes 1000,10000,100000] [--out bench/out/store.json]
+    .venv/bin/python -m bench.store_bench --backend postgresql [--sizes 1000,100000] [--postgres-url URL]
+
+``--backend postgresql`` measures the main figures on SQLite and PostgreSQL side by side, with the same
+code for both (``bench/store/versus.py``); without it, the detailed SQLite figures below.
 
 Every figure is printed beside its target and the ratio; appends also beside a raw-SQLite reference run in
 the same process with the same pragmas (``anyy.storage.sqlite.core.PRAGMAS`` through its ``connect``).
@@ -44,8 +48,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--wait-quiet", type=float, default=120, help="wait up to this many seconds for other CPU load to stop"
     )
+    parser.add_argument("--backend", choices=("sqlite", "postgresql"), default="sqlite")
+    parser.add_argument("--postgres-url", default=None, help="a server to create the bench database on")
+    parser.add_argument("--appends", type=int, default=1000, help="--backend postgresql: appends per run")
     args = parser.parse_args(argv)
     sizes = sorted({int(s) for s in args.sizes.split(",")})
+    if args.backend == "postgresql":
+        return run_versus(args, sizes)
     big_count = max(sizes)
 
     report = Report()
@@ -124,6 +133,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report.data, indent=2, default=str) + "\n", encoding="utf-8")
     say(f"results written to {args.out}")
+    return 0
+
+
+def run_versus(args: argparse.Namespace, sizes: Sequence[int]) -> int:
+    from bench.store.versus import PostgresBackend, SqliteBackend, figure_versus
+
+    url = args.postgres_url or os.environ.get("ANYY_TEST_POSTGRES_URL")
+    url_file = Path(__file__).resolve().parents[1] / ".cache" / "postgres-url"
+    if not url:
+        url = url_file.read_text().strip() if url_file.exists() else "postgresql://postgres@127.0.0.1:5432/test"
+    report = Report()
+    started = time.perf_counter()
+    setup, work = timed(lambda: workload.build(max(sizes)))
+    say(f"data: {len(work.texts):,} texts in {setup:.1f} s; load average at start {os.getloadavg()[0]:.2f}")
+    workdir = Workdir(args.workdir, args.keep)
+    postgres = PostgresBackend(url)
+    say(
+        f"PostgreSQL {postgres.version} ({', '.join(f'{k}={v}' for k, v in postgres.settings.items())}); "
+        f"SQLite {sqlite3.sqlite_version}"
+    )
+    try:
+        figure_versus(report, work, [SqliteBackend(workdir), postgres], min(sizes), max(sizes), args.appends)
+    finally:
+        postgres.close()
+        workdir.close()
+    report.data["environment"] = {"postgres": postgres.version, **postgres.settings, **source_state()}
+    print_table(report.rows)
+    say(f"\ntotal run time {time.perf_counter() - started:.0f} s; load average now {os.getloadavg()[0]:.2f}")
+    out = args.out.with_name("store-versus.json") if args.out == Path("bench/out/store.json") else args.out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report.data, indent=2, default=str) + "\n", encoding="utf-8")
+    say(f"results written to {out}")
     return 0
 
 

@@ -25,23 +25,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from textual import events
 
+from anyy.api.events import ExecutionStateChanged, TextDeltaEvent
 from anyy.domain.entries import EntryKind, NewEntry
 from anyy.domain.sessions import NewSession
 from anyy.profiles import get_profile
 from anyy.profiles.gateway_address import Address, read_address
 from anyy.storage.sqlite.store import SqliteStore
-from anyy.tui.app import AnyyApp, GatewayEvent
+from anyy.tui.app import AnyyApp
+from anyy.tui.link import GatewayEvent
 
 ANYY = str(Path(sys.executable).parent / "anyy")
 FIRST_PAINT_TARGET_MS = 500.0
@@ -51,6 +53,24 @@ KEY_INTERVAL = 0.05
 TICK = 0.005
 SIZE = (100, 30)
 BATCH = 500
+
+
+class BenchApp(AnyyApp):
+    """The app with a signal each time the editor's text changes (keystroke timing waits on it)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.edited = asyncio.Event()
+
+    def on_text_area_changed(self) -> None:
+        self.edited.set()
+
+
+async def until(condition: Callable[[], bool], timeout: float) -> None:
+    """Return once ``condition()`` holds, looked at every millisecond (outside the measured spans)."""
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.001)
 
 
 def _run(argv: list[str], env: dict[str, str]) -> None:
@@ -86,7 +106,7 @@ async def first_paint(address: Address, session_id: str, newest: str) -> float:
     began = time.perf_counter()
     app = AnyyApp(address, session_id=session_id)
     async with app.run_test(size=SIZE):
-        await app.wait_until(lambda: app.first_paint_at is not None or app.failure is not None, 60.0)
+        await until(lambda: app.first_paint_at is not None or app.failure is not None, 60.0)
         if app.failure is not None or app.first_paint_at is None:
             raise SystemExit(f"the TUI did not open: {app.failure}")
         painted = app.first_paint_at
@@ -101,10 +121,6 @@ def import_time(env: dict[str, str]) -> float:
     return float(done.stdout)
 
 
-def _typed(app: AnyyApp, count: int) -> bool:
-    return app.editor.text.count("x") >= count
-
-
 def _resolve(future: asyncio.Future[float]) -> None:
     if not future.done():
         future.set_result(time.perf_counter())
@@ -112,16 +128,14 @@ def _resolve(future: asyncio.Future[float]) -> None:
 
 async def streaming(address: Address, seconds: float) -> tuple[float, float, float, int]:
     """(longest loop stall, keystroke-to-screen p50, max) in ms, and the number of deltas posted."""
-    app = AnyyApp(address)
+    app = BenchApp(address)
     stalls: list[float] = []
     keys: list[float] = []
     async with app.run_test(size=SIZE):
-        await app.wait_until(lambda: app.first_paint_at is not None, 60.0)
+        await until(lambda: app.first_paint_at is not None, 60.0)
         sid = app.session_id
-        app.post_message(
-            GatewayEvent({"type": "execution_state", "state": "running", "session_id": sid, "execution_id": "exe_b"})
-        )
-        await app.wait_until(lambda: app.busy, 10.0)
+        app.post_message(GatewayEvent(ExecutionStateChanged(session_id=sid, execution_id="exe_b", state="running")))
+        await until(lambda: app.busy, 10.0)
         stop = asyncio.Event()
 
         async def ticker() -> None:
@@ -140,9 +154,7 @@ async def streaming(address: Address, seconds: float) -> tuple[float, float, flo
                 if delay > 0:
                     await asyncio.sleep(delay)
                 text = f"token{i} " if i % 40 else f"token{i}\n\n"
-                app.post_message(
-                    GatewayEvent({"type": "text_delta", "session_id": sid, "execution_id": "exe_b", "text": text})
-                )
+                app.post_message(GatewayEvent(TextDeltaEvent(session_id=sid, execution_id="exe_b", text=text)))
             return count
 
         async def typing() -> None:
@@ -150,8 +162,11 @@ async def streaming(address: Address, seconds: float) -> tuple[float, float, flo
             while time.perf_counter() < end:
                 pressed = time.perf_counter()
                 typed = len(keys) + 1
+                app.edited.clear()
                 app.post_message(events.Key("x", "x"))  # as the terminal driver posts it
-                await app.wait_until(functools.partial(_typed, app, typed), 30.0)
+                while app.editor.text.count("x") < typed:
+                    await asyncio.wait_for(app.edited.wait(), 30.0)
+                    app.edited.clear()
                 shown: asyncio.Future[float] = asyncio.get_running_loop().create_future()
                 app.call_after_refresh(_resolve, shown)
                 keys.append((await shown - pressed) * 1000)
@@ -161,7 +176,7 @@ async def streaming(address: Address, seconds: float) -> tuple[float, float, flo
         count, _ = await asyncio.gather(feed(), typing())
         stop.set()
         await ticking
-        await app.wait_until(lambda: f"token{count - 1}" in app.conversation.streamed, 30.0)
+        await until(lambda: f"token{count - 1}" in app.conversation.streamed, 30.0)
         if "x" * len(keys) not in app.editor.text:
             raise SystemExit("the typed keys did not reach the editor")
     return max(stalls), statistics.median(keys), max(keys), count

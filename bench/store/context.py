@@ -28,7 +28,7 @@ def context_breakdown(store: SqliteStore, session_id: str) -> dict[str, float]:
     t0 = time.perf_counter()
     head = store.get_session(session_id).head
     t1 = time.perf_counter()
-    runs = store.path_runs(head)
+    runs = store._path_runs(head)
     t2 = time.perf_counter()
     real = store.conn
     timed_conn = TimedConnection(real)

@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
-from anyy.cli.rpc import Event, RpcClient, open_client
+from anyy.client.protocol import Reply
+from anyy.client.sync import Client, connect
 from anyy.profiles import get_profile
 from anyy.profiles.gateway_address import Address, read_address
 
@@ -71,12 +73,12 @@ class LiveGateway:
         return found
 
     @contextlib.contextmanager
-    def client(self) -> Iterator[RpcClient]:
-        with open_client(self.address) as client:
+    def client(self) -> Iterator[Client]:
+        with connect(self.address) as client:
             yield client
 
 
-def wait_event(client: RpcClient, match: Callable[[dict[str, Any]], bool], timeout: float = TIMEOUT) -> dict[str, Any]:
+def wait_event(client: Client, match: Callable[[dict[str, Any]], bool], timeout: float = TIMEOUT) -> dict[str, Any]:
     """The first event that matches, read within ``timeout`` seconds (replies in between are dropped)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -84,11 +86,14 @@ def wait_event(client: RpcClient, match: Callable[[dict[str, Any]], bool], timeo
         if left <= 0:
             raise AssertionError("the expected event did not come")
         message = client.receive(left)
-        if isinstance(message, Event) and match(message.params):
-            return message.params
+        if isinstance(message, Reply):
+            continue
+        params: dict[str, Any] = msgspec.to_builtins(message)  # with its "type"
+        if match(params):
+            return params
 
 
-def wait_queued(client: RpcClient, session_id: str, text: str, timeout: float = TIMEOUT) -> dict[str, Any]:
+def wait_queued(client: Client, session_id: str, text: str, timeout: float = TIMEOUT) -> dict[str, Any]:
     """The pending submission with this text, once the session's queue holds it (on queue_changed)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -102,7 +107,7 @@ def wait_queued(client: RpcClient, session_id: str, text: str, timeout: float = 
         )
 
 
-def make_busy(client: RpcClient, session_id: str, command: str = "run: sleep 1") -> dict[str, Any]:
+def make_busy(client: Client, session_id: str, command: str = "run: sleep 1") -> dict[str, Any]:
     """Start a turn that holds the session in a shell call; return its tool_started event (subscribed)."""
     client.call("session.send", {"session_id": session_id, "text": command})
     return wait_event(client, lambda e: e["type"] == "tool_started" and e["session_id"] == session_id)

@@ -42,6 +42,11 @@ def test_c1_c4_chat_new_session_json(start_gateway: StartGateway, home: Path) ->
     assert record["exit_code"] == 0
     # The turn's tokens and the context its last model call re-read (for orchestrators such as ameesh).
     usage = record["usage"]
+    assert set(record) == {  # what ameesh's anyy adapter reads: the keys stay as they are
+        *("session_id", "submission", "execution", "passes", "result", "response", "usage", "context_tokens"),
+        "exit_code",
+    }
+    assert set(usage) == {"input", "output", "cache_read", "cache_write"}
     assert usage["input"] > 0
     assert usage["output"] > 0
     assert record["context_tokens"] == usage["input"] + usage["cache_read"] + usage["cache_write"]

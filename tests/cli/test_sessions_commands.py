@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
 
+from anyy.cli import session_reads
 from anyy.domain.entries import AssistantData, EntryKind, LabelData, NewEntry
 from anyy.domain.sessions import NewSession
 from anyy.profiles import Profile
+from anyy.profiles.gateway_address import Address, write_address
 from tests.cli.conftest import MakeProfile, OpenStore, Run
+from tests.cli.live import LiveGateway
+from tests.cli.live import run as live_run
 
 
 class Tree(NamedTuple):
@@ -348,3 +353,78 @@ def test_a3_sessions_export_includes_bodies_kept_in_objects(anyy: Run, profile: 
     records = [json.loads(line) for line in anyy("sessions", "export", sid).stdout.splitlines()]
     assert records[1]["entry"]["text"] == body
     assert body in anyy("sessions", "export", sid, "--format", "markdown").stdout
+
+
+# -- one door: the Gateway when it runs, else the store, with the same answers ----------------------------
+
+
+@pytest.fixture
+def gateway_factory(home: Path, profile: Profile) -> Iterator[Callable[[], LiveGateway]]:
+    """Starts the profile's Gateway (``anyy gateway start``) on the sessions written so far; stopped after."""
+    started: list[LiveGateway] = []
+
+    def start() -> LiveGateway:
+        done = live_run(home, "gateway", "start", "--profile", profile.name)
+        assert done.returncode == 0, done.stderr
+        started.append(LiveGateway(home=home, profile=profile.name))
+        return started[-1]
+
+    yield start
+    for _live in started:
+        live_run(home, "gateway", "stop", "--profile", profile.name)
+
+
+def test_a2_export_of_a_branched_session_agrees_through_both_doors(
+    anyy: Run, tree: Tree, profile: Profile, open_store: OpenStore, gateway_factory: Callable[[], LiveGateway]
+) -> None:
+    with open_store(profile) as store:  # branch a grows after branch b was made: ids no longer say the order
+        store.set_head(tree.session, tree.ids["answer_a"])
+        (more_a,) = store.append_entries(tree.session, [user("more on branch a")])
+        store.set_head(tree.session, tree.ids["branch_b"])
+    doors = [(sid, fmt) for sid in (tree.session, tree.fork) for fmt in ("jsonl", "markdown")]
+    from_store = {door: anyy("sessions", "export", door[0], "--format", door[1]).stdout for door in doors}
+    live = gateway_factory()
+    with live.client() as client:
+        over_rpc = {
+            door: client.call("session.export", {"session_id": door[0], "format": door[1]})["content"] for door in doors
+        }
+    from_cli_with_gateway = {door: anyy("sessions", "export", door[0], "--format", door[1]).stdout for door in doors}
+    assert over_rpc == from_store
+    assert from_cli_with_gateway == from_store
+    # Branch by branch: the label's two branches, each whole, the older one first.
+    ids = [json.loads(line)["entry"]["id"] for line in from_store[(tree.session, "jsonl")].splitlines()[1:]]
+    names = {v: k for k, v in tree.ids.items()} | {more_a.id: "more_a"}
+    assert [names[i] for i in ids] == ["hello", "hi", "label", "branch_a", "answer_a", "more_a", "branch_b"]
+
+
+def test_b1_sessions_commands_go_through_a_running_gateway(
+    anyy: Run, tree: Tree, gateway_factory: Callable[[], LiveGateway], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    live = gateway_factory()
+
+    def no_store(profile: Profile) -> None:
+        raise AssertionError("the store was opened although a Gateway runs")
+
+    monkeypatch.setattr(session_reads, "open_store", no_store)
+    listed = json.loads(anyy("sessions", "list", "--json").stdout)
+    assert {item["id"] for item in listed["items"]} == {tree.session, tree.fork}
+    shown = json.loads(anyy("sessions", "show", tree.session, "--json").stdout)
+    assert [e["id"] for e in shown["entries"]] == [tree.ids[n] for n in ("hello", "hi", "label", "branch_b")]
+    assert shown["entries"][0]["kind"] == "user"
+    tree_lines = anyy("sessions", "tree", tree.session).stdout
+    assert "<- head" in tree_lines
+    assert "[start]" in tree_lines or "start" in tree_lines
+    hits = json.loads(anyy("sessions", "search", "matcha", "--json").stdout)
+    assert [(h["session_id"], h["entry_id"]) for h in hits] == [(tree.fork, tree.ids["forked"])]
+    missing = anyy("sessions", "show", "ses_0000000000aa")
+    assert missing.exit_code == 1
+    assert missing.stderr.startswith("error: no session 'ses_0000000000aa' in profile 'default'")
+    with live.client() as client:
+        assert client.call("session.get", {"session_id": tree.session})["session"]["id"] == tree.session
+
+
+def test_b1_a_stale_gateway_address_falls_back_to_the_store(anyy: Run, tree: Tree, profile: Profile) -> None:
+    stale = Address(profile=profile.name, pid=1, host="127.0.0.1", port=1, token="gone", started_at=0.0)
+    write_address(profile, stale)  # a Gateway killed before it could remove its gateway.json
+    listed = json.loads(anyy("sessions", "list", "--json").stdout)
+    assert {item["id"] for item in listed["items"]} == {tree.session, tree.fork}

@@ -18,6 +18,10 @@ Reopen = Callable[[SessionStore], SessionStore]
 @pytest.fixture(params=sorted(BACKENDS))
 def backend(request: pytest.FixtureRequest) -> str:
     name: str = request.param
+    if name == "postgresql":
+        from tests.postgres.server import require_postgres
+
+        require_postgres()
     return name
 
 

@@ -12,8 +12,10 @@ import msgspec
 import pytest
 from websockets.exceptions import ConnectionClosed
 
+from anyy.api.methods import MethodSpec
+from anyy.api.params import NoParams
 from anyy.gateway.dispatcher import MAX_BATCH, MAX_FRAME_BYTES, Dispatcher
-from anyy.gateway.table import MethodTable, NoParams
+from anyy.gateway.table import MethodTable
 from commons import jsonrpc
 from tests.gateway.live import LiveGateway
 
@@ -188,12 +190,12 @@ def test_g2_a_fault_in_a_handler_is_an_internal_error_with_an_incident_id_and_no
 ) -> None:
     table = MethodTable()
 
-    @table.method("test.boom", NoParams)
+    @table.method(MethodSpec[NoParams, None]("test.boom", NoParams, None))
     async def boom(gw: Any, conn: Any, p: NoParams) -> None:
         """Always fails."""
         raise _Boom("secret internals: /etc/passwd line 3")
 
-    @table.method("test.ok", NoParams)
+    @table.method(MethodSpec[NoParams, str]("test.ok", NoParams, str))
     async def ok(gw: Any, conn: Any, p: NoParams) -> str:
         """Works."""
         return "fine"

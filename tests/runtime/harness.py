@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from anyy.domain.events import ExecutionStateChanged, RuntimeEvent
+from anyy.api.events import ExecutionStateChanged, RuntimeEvent
 from anyy.domain.model_io import ToolSpec
 from anyy.domain.queue import NewSubmission, Submission, SubmissionKind
 from anyy.domain.sessions import NewSession, Session
@@ -18,6 +18,7 @@ from anyy.providers.offline import OfflineProvider
 from anyy.runtime.deps import CallTool, Deps, RuntimeSettings, ToolSource
 from anyy.runtime.runtime import Runtime
 from anyy.storage.owner import StoreOwner
+from anyy.storage.protocol import SessionStore
 from anyy.storage.sqlite import SqliteStore
 from anyy.tools.base import ToolContext, ToolOutcome
 
@@ -109,14 +110,20 @@ class Models:
 
 class Harness:
     def __init__(
-        self, tmp_path: Path, *, settings: RuntimeSettings | None = None, tools: ToolSource | None = None
+        self,
+        tmp_path: Path,
+        *,
+        settings: RuntimeSettings | None = None,
+        tools: ToolSource | None = None,
+        open_store: Callable[[Path], SessionStore] | None = None,
     ) -> None:
         self.tmp_path = tmp_path
         self.model = OfflineProvider(scripted_only=True)
         self.tools = TestTools()
         self.tool_source: ToolSource = tools or self.tools
         self.clock = ManualClock()
-        self.owner: StoreOwner[SqliteStore] = StoreOwner(lambda: SqliteStore(tmp_path / "state.db", profile="test"))
+        opener = open_store or (lambda folder: SqliteStore(folder / "state.db", profile="test"))
+        self.owner: StoreOwner[SessionStore] = StoreOwner(lambda: opener(tmp_path))
         self.settings = settings or RuntimeSettings()
         self.system_prompts: list[str] = []
         self.deps: Deps | None = None
@@ -159,7 +166,7 @@ class Harness:
         assert self.runtime is not None
         return self.runtime
 
-    async def store(self, fn: Callable[[SqliteStore], Any]) -> Any:
+    async def store(self, fn: Callable[[SessionStore], Any]) -> Any:
         return await self.owner.call(fn)
 
     async def session(self, **settings: Any) -> Session:

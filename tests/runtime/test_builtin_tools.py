@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from anyy.api.events import ToolFinished, ToolStarted
 from anyy.domain.entries import EntryKind
-from anyy.domain.events import ToolFinished, ToolStarted
 from anyy.domain.model_io import ToolCallEvent
 from anyy.tools import BuiltinToolSource
 from tests.runtime.harness import Harness

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from anyy.api.events import Notice
 from anyy.domain.errors import Conflict
-from anyy.domain.events import Notice
 from anyy.domain.model_io import StopEvent, TextDelta, ToolCallEvent, ToolResultMessage
 from anyy.providers.base import ProviderError
 from anyy.providers.gates import Gate

@@ -9,8 +9,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from anyy.api.events import ExecutionStateChanged
 from anyy.domain.entries import EntryKind
-from anyy.domain.events import ExecutionStateChanged
 from anyy.domain.queue import NewSubmission
 from anyy.domain.sessions import Session
 from anyy.profiles.profile import create_profile

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from anyy.domain.events import RetryWaiting
+from anyy.api.events import RetryWaiting
 from anyy.domain.model_io import TextDelta, ToolCallEvent
 from anyy.providers.base import ProviderError
 from anyy.providers.gates import Gate

@@ -9,8 +9,8 @@ import pytest
 from anyy.domain.errors import NotFound
 from anyy.domain.queue import NewSubmission
 from anyy.domain.sessions import NewSession
+from anyy.storage.rules import UNUSED_OBJECT_GRACE
 from anyy.storage.sqlite import SqliteStore
-from anyy.storage.sqlite.upkeep import UNUSED_OBJECT_GRACE
 
 
 class Clock:

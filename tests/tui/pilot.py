@@ -1,24 +1,41 @@
-"""Helpers for Pilot tests: open the TUI on a live Gateway, wait on the app's state (never on sleeps)."""
+"""Helpers for Pilot tests: open the TUI on a live Gateway, wait on the app's state.
+
+:func:`until` waits for a condition on the app, looking at it every 10 ms (the app's event loop runs in
+between): a wait never assumes how long anything takes, only its timeout bounds it. The app itself carries
+nothing for tests (no hooks, no change counters)."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from typing import Any
 
-from anyy.profiles import get_profile
-from anyy.profiles.gateway_address import read_address
+from anyy.client.gateway import address_locator
 from anyy.tui.app import AnyyApp
+from anyy.tui.conversation import NoticeLine
 from tests.cli.live import LiveGateway
 
 TIMEOUT = 30.0
+LOOK_EVERY = 0.01  # seconds between two looks at the condition while nothing else wakes the waiter
 
 
 def make_app(live: LiveGateway, **options: Any) -> AnyyApp:
-    options.setdefault("locate", lambda: read_address(get_profile(live.home, live.profile)))
+    options.setdefault("locate", address_locator(live.profile, live.home))
     return AnyyApp(live.address, **options)
 
 
+async def until(app: AnyyApp, condition: Callable[[], bool], timeout: float = TIMEOUT) -> None:
+    """Return once ``condition()`` holds; TimeoutError (naming it) after ``timeout`` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() >= deadline:
+            raise TimeoutError(f"the TUI did not reach the expected state within {timeout:g} s")
+        await asyncio.sleep(LOOK_EVERY)
+
+
 async def opened(app: AnyyApp) -> None:
-    await app.wait_until(lambda: bool(app.session) and app.status.state != "connecting", TIMEOUT)
+    await until(app, lambda: bool(app.state.session) and app.status.state != "connecting")
 
 
 async def type_text(pilot: Any, text: str) -> None:
@@ -28,7 +45,8 @@ async def type_text(pilot: Any, text: str) -> None:
 
 
 def notices(app: AnyyApp) -> str:
-    return "\n".join(app.notices)
+    """The notice lines the conversation shows, in order."""
+    return "\n".join(str(line.content) for line in app.conversation.query(NoticeLine))
 
 
 async def start_retry_wait(app: AnyyApp, pilot: Any, live: LiveGateway) -> str:
@@ -39,6 +57,6 @@ async def start_retry_wait(app: AnyyApp, pilot: Any, live: LiveGateway) -> str:
     await type_text(pilot, "hello")
     await pilot.press("enter")
     # The execution's state says retry_wait a moment before the retry_wait event starts the countdown.
-    await app.wait_until(lambda: app.retry_waiting is not None and app.retry.execution is not None, TIMEOUT)
-    assert app.retry_waiting is not None
-    return app.retry_waiting
+    await until(app, lambda: app.state.retrying is not None and app.retry.execution is not None)
+    assert app.state.retrying is not None
+    return app.state.retrying

@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from anyy.api.entries import AssistantData, EntryData, EntryKindName, EntryView, ToolCallData, UserData
 from anyy.cli.main import main
+from anyy.client.launch import ensure_gateway
 from anyy.profiles import get_profile
-from anyy.profiles.gateway_launch import ensure_gateway
 from anyy.tui.conversation import Message
 from anyy.tui.history import screenful
 from tests.cli.live import StartGateway, run
-from tests.tui.pilot import TIMEOUT, make_app, notices, opened, type_text
+from tests.tui.pilot import TIMEOUT, make_app, notices, opened, type_text, until
 
 pytestmark = pytest.mark.anyio
 
@@ -35,8 +36,8 @@ async def test_b2_anyy_opens_a_new_session_and_streams_the_answer(start_gateway:
         assert status.endswith("idle")
         await type_text(pilot, "hello tui")
         await pilot.press("enter")
-        await app.wait_until(lambda: any("You said" in t for t in messages(app, "assistant")), TIMEOUT)
-        await app.wait_until(lambda: not app.busy, TIMEOUT)
+        await until(app, lambda: any("You said" in t for t in messages(app, "assistant")), TIMEOUT)
+        await until(app, lambda: not app.busy, TIMEOUT)
         assert messages(app, "user") == ["hello tui"]
         assert "«hello tui»" in messages(app, "assistant")[0]
         assert app.editor.text == ""
@@ -95,13 +96,20 @@ async def test_b2_resume_shows_the_page_in_order_newest_as_textual_markdown_olde
         assert "words&#160;0" in app.export_screenshot()  # the cheap ones show their text too
 
 
+def entry(kind: EntryKindName, text: str) -> EntryView:
+    data: EntryData = ToolCallData(call_id="c", name="shell")
+    if kind in ("user", "assistant"):
+        data = UserData() if kind == "user" else AssistantData()
+    return EntryView(id=1, parent=None, kind=kind, text=text, data=data, created_at=0.0, object=None)
+
+
 def test_screenful_counts_the_newest_entries_that_fill_the_screen() -> None:
-    line = {"kind": "user", "text": "x"}  # 1 row + the margin
+    line = entry("user", "x")  # 1 row + the margin
     assert screenful([line] * 10, 80, 6) == 3
     assert screenful([line] * 2, 80, 6) == 2
-    long = {"kind": "assistant", "text": "y" * 200}  # 200 // 76 -> 3 rows + the margin
+    long = entry("assistant", "y" * 200)  # 200 // 76 -> 3 rows + the margin
     assert screenful([long, line, line], 80, 4) == 1
-    assert screenful([{"kind": "tool_call", "text": "z\n" * 50}] * 5, 80, 4) == 2
+    assert screenful([entry("tool_call", "z\n" * 50)] * 5, 80, 4) == 2
     assert screenful([], 80, 30) == 0
 
 
@@ -109,7 +117,7 @@ async def test_b2_resume_of_an_unknown_session_fails_with_the_gateways_message(s
     live = start_gateway()
     app = make_app(live, session_id="ses_doesnotexist")
     async with app.run_test(size=(100, 30)):
-        await app.wait_until(lambda: app.failure is not None, TIMEOUT)
+        await until(app, lambda: app.failure is not None, TIMEOUT)
     assert "ses_doesnotexist" in str(app.failure)
 
 
@@ -119,12 +127,13 @@ async def test_b3_role_starts_a_new_session_with_that_role_and_unknown_role_fail
     live = start_gateway()
     app = make_app(live, role="no-such-role")
     async with app.run_test(size=(100, 30)):
-        await app.wait_until(lambda: app.failure is not None, TIMEOUT)
+        await until(app, lambda: app.failure is not None, TIMEOUT)
     assert "no-such-role" in str(app.failure)
     app = make_app(live, role="default")
     async with app.run_test(size=(100, 30)):
         await opened(app)
-        assert app.session["role"] == "default"
+        assert app.state.session is not None
+        assert app.state.session.role == "default"
 
 
 def test_b3_resume_with_role_is_a_usage_error() -> None:

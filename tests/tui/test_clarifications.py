@@ -15,7 +15,7 @@ from anyy.tui.app import AnyyApp
 from anyy.tui.conversation import Message
 from tests.cli.live import BROKEN_PROVIDER, LiveGateway, StartGateway
 from tests.fakes.model_server import ErrorReply, FakeModelServer
-from tests.tui.pilot import TIMEOUT, make_app, notices, opened, start_retry_wait, type_text
+from tests.tui.pilot import TIMEOUT, make_app, notices, opened, start_retry_wait, type_text, until
 
 pytestmark = pytest.mark.anyio
 
@@ -46,8 +46,8 @@ async def answer_and_see_it_used(app: AnyyApp, pilot: Any, live: LiveGateway, an
     """Type the answer, Enter: the execution resumes with it and the question goes away."""
     await type_text(pilot, answer)
     await pilot.press("enter")
-    await app.wait_until(lambda: any(f"you answered: «{answer}»" in t for t in messages(app, "assistant")), TIMEOUT)
-    await app.wait_until(lambda: not app.busy and app.question.waiting is None, TIMEOUT)
+    await until(app, lambda: any(f"you answered: «{answer}»" in t for t in messages(app, "assistant")), TIMEOUT)
+    await until(app, lambda: not app.busy and app.question.waiting is None, TIMEOUT)
     assert app.editor.text == ""
     assert not app.question.has_class("asking")
     path = history(live, app.session_id)
@@ -65,7 +65,7 @@ async def test_clarification_answered_inline(start_gateway: StartGateway) -> Non
         await opened(app)
         await type_text(pilot, ASK)
         await pilot.press("enter")
-        await app.wait_until(lambda: app.question.waiting is not None, TIMEOUT)
+        await until(app, lambda: app.question.waiting is not None, TIMEOUT)
         waiting = app.question.waiting
         assert waiting is not None
         assert "You asked me to ask you" in waiting.question
@@ -105,11 +105,11 @@ async def test_clarification_ctrl_c_stops_the_waiting_execution(start_gateway: S
         assert waiting is not None
         await type_text(pilot, "/tree")
         await pilot.press("enter")
-        await app.wait_until(lambda: "answer the agent's question first" in notices(app), TIMEOUT)
+        await until(app, lambda: "answer the agent's question first" in notices(app), TIMEOUT)
         await pilot.press("ctrl+c")
-        await app.wait_until(lambda: app.question.waiting is None, TIMEOUT)
+        await until(app, lambda: app.question.waiting is None, TIMEOUT)
         assert f"Stopping execution {waiting.execution_id}" in notices(app)
-        await app.wait_until(lambda: "its question is left unanswered" in notices(app), TIMEOUT)
+        await until(app, lambda: "its question is left unanswered" in notices(app), TIMEOUT)
         assert app.status.state == "idle"
         with live.client() as client:
             execution = client.call(
@@ -128,9 +128,9 @@ async def test_retry_countdown_shown(start_gateway: StartGateway) -> None:
         assert app.retry.execution == execution
         assert app.retry.has_class("waiting")
         assert "retrying in 2 s (attempt 1 of 1) · Esc cancels the wait" in str(app.retry.render())
-        await app.wait_until(lambda: "retrying in 1 s (attempt 1 of 1)" in str(app.retry.render()), TIMEOUT)
+        await until(app, lambda: "retrying in 1 s (attempt 1 of 1)" in str(app.retry.render()), TIMEOUT)
         # The one retry fails too: the execution leaves the wait (running, then failed) and the countdown goes.
-        await app.wait_until(lambda: not app.busy, TIMEOUT)
+        await until(app, lambda: not app.busy, TIMEOUT)
         assert app.retry.execution is None
         assert not app.retry.has_class("waiting")
         assert str(app.retry.render()) == ""
@@ -154,12 +154,12 @@ async def test_retry_countdown_shown_when_opening_a_session_during_the_wait(star
         app = make_app(live, session_id=session["id"])
         async with app.run_test(size=(100, 30)) as pilot:
             await opened(app)
-            assert app.retry_waiting == retry["execution_id"]
+            assert app.state.retrying == retry["execution_id"]
             assert app.retry.has_class("waiting")
             assert re.search(r"retrying in (30|2\d) s", str(app.retry.render()))  # what is left of the 30 s
             assert "(attempt 1 of 3) · Esc cancels the wait" in str(app.retry.render())
             await pilot.press("escape")
-            await app.wait_until(lambda: app.retry.execution is None and not app.busy, TIMEOUT)
+            await until(app, lambda: app.retry.execution is None and not app.busy, TIMEOUT)
         with live.client() as client:
             ended = client.call(
                 "session.execution", {"session_id": session["id"], "execution_id": retry["execution_id"]}

@@ -17,7 +17,7 @@ from anyy.tui.conversation import Message
 from anyy.tui.tool_activity import ToolActivity, call_text
 from tests.cli.live import LiveGateway, StartGateway
 from tests.fakes.model_server import FakeModelServer, Reply, ToolCall
-from tests.tui.pilot import TIMEOUT, make_app, opened, type_text
+from tests.tui.pilot import TIMEOUT, make_app, opened, type_text, until
 
 pytestmark = pytest.mark.anyio
 
@@ -102,7 +102,7 @@ async def test_m6_codemode_inner_calls_shown_under_the_script(start_gateway: Sta
                 activities = list(app.query(ToolActivity))
                 return bool(activities) and [c.outcome for c in activities[0].inner] == ["ok", "error", "running…"]
 
-            await app.wait_until(live_lines_shown, TIMEOUT)
+            await until(app, live_lines_shown, TIMEOUT)
             activity = the_activity(app)
             assert activity.outcome == "running…"
             assert str(activity.render()).splitlines()[1:4] == [
@@ -112,7 +112,7 @@ async def test_m6_codemode_inner_calls_shown_under_the_script(start_gateway: Sta
             ]
 
             os.write(release, b"go on\n")
-            await app.wait_until(lambda: not app.busy and "The script ran." in assistant_texts(app), TIMEOUT)
+            await until(app, lambda: not app.busy and "The script ran." in assistant_texts(app), TIMEOUT)
             activity = the_activity(app)
             assert activity.outcome == "done"
             shown = str(activity.render())
@@ -123,7 +123,7 @@ async def test_m6_codemode_inner_calls_shown_under_the_script(start_gateway: Sta
             assert "what the calls returned" in shown
 
             await pilot.click(activity)  # expanded: each call with the beginning of what it returned
-            await app.wait_until(lambda: activity.expanded, TIMEOUT)
+            await until(app, lambda: activity.expanded, TIMEOUT)
             expanded = str(activity.render()).splitlines()
             first = expanded.index("  ↳ shell(command=echo hello from the script) → ok")
             assert expanded[first + 1] == "    │ hello from the script"

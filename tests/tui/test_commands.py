@@ -12,7 +12,7 @@ from anyy.tui.app import AnyyApp
 from anyy.tui.conversation import Message
 from anyy.tui.screens import MORE, PICKER_PAGE, ChoiceScreen, ConfirmScreen, HelpScreen, SessionPicker, TreeScreen
 from tests.cli.live import LiveGateway, StartGateway
-from tests.tui.pilot import TIMEOUT, make_app, notices, opened, type_text
+from tests.tui.pilot import TIMEOUT, make_app, notices, opened, type_text, until
 
 pytestmark = pytest.mark.anyio
 
@@ -29,20 +29,20 @@ async def command(app: AnyyApp, pilot: Any, line: str) -> None:
 
 
 async def screen_is(app: AnyyApp, kind: type) -> Any:
-    await app.wait_until(lambda: isinstance(app.screen, kind), TIMEOUT)
+    await until(app, lambda: isinstance(app.screen, kind), TIMEOUT)
     return app.screen
 
 
 async def back_on_main(app: AnyyApp) -> None:
-    await app.wait_until(lambda: len(app.screen_stack) == 1, TIMEOUT)
+    await until(app, lambda: len(app.screen_stack) == 1, TIMEOUT)
 
 
 async def start_slow_turn(app: AnyyApp, pilot: Any) -> str:
-    app.editor.insert("run: sleep 3")
+    app.editor.insert("run: sleep 120")
     await pilot.press("enter")
-    await app.wait_until(lambda: app.busy, TIMEOUT)
-    assert app.running is not None
-    return app.running
+    await until(app, lambda: app.busy, TIMEOUT)
+    assert app.state.running is not None
+    return app.state.running
 
 
 def two_turn_session(live: LiveGateway) -> str:
@@ -66,9 +66,9 @@ async def test_b2_slash_new_starts_a_new_session(start_gateway: StartGateway) ->
         await opened(app)
         first = app.session_id
         await command(app, pilot, "hello")
-        await app.wait_until(lambda: bool(messages(app, "assistant")) and not app.busy, TIMEOUT)
+        await until(app, lambda: bool(messages(app, "assistant")) and not app.busy, TIMEOUT)
         await command(app, pilot, "/new")
-        await app.wait_until(lambda: app.session_id != first, TIMEOUT)
+        await until(app, lambda: app.session_id != first, TIMEOUT)
         assert messages(app, "user") == []
         assert app.editor.text == ""
         assert app.session_id in app.status.describe()
@@ -83,7 +83,7 @@ async def test_b2_unknown_command_is_not_sent(start_gateway: StartGateway) -> No
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
         await command(app, pilot, "/nope")
-        await app.wait_until(lambda: "Unknown command /nope" in notices(app), TIMEOUT)
+        await until(app, lambda: "Unknown command /nope" in notices(app), TIMEOUT)
         assert app.editor.text == "/nope"
         with live.client() as client:
             assert client.call("session.history", {"session_id": app.session_id})["items"] == []
@@ -104,10 +104,10 @@ async def test_b2_s5_help_lists_keys_and_commands_and_esc_closes_it_before_stopp
             assert word in text
         await pilot.press("escape")  # S5: the help takes Esc; the turn goes on
         await back_on_main(app)
-        assert app.running == running
+        assert app.state.running == running
         assert "Stopping" not in notices(app)
         await pilot.press("ctrl+c")
-        await app.wait_until(lambda: not app.busy, TIMEOUT)
+        await until(app, lambda: not app.busy, TIMEOUT)
 
 
 async def test_x2_sessions_and_tree_while_busy_say_wait_or_stop(start_gateway: StartGateway) -> None:
@@ -117,15 +117,15 @@ async def test_x2_sessions_and_tree_while_busy_say_wait_or_stop(start_gateway: S
         await opened(app)
         await start_slow_turn(app, pilot)
         await command(app, pilot, "/sessions")
-        await app.wait_until(lambda: f"/sessions: {WAIT_OR_STOP}" in notices(app), TIMEOUT)
+        await until(app, lambda: f"/sessions: {WAIT_OR_STOP}" in notices(app), TIMEOUT)
         await command(app, pilot, "/tree")
-        await app.wait_until(lambda: f"/tree: {WAIT_OR_STOP}" in notices(app), TIMEOUT)
+        await until(app, lambda: f"/tree: {WAIT_OR_STOP}" in notices(app), TIMEOUT)
         await pilot.press("ctrl+t")
-        await app.wait_until(lambda: notices(app).count(f"/tree: {WAIT_OR_STOP}") == 2, TIMEOUT)
+        await until(app, lambda: notices(app).count(f"/tree: {WAIT_OR_STOP}") == 2, TIMEOUT)
         assert len(app.screen_stack) == 1  # nothing opened
         assert app.busy
         await pilot.press("ctrl+c")
-        await app.wait_until(lambda: not app.busy, TIMEOUT)
+        await until(app, lambda: not app.busy, TIMEOUT)
 
 
 def option_ids(screen: Any) -> list[str]:
@@ -146,30 +146,30 @@ async def test_s5_sessions_picker_pages_tabs_search_opens_and_esc_closes(start_g
         own = app.session_id
         await command(app, pilot, "/sessions")
         picker: SessionPicker = await screen_is(app, SessionPicker)
-        await app.wait_until(lambda: picker.loaded >= 1, TIMEOUT)
+        await until(app, lambda: picker.loaded >= 1, TIMEOUT)
         ids = option_ids(picker)
         assert len(ids) == PICKER_PAGE + 1  # one page, then "more"
         assert ids[-1] == MORE
         assert background not in ids
         await pilot.press(*["down"] * PICKER_PAGE, "enter")  # Enter on "more" loads the next page
-        await app.wait_until(lambda: MORE not in option_ids(picker), TIMEOUT)
+        await until(app, lambda: MORE not in option_ids(picker), TIMEOUT)
         assert set(option_ids(picker)) == {*chats, own}
         await pilot.press("tab")  # Background
-        await app.wait_until(lambda: option_ids(picker) == [background], TIMEOUT)
+        await until(app, lambda: option_ids(picker) == [background], TIMEOUT)
         await pilot.press("tab")  # back to Chats, then search
-        await app.wait_until(lambda: picker.kind == "chat" and len(option_ids(picker)) > 1, TIMEOUT)
+        await until(app, lambda: picker.kind == "chat" and len(option_ids(picker)) > 1, TIMEOUT)
         await type_text(pilot, "zebra")
-        await app.wait_until(lambda: option_ids(picker) == [chats[0]], TIMEOUT)
+        await until(app, lambda: option_ids(picker) == [chats[0]], TIMEOUT)
         await pilot.press("escape")  # S5: Esc closes the picker; nothing else happens
         await back_on_main(app)
         assert app.session_id == own
         await command(app, pilot, "/sessions")
         picker = await screen_is(app, SessionPicker)
-        await app.wait_until(lambda: picker.loaded >= 1, TIMEOUT)
+        await until(app, lambda: picker.loaded >= 1, TIMEOUT)
         await type_text(pilot, "zebra")
-        await app.wait_until(lambda: option_ids(picker) == [chats[0]], TIMEOUT)
+        await until(app, lambda: option_ids(picker) == [chats[0]], TIMEOUT)
         await pilot.press("enter")
-        await app.wait_until(lambda: app.session_id == chats[0] and bool(messages(app, "assistant")), TIMEOUT)
+        await until(app, lambda: app.session_id == chats[0] and bool(messages(app, "assistant")), TIMEOUT)
         await back_on_main(app)
         assert messages(app, "user") == ["zebra crossing"]
         assert chats[0] in app.status.describe()
@@ -201,7 +201,7 @@ async def test_t1_tree_up_down_enter_selects_and_s_toggles_the_summary(start_gat
         await pilot.press("s", "s")
         assert tree.summarize
         await pilot.press("enter")
-        await app.wait_until(lambda: "Moved to entry" in notices(app), TIMEOUT)
+        await until(app, lambda: "Moved to entry" in notices(app), TIMEOUT)
         await back_on_main(app)
         after = tree_of(live, session_id)
         assert after["head"] != nodes[3]["id"]
@@ -228,7 +228,7 @@ async def test_t2_f4_selecting_a_user_message_moves_before_it_puts_its_text_in_t
         await pilot.press("up", "enter")  # the user message "two"
         await screen_is(app, ConfirmScreen)  # warned about the draft first
         await pilot.press("escape")
-        await app.wait_until(lambda: "the draft is kept" in notices(app), TIMEOUT)
+        await until(app, lambda: "the draft is kept" in notices(app), TIMEOUT)
         assert app.editor.text == "my draft"
         assert tree_of(live, session_id)["head"] == nodes[3]["id"]
         await pilot.press("ctrl+t")
@@ -236,7 +236,7 @@ async def test_t2_f4_selecting_a_user_message_moves_before_it_puts_its_text_in_t
         await pilot.press("up", "enter")
         await screen_is(app, ConfirmScreen)
         await pilot.press("enter")
-        await app.wait_until(lambda: app.editor.text == "two", TIMEOUT)
+        await until(app, lambda: app.editor.text == "two", TIMEOUT)
         await back_on_main(app)
         assert tree_of(live, session_id)["head"] == nodes[1]["id"]  # just before "two"
         assert messages(app, "user") == ["one"]
@@ -244,7 +244,7 @@ async def test_t2_f4_selecting_a_user_message_moves_before_it_puts_its_text_in_t
         await command(app, pilot, "/tree")
         await screen_is(app, TreeScreen)
         await pilot.press("up", "enter")  # "one", with an empty editor: no question
-        await app.wait_until(lambda: app.editor.text == "one", TIMEOUT)
+        await until(app, lambda: app.editor.text == "one", TIMEOUT)
         assert tree_of(live, session_id)["head"] is None
         assert messages(app, "user") == []
         assert app.session_id == session_id  # F4: /tree moves this session's position; it never forks
@@ -263,7 +263,7 @@ async def test_m1_x4_provider_model_effort_change_the_current_session_only(start
         choice = await screen_is(app, ChoiceScreen)
         assert option_ids(choice) == ["default", "low", "medium", "high"]
         await pilot.press("down", "down", "down", "enter")
-        await app.wait_until(lambda: app.session.get("effort") == "high", TIMEOUT)
+        await until(app, lambda: getattr(app.state.session, "effort", None) == "high", TIMEOUT)
         assert "offline/offline (high)" in app.status.describe()
         await command(app, pilot, "/model")
         choice = await screen_is(app, ChoiceScreen)
@@ -277,13 +277,13 @@ async def test_m1_x4_provider_model_effort_change_the_current_session_only(start
         await pilot.press("escape")
         await back_on_main(app)
         await command(app, pilot, "/effort low")
-        await app.wait_until(lambda: app.session.get("effort") == "low", TIMEOUT)
+        await until(app, lambda: getattr(app.state.session, "effort", None) == "low", TIMEOUT)
         await command(app, pilot, "/provider openai")
-        await app.wait_until(lambda: app.session.get("provider") == "openai", TIMEOUT)
+        await until(app, lambda: getattr(app.state.session, "provider", None) == "openai", TIMEOUT)
         await command(app, pilot, "/provider offline")
-        await app.wait_until(lambda: app.session.get("provider") == "offline", TIMEOUT)
+        await until(app, lambda: getattr(app.state.session, "provider", None) == "offline", TIMEOUT)
         await command(app, pilot, "/model no-such-model")
-        await app.wait_until(lambda: "Not changed" in notices(app), TIMEOUT)
+        await until(app, lambda: "Not changed" in notices(app), TIMEOUT)
         with live.client() as client:
             mine = client.call("session.get", {"session_id": app.session_id})["session"]
             theirs = client.call("session.get", {"session_id": other["id"]})["session"]

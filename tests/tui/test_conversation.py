@@ -4,15 +4,18 @@ the offline model."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from textual.widget import Widget
 
+from anyy.client.protocol import Method, method_name
 from anyy.tui.app import AnyyApp
 from anyy.tui.conversation import Message
 from anyy.tui.status import tokens
 from anyy.tui.tool_activity import ToolActivity
 from tests.cli.live import LiveGateway, StartGateway
-from tests.tui.pilot import TIMEOUT, make_app, opened, type_text
+from tests.tui.pilot import TIMEOUT, make_app, opened, type_text, until
 
 pytestmark = pytest.mark.anyio
 
@@ -63,7 +66,7 @@ async def test_pageup_loads_older_history(start_gateway: StartGateway) -> None:
         oldest = next(m for m in app.query(Message) if m.text == "turn 4")
         top = oldest.region.y
         await pilot.press("pageup")
-        await app.wait_until(lambda: view.older_pages == 1, TIMEOUT)
+        await until(app, lambda: view.older_pages == 1, TIMEOUT)
         await pilot.pause()
         assert messages(app, "user") == TURNS[-4:]  # the page before, above, in order
         assert oldest.region.y == top  # what the user looked at has not moved
@@ -72,16 +75,14 @@ async def test_pageup_loads_older_history(start_gateway: StartGateway) -> None:
 
         await to_the_top(app, pilot)
         await pilot.press("pageup")
-        await app.wait_until(lambda: view.older_pages == 2, TIMEOUT)
+        await until(app, lambda: view.older_pages == 2, TIMEOUT)
         assert messages(app, "user") == TURNS  # the whole path, oldest first
         assert view.older is None  # nothing older: the marker is gone
         assert app.focused is app.editor  # PageUp came from the editor, which keeps the focus
 
         await type_text(pilot, "one more")  # a message of the user's brings the view back to the bottom
         await pilot.press("enter")
-        await app.wait_until(
-            lambda: not app.busy and any("«one more»" in t for t in messages(app, "assistant")), TIMEOUT
-        )
+        await until(app, lambda: not app.busy and any("«one more»" in t for t in messages(app, "assistant")), TIMEOUT)
         assert messages(app, "user") == [*TURNS, "one more"]
 
 
@@ -90,14 +91,14 @@ async def test_status_line_shows_usage_and_context(start_gateway: StartGateway) 
     app = make_app(live)
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
-        assert app.status.context_budget == 100_000  # session.get's context_budget (the profile's)
+        assert app.state.context.budget == 100_000  # session.get's context_budget (the profile's)
         status = app.status.describe()
         assert "ctx ?/100k" in status  # no response yet
         assert "role default" in status
         assert "offline/offline" in status
         await type_text(pilot, "hello usage")
         await pilot.press("enter")
-        await app.wait_until(lambda: not app.busy and app.status.usage is not None, TIMEOUT)
+        await until(app, lambda: not app.busy and app.state.usage is not None, TIMEOUT)
         with live.client() as client:
             page = client.call("session.history", {"session_id": app.session_id, "limit": 1})
             view = client.call("session.get", {"session_id": app.session_id})
@@ -141,8 +142,8 @@ async def test_tool_output_collapsible(start_gateway: StartGateway) -> None:
         await opened(app)
         await type_text(pilot, "run: seq 1 30")
         await pilot.press("enter")
-        await app.wait_until(lambda: not app.busy and any(t.result for t in app.query(ToolActivity)), TIMEOUT)
-        await app.wait_until(lambda: any("shell returned" in t for t in messages(app, "assistant")), TIMEOUT)
+        await until(app, lambda: not app.busy and any(t.result for t in app.query(ToolActivity)), TIMEOUT)
+        await until(app, lambda: any("shell returned" in t for t in messages(app, "assistant")), TIMEOUT)
         activity = app.query_one(ToolActivity)
         shown = str(activity.render())
         assert shown.startswith("⚙ shell(command=seq 1 30) [done]")
@@ -154,7 +155,7 @@ async def test_tool_output_collapsible(start_gateway: StartGateway) -> None:
         assert activity.collapsed
 
         await pilot.click(activity)  # a click shows the whole result
-        await app.wait_until(lambda: activity.expanded, TIMEOUT)
+        await until(app, lambda: activity.expanded, TIMEOUT)
         shown = str(activity.render())
         assert "│ 30\n" in shown
         assert "│ [exit code 0]" in shown
@@ -163,7 +164,7 @@ async def test_tool_output_collapsible(start_gateway: StartGateway) -> None:
         await pilot.press("shift+tab")  # from the editor to the tool activity
         assert focused(app) is activity
         await pilot.press("enter")  # folds it again
-        await app.wait_until(lambda: not activity.expanded, TIMEOUT)
+        await until(app, lambda: not activity.expanded, TIMEOUT)
         assert "│ 30" not in str(activity.render())
         session_id = app.session_id
 
@@ -185,7 +186,7 @@ async def test_tool_arguments_shown_whole_when_expanded(start_gateway: StartGate
         await opened(app)
         app.editor.insert(f"run: echo {words}")
         await pilot.press("enter")
-        await app.wait_until(lambda: not app.busy and any(t.result for t in app.query(ToolActivity)), TIMEOUT)
+        await until(app, lambda: not app.busy and any(t.result for t in app.query(ToolActivity)), TIMEOUT)
         activity = app.query_one(ToolActivity)
         assert activity.collapsed  # the result is short, the argument is not
         shown = str(activity.render())
@@ -194,7 +195,40 @@ async def test_tool_arguments_shown_whole_when_expanded(start_gateway: StartGate
         assert "cut short" in shown
         await pilot.press("shift+tab")
         await pilot.press("space")
-        await app.wait_until(lambda: activity.expanded, TIMEOUT)
+        await until(app, lambda: activity.expanded, TIMEOUT)
         shown = str(activity.render())
         assert f"  command: echo {words}" in shown
         assert f"  │ {words}" in shown
+
+
+async def test_g2_a_turn_is_shown_from_its_events_without_asking_the_gateway_again(
+    start_gateway: StartGateway,
+) -> None:
+    """The events carry the appended entries, the queue and the execution's state: while a turn runs, the
+    TUI sends nothing but the message itself (it re-read a page of history per pass before)."""
+    live = start_gateway()
+    app = make_app(live)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(app)
+        asked: list[str] = []
+        call = app.link.call
+
+        async def counted(method: Method, params: Any = None) -> Any:
+            asked.append(method_name(method))
+            return await call(method, params)
+
+        app.link.call = counted  # type: ignore[method-assign]
+        await type_text(pilot, "run: seq 1 3")
+        await pilot.press("enter")
+        await until(
+            app,
+            lambda: (
+                not app.busy
+                and app.state.usage is not None
+                and any("shell returned" in text for text in messages(app, "assistant"))
+            ),
+            TIMEOUT,
+        )
+        assert asked == ["session.send"]
+        assert messages(app, "user") == ["run: seq 1 3"]
+        assert len(app.query(ToolActivity)) == 1

@@ -10,11 +10,11 @@ import pytest
 from anyy.tui.app import AnyyApp
 from anyy.tui.tool_activity import ToolActivity
 from tests.cli.live import BROKEN_PROVIDER, LiveGateway, StartGateway
-from tests.tui.pilot import TIMEOUT, make_app, notices, opened, start_retry_wait, type_text
+from tests.tui.pilot import TIMEOUT, make_app, notices, opened, start_retry_wait, type_text, until
 
 pytestmark = pytest.mark.anyio
 
-SLOW = "run: sleep 3"
+SLOW = "run: sleep 120"
 
 
 async def start_slow_turn(app: AnyyApp, pilot: Any) -> str:
@@ -22,13 +22,13 @@ async def start_slow_turn(app: AnyyApp, pilot: Any) -> str:
     before = len(app.query(ToolActivity))
     app.editor.insert(SLOW)
     await pilot.press("enter")
-    await app.wait_until(lambda: app.busy and len(app.query(ToolActivity)) > before, TIMEOUT)
-    assert app.running is not None
-    return app.running
+    await until(app, lambda: app.busy and len(app.query(ToolActivity)) > before, TIMEOUT)
+    assert app.state.running is not None
+    return app.state.running
 
 
 def pending(app: AnyyApp) -> list[tuple[str, str]]:
-    return [(item["kind"], item["text"]) for item in app.pending.items]
+    return [(item.kind, item.text) for item in app.pending.items]
 
 
 def gateway_queue(live: LiveGateway, session_id: str) -> list[tuple[str, str]]:
@@ -44,15 +44,15 @@ async def test_q4_busy_enter_adds_steering_and_alt_enter_a_follow_up(start_gatew
         await start_slow_turn(app, pilot)
         await type_text(pilot, "later")
         await pilot.press("alt+enter")
-        await app.wait_until(lambda: ("follow_up", "later") in pending(app), TIMEOUT)
+        await until(app, lambda: ("follow_up", "later") in pending(app), TIMEOUT)
         await type_text(pilot, "steer")
         await pilot.press("enter")
-        await app.wait_until(lambda: len(pending(app)) == 2, TIMEOUT)
+        await until(app, lambda: len(pending(app)) == 2, TIMEOUT)
         assert pending(app) == [("steering", "steer"), ("follow_up", "later")]  # steering shown first
         assert str(app.pending.render()).startswith("steering: steer\nfollow-up: later")
         assert app.editor.text == ""
         await pilot.press("ctrl+c")
-        await app.wait_until(lambda: not app.busy, TIMEOUT)
+        await until(app, lambda: not app.busy, TIMEOUT)
 
 
 async def test_q5_alt_up_returns_pending_items_before_the_draft(start_gateway: StartGateway) -> None:
@@ -65,15 +65,15 @@ async def test_q5_alt_up_returns_pending_items_before_the_draft(start_gateway: S
         await pilot.press("enter")
         await type_text(pilot, "two")
         await pilot.press("alt+enter")
-        await app.wait_until(lambda: len(pending(app)) == 2, TIMEOUT)
+        await until(app, lambda: len(pending(app)) == 2, TIMEOUT)
         await type_text(pilot, "my draft")
         await pilot.press("alt+up")
-        await app.wait_until(lambda: not pending(app), TIMEOUT)
+        await until(app, lambda: not pending(app), TIMEOUT)
         assert app.editor.text == "one\n\ntwo\n\nmy draft"
         assert gateway_queue(live, app.session_id) == []
-        assert app.running == execution  # Alt+Up never stops the work
+        assert app.state.running == execution  # Alt+Up never stops the work
         await pilot.press("ctrl+c")
-        await app.wait_until(lambda: not app.busy, TIMEOUT)
+        await until(app, lambda: not app.busy, TIMEOUT)
 
 
 async def test_q5_an_item_taken_meanwhile_stays_and_the_user_is_told(start_gateway: StartGateway) -> None:
@@ -84,10 +84,10 @@ async def test_q5_an_item_taken_meanwhile_stays_and_the_user_is_told(start_gatew
         await start_slow_turn(app, pilot)
         await type_text(pilot, "gone")
         await pilot.press("alt+enter")
-        await app.wait_until(lambda: pending(app) == [("follow_up", "gone")], TIMEOUT)
+        await until(app, lambda: pending(app) == [("follow_up", "gone")], TIMEOUT)
         stale = list(app.pending.items)
         with live.client() as client:  # another client acts on the item first
-            client.call("session.queue.update", {"submission_id": stale[0]["id"], "text": "changed"})
+            client.call("session.queue.update", {"submission_id": stale[0].id, "text": "changed"})
         app.pending.items = stale  # the view as it was when Alt+Up was pressed
         app.editor.insert("draft")
         assert await app.recall_pending() == []
@@ -95,7 +95,7 @@ async def test_q5_an_item_taken_meanwhile_stays_and_the_user_is_told(start_gatew
         assert "«gone» was already taken by the agent" in notices(app)
         assert gateway_queue(live, app.session_id) == [("follow_up", "changed")]
         await pilot.press("ctrl+c")
-        await app.wait_until(lambda: not app.busy, TIMEOUT)
+        await until(app, lambda: not app.busy, TIMEOUT)
 
 
 async def test_s2_ctrl_c_stops_and_keeps_the_queue(start_gateway: StartGateway) -> None:
@@ -106,9 +106,9 @@ async def test_s2_ctrl_c_stops_and_keeps_the_queue(start_gateway: StartGateway) 
         execution = await start_slow_turn(app, pilot)
         await type_text(pilot, "afterwards")
         await pilot.press("alt+enter")
-        await app.wait_until(lambda: bool(pending(app)), TIMEOUT)
+        await until(app, lambda: bool(pending(app)), TIMEOUT)
         await pilot.press("ctrl+c")
-        await app.wait_until(lambda: not app.busy, TIMEOUT)
+        await until(app, lambda: not app.busy, TIMEOUT)
         assert f"Stopping execution {execution}" in notices(app)
         assert f"Execution {execution} stopped" in notices(app)
         assert gateway_queue(live, app.session_id) == [("follow_up", "afterwards")]
@@ -123,9 +123,9 @@ async def test_s3_esc_while_working_returns_pending_items_then_stops(start_gatew
         execution = await start_slow_turn(app, pilot)
         await type_text(pilot, "back")
         await pilot.press("alt+enter")
-        await app.wait_until(lambda: bool(pending(app)), TIMEOUT)
+        await until(app, lambda: bool(pending(app)), TIMEOUT)
         await pilot.press("escape")
-        await app.wait_until(lambda: not app.busy, TIMEOUT)
+        await until(app, lambda: not app.busy, TIMEOUT)
         assert app.editor.text == "back"
         assert gateway_queue(live, app.session_id) == []
         assert f"Stopping execution {execution}" in notices(app)
@@ -139,10 +139,10 @@ async def test_s4_esc_during_a_retry_wait_cancels_only_the_wait(start_gateway: S
         execution = await start_retry_wait(app, pilot, live)
         await type_text(pilot, "kept")
         await pilot.press("alt+enter")
-        await app.wait_until(lambda: bool(pending(app)), TIMEOUT)
+        await until(app, lambda: bool(pending(app)), TIMEOUT)
         assert app.retry.execution == execution  # the countdown is shown
         await pilot.press("escape")
-        await app.wait_until(lambda: not app.busy, TIMEOUT)
+        await until(app, lambda: not app.busy, TIMEOUT)
         assert app.retry.execution is None  # and goes with the wait
         assert f"Retry wait of execution {execution} cancelled" in notices(app)
         assert "Stopping execution" not in notices(app)
@@ -157,12 +157,12 @@ async def test_s6_stop_names_the_captured_execution(start_gateway: StartGateway)
         await opened(app)
         first = await start_slow_turn(app, pilot)
         await pilot.press("ctrl+c")
-        await app.wait_until(lambda: not app.busy, TIMEOUT)
+        await until(app, lambda: not app.busy, TIMEOUT)
         second = await start_slow_turn(app, pilot)
         assert second != first
         await app.stop(first)  # a stop captured during the first turn, arriving late
         assert f"Execution {first} had already ended: nothing stopped." in notices(app)
-        assert app.running == second
+        assert app.state.running == second
         await pilot.press("ctrl+c")
-        await app.wait_until(lambda: not app.busy, TIMEOUT)
+        await until(app, lambda: not app.busy, TIMEOUT)
         assert f"Stopping execution {second}" in notices(app)

@@ -7,10 +7,11 @@ import asyncio
 
 import pytest
 
+from anyy.api.sessions import Submission
 from anyy.tui.app import RECONNECTING, AnyyApp
 from anyy.tui.conversation import Message
 from tests.cli.live import LiveGateway, StartGateway, run
-from tests.tui.pilot import TIMEOUT, make_app, notices, opened, type_text
+from tests.tui.pilot import TIMEOUT, make_app, notices, opened, type_text, until
 
 pytestmark = pytest.mark.anyio
 
@@ -38,25 +39,40 @@ async def test_a_gateway_restart_keeps_the_draft_and_the_queue_view_and_reconnec
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
         await type_text(pilot, "my draft")
-        queue_view = [{"id": "sub_x", "kind": "steering", "text": "queued line", "state": "pending", "version": 1}]
-        app.pending.show(queue_view)
+        app.state.queue = [
+            Submission(
+                id="sub_x",
+                session_id=app.session_id,
+                kind="steering",
+                text="queued line",
+                attachments=[],
+                state="pending",
+                position=1,
+                version=1,
+                execution_id=None,
+                entry_id=None,
+                error=None,
+                created_at=0.0,
+                updated_at=0.0,
+            )
+        ]
 
         await gateway(live, "stop")
-        await app.wait_until(lambda: app.reconnecting and app.status.state.startswith(RECONNECTING), TIMEOUT)
+        await until(app, lambda: app.state.link is not None and app.status.state.startswith(RECONNECTING), TIMEOUT)
         assert app.editor.text == "my draft"
-        assert [item["text"] for item in app.pending.items] == ["queued line"]
+        assert [item.text for item in app.pending.items] == ["queued line"]
         assert "reconnecting" in notices(app)
 
         await gateway(live, "start")
-        await app.wait_until(lambda: app.reconnections == 1 and app.status.state == "idle", TIMEOUT)
+        await until(app, lambda: app.link.reconnections == 1 and app.status.state == "idle", TIMEOUT)
         assert app.address.port != first.port or app.address.token != first.token
         assert app.editor.text == "my draft"
         assert app.pending.items == []  # redrawn from the Gateway's (empty) queue
         assert messages(app, "user") == ["before the restart"]  # history redrawn
 
         await pilot.press("enter")
-        await app.wait_until(lambda: any("«my draft»" in t for t in messages(app, "assistant")), TIMEOUT)
-        await app.wait_until(lambda: not app.busy, TIMEOUT)
+        await until(app, lambda: any("«my draft»" in t for t in messages(app, "assistant")), TIMEOUT)
+        await until(app, lambda: not app.busy, TIMEOUT)
         assert messages(app, "user") == ["before the restart", "my draft"]
         assert app.editor.text == ""
 
@@ -67,11 +83,11 @@ async def test_while_disconnected_enter_keeps_the_draft_and_says_why(start_gatew
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
         await gateway(live, "stop")
-        await app.wait_until(lambda: app.reconnecting, TIMEOUT)
+        await until(app, lambda: app.state.link is not None, TIMEOUT)
         await type_text(pilot, "not yet")
         await pilot.press("enter")
-        await app.wait_until(lambda: "Not sent" in notices(app), TIMEOUT)
+        await until(app, lambda: "Not sent" in notices(app), TIMEOUT)
         assert app.editor.text == "not yet"
-        attempts = app.reconnect_attempts
-        await app.wait_until(lambda: app.reconnect_attempts > attempts, TIMEOUT)  # keeps trying, with backoff
-        assert app.reconnecting
+        attempts = app.link.attempts
+        await until(app, lambda: app.link.attempts > attempts, TIMEOUT)  # keeps trying, with backoff
+        assert app.state.link is not None

@@ -10,15 +10,21 @@ import os
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from anyy.tui.app import AnyyApp
 from anyy.tui.conversation import Message
 from tests.cli.live import StartGateway
-from tests.tui.pilot import TIMEOUT, make_app, opened, type_text
+from tests.tui.pilot import TIMEOUT, make_app, opened, type_text, until
 
 SIZE = (100, 30)
 SCREENSHOT = Path(__file__).parents[2] / "docs" / "img" / "tui.svg"
+
+
+def shown_with_a_fixed_id(app: AnyyApp) -> None:
+    assert app.state.session is not None
+    app.state.session = msgspec.structs.replace(app.state.session, id="ses_snapshot")
 
 
 async def one_exchange(app: AnyyApp, pilot: Any) -> None:
@@ -26,11 +32,17 @@ async def one_exchange(app: AnyyApp, pilot: Any) -> None:
     await opened(app)
     await type_text(pilot, "hello tui")
     await pilot.press("enter")
-    await app.wait_until(
-        lambda: not app.busy and any(m.role == "assistant" and m.text for m in app.query(Message)), TIMEOUT
+    await until(  # the recorded answer shown, its usage in the status line
+        app,
+        lambda: (
+            not app.busy
+            and app.state.usage is not None
+            and any(m.role == "assistant" and m.text for m in app.query(Message))
+        ),
+        TIMEOUT,
     )
     await type_text(pilot, "a draft in the editor")
-    app.status.show({**app.session, "id": "ses_snapshot"})
+    shown_with_a_fixed_id(app)
     await pilot.pause()
 
 
@@ -39,15 +51,20 @@ async def tool_then_question(app: AnyyApp, pilot: Any) -> None:
     await opened(app)
     await type_text(pilot, "run: seq 1 30")
     await pilot.press("enter")
-    await app.wait_until(
+    await until(
+        app,
         lambda: not app.busy and any(m.role == "assistant" and "shell returned" in m.text for m in app.query(Message)),
         TIMEOUT,
     )
     await type_text(pilot, "please ask me something?")
     await pilot.press("enter")
-    await app.wait_until(lambda: app.question.waiting is not None and app.status.usage is not None, TIMEOUT)
+    await until(  # the question above the editor, and its entry in the conversation
+        app,
+        lambda: app.question.waiting is not None and any(m.role == "question" for m in app.query(Message)),
+        TIMEOUT,
+    )
     await type_text(pilot, "blue")
-    app.status.show({**app.session, "id": "ses_snapshot"})
+    shown_with_a_fixed_id(app)
     await pilot.pause()
 
 

@@ -55,10 +55,10 @@ def with_profile(func: Callable[..., R]) -> Callable[..., R]:
 def open_store(profile: Profile) -> Iterator[SessionStore]:
     """The profile's store, closed on exit. A missing profile is an error, never created here."""
     profile.require()
-    # Imported here: sqlite-backed storage is only loaded by the commands that read sessions.
-    from anyy.storage.sqlite import SqliteStore
+    # Imported here: a storage backend is only loaded by the commands that read sessions.
+    from anyy.profiles.store import open_store as open_profile_store
 
-    store = SqliteStore.open_profile(profile.path, profile=profile.name)
+    store = open_profile_store(profile)
     try:
         yield store
     finally:

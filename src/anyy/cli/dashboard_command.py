@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 import click
 
 from anyy.cli.context import with_profile
+from anyy.client.launch import ensure_gateway
 from anyy.domain.errors import AnyyError
 from anyy.profiles.gateway_address import Address
-from anyy.profiles.gateway_launch import ensure_gateway
 
 if TYPE_CHECKING:
     from anyy.profiles import Profile
@@ -26,25 +26,21 @@ class NoGateway(AnyyError):
 
 
 def one_time_code(address: Address) -> str:
-    """A one-time code for the Dashboard, from the Gateway (``dashboard.code`` over HTTP, with the token in
-    a header of this process's own request)."""
-    import json
-    import urllib.request
+    """A one-time code for the Dashboard, from the Gateway (``dashboard.code``, asked with the token by
+    this process)."""
+    from anyy.api.methods import DASHBOARD_CODE
+    from anyy.api.params import NoParams
+    from anyy.client.errors import CallFailed, GatewayUnavailable
+    from anyy.client.sync import connect
 
-    request = urllib.request.Request(  # noqa: S310 - http to the Gateway's own address
-        f"{address.url}/rpc",
-        data=json.dumps({"jsonrpc": "2.0", "id": 1, "method": "dashboard.code"}).encode(),
-        headers={"Authorization": f"Bearer {address.token}", "Content-Type": "application/json"},
-    )
     try:
-        with urllib.request.urlopen(request, timeout=10) as reply:  # noqa: S310 - as above
-            answer = json.loads(reply.read())
-    except OSError as exc:
-        raise NoGateway(f"the Gateway at {address.url} did not answer ({exc}): try `anyy gateway status`") from None
-    if "result" not in answer:
-        raise NoGateway(f"the Gateway refused a Dashboard code: {answer.get('error', {}).get('message', answer)}")
-    code: str = answer["result"]["code"]
-    return code
+        with connect(address) as client:
+            return client.call(DASHBOARD_CODE, NoParams(), timeout=10).code
+    except (GatewayUnavailable, TimeoutError) as exc:
+        why = exc if str(exc) else "no answer within 10 s"
+        raise NoGateway(f"the Gateway at {address.url} did not answer ({why}): try `anyy gateway status`") from None
+    except CallFailed as exc:
+        raise NoGateway(f"the Gateway refused a Dashboard code: {exc.message}") from None
 
 
 def dashboard_url(address: Address, code: str, session_id: str | None = None) -> str:

@@ -13,7 +13,7 @@ import os
 import select
 import signal
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -23,6 +23,7 @@ from anyy.domain.errors import AnyyError
 from anyy.profiles.gateway_address import Address, address_path, read_address
 
 if TYPE_CHECKING:
+    from anyy.api.gateway import Status
     from anyy.profiles import Profile
 
 
@@ -60,7 +61,8 @@ def gateway() -> None:
 )
 def start_command(profile: Profile, host: str | None, port: int | None, wait_seconds: float) -> None:
     """Start the profile's Gateway in the background and print where it listens."""
-    from anyy.profiles.gateway_launch import GatewayStartFailed, launch_gateway, output_path
+    from anyy.client.errors import GatewayStartFailed
+    from anyy.client.launch import launch_gateway, output_path
 
     try:
         address = launch_gateway(profile, host=host, port=port, timeout=wait_seconds)
@@ -72,16 +74,19 @@ def start_command(profile: Profile, host: str | None, port: int | None, wait_sec
     )
 
 
-def _running(profile: Profile) -> tuple[Address, dict[str, Any]] | None:
+def _running(profile: Profile) -> tuple[Address, Status] | None:
     """The published address and the Gateway's own status, or None when nothing answers there."""
-    from anyy.cli.rpc import GatewayUnavailable, open_client
+    from anyy.api.methods import GATEWAY_STATUS
+    from anyy.api.params import NoParams
+    from anyy.client.errors import GatewayUnavailable
+    from anyy.client.sync import connect
 
     address = read_address(profile)
     if address is None:
         return None
     try:
-        with open_client(address) as client:
-            status = client.call("gateway.status", timeout=10)
+        with connect(address) as client:
+            status = client.call(GATEWAY_STATUS, NoParams(), timeout=10)
     except GatewayUnavailable:
         return None
     except TimeoutError:
@@ -109,13 +114,13 @@ def status_command(profile: Profile, as_json: bool) -> None:
     address, status = found
     record = {
         "running": True,
-        "profile": status.get("profile", profile.name),
+        "profile": status.profile,
         "url": address.url,
         "host": address.host,
         "port": address.port,
-        "pid": status.get("pid", address.pid),
-        "version": status.get("version"),
-        "started_at": status.get("started_at", address.started_at),
+        "pid": status.pid,
+        "version": status.version,
+        "started_at": status.started_at,
     }
     if as_json:
         echo_json(record)
@@ -160,7 +165,7 @@ def stop_command(profile: Profile, wait_seconds: float) -> None:
         click.echo(f"no Gateway is running for profile {profile.name}: nothing to stop")
         return
     found = _running(profile)
-    if found is None or int(found[1].get("pid", -1)) != address.pid:
+    if found is None or found[1].pid != address.pid:
         # Nothing answers at the published address: a Gateway killed without cleaning up. The pid may
         # belong to another process by now, so nothing is signalled.
         address_path(profile).unlink(missing_ok=True)

@@ -22,6 +22,7 @@ from anyy.cli.dashboard_command import dashboard
 from anyy.cli.gateway_commands import gateway
 from anyy.cli.profile_commands import profile
 from anyy.cli.sessions_commands import sessions
+from anyy.cli.store_commands import store
 from anyy.domain.errors import AnyyError
 
 # Exit status of a command that reported an error; click uses 2 for usage errors.
@@ -87,6 +88,7 @@ main.add_command(chat)
 main.add_command(backup)
 main.add_command(restore)
 main.add_command(dashboard)
+main.add_command(store)
 
 
 if __name__ == "__main__":

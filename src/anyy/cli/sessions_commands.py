@@ -1,7 +1,7 @@
-"""``anyy sessions list|show|tree|search``: read the profile's sessions straight from its store.
+"""``anyy sessions list|show|tree|search``: read the profile's sessions.
 
-These commands only read, so they work before (and without) a running Gateway. SQLite allows readers
-beside the Gateway's writer (WAL), so they are safe while it runs.
+Through the profile's Gateway when one runs, else straight from its store (``session_reads``): these
+commands work before (and without) a Gateway, and agree with it when it runs.
 """
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from __future__ import annotations
 import click
 
 from anyy.cli import render
-from anyy.cli.context import open_store, with_profile
+from anyy.cli.context import with_profile
 from anyy.cli.export_command import export_command
 from anyy.cli.output import echo_json, entry_record
+from anyy.cli.session_reads import open_reader
 from anyy.domain.sessions import SESSION_KINDS, SessionKind
 from anyy.profiles import Profile
 
@@ -32,8 +33,8 @@ def sessions() -> None:
 @_JSON
 def list_command(profile: Profile, kind: SessionKind | None, limit: int, cursor: str | None, as_json: bool) -> None:
     """List sessions, most recently updated first, a page at a time."""
-    with open_store(profile) as store:
-        page = store.list_sessions(kind=kind, limit=limit, cursor=cursor)
+    with open_reader(profile) as reader:
+        page = reader.list_sessions(kind, limit, cursor)
     if as_json:
         echo_json(page)
         return
@@ -61,9 +62,9 @@ def list_command(profile: Profile, kind: SessionKind | None, limit: int, cursor:
 @_JSON
 def show_command(profile: Profile, session_id: str, count: int, as_json: bool) -> None:
     """Show a session's settings and the last entries of its current path."""
-    with open_store(profile) as store:
-        session = store.get_session(session_id)
-        page = store.history(session_id, limit=count)
+    with open_reader(profile) as reader:
+        session = reader.session(session_id)
+        page = reader.history(session_id, count)
     entries = list(reversed(page.items))  # history is newest first; people read oldest first
     if as_json:
         echo_json(
@@ -92,8 +93,8 @@ def show_command(profile: Profile, session_id: str, count: int, as_json: bool) -
 @_JSON
 def tree_command(profile: Profile, session_id: str, as_json: bool) -> None:
     """Show every branch of a session's tree, its labels and where the head is."""
-    with open_store(profile) as store:
-        view = store.tree(session_id)
+    with open_reader(profile) as reader:
+        view = reader.tree(session_id)
     if as_json:
         echo_json(view)
         return
@@ -116,8 +117,8 @@ def search_command(
 ) -> None:
     """Search what people and the agent said. Words must all match; "quoted words" as a phrase; word* as a
     prefix."""
-    with open_store(profile) as store:
-        hits = store.search(query, kind=kind, session_id=session_id, limit=limit)
+    with open_reader(profile) as reader:
+        hits = reader.search(query, kind, session_id, limit)
     if as_json:
         echo_json(hits)
         return

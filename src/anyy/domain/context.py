@@ -7,12 +7,12 @@ the context that is kept, not in the size of the tree.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import msgspec
 
-from anyy.domain.entries import CompactionData, EntryKind, Usage
+from anyy.domain.entries import AssistantData, CompactionData, EntryKind, Usage
 
 Run = tuple[int, int]  # inclusive id interval, low to high
 # One item of the context, exactly as the store loads it: id, kind, text, and the JSON payload of tool
@@ -85,6 +85,40 @@ def estimate_tokens(
         return (len(summary or "") + sum(len(item[2]) for item in items)) // 4
     after = sum(len(item[2]) for item in items[usage_index + 1 :])
     return usage.context_tokens + usage.output + after // 4
+
+
+def assemble_context(
+    items: list[ContextItem],
+    *,
+    summary: str | None,
+    compaction: int | None,
+    head: int | None,
+    after_compaction: int,
+    response_data: Callable[[int], str | bytes | None],
+) -> ModelContext:
+    """The context from its items (and the applied compaction's summary): the last response's model, and
+    the token estimate anchored on that response's usage when it came after the compaction.
+    ``response_data(entry_id)`` is the stored payload of an assistant entry."""
+    usage = None
+    last_model = None
+    usage_index = last_response_index(items, after_compaction)
+    last_index = last_response_index(items)
+    if last_index is not None:
+        raw = response_data(items[last_index][0])
+        if raw:
+            response = msgspec.json.decode(raw, type=AssistantData)
+            if response.provider or response.model:
+                last_model = (response.provider, response.model)
+            if usage_index == last_index:
+                usage = response.usage
+    return ModelContext(
+        items=items,
+        summary=summary,
+        compaction=compaction,
+        head=head,
+        tokens=estimate_tokens(items, summary, usage, usage_index),
+        last_model=last_model,
+    )
 
 
 def tool_payload(item: ContextItem) -> dict[str, Any]:

@@ -24,8 +24,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from anyy.api.events import RuntimeEvent
 from anyy.domain.errors import StorageFull
-from anyy.domain.events import RuntimeEvent
 from anyy.gateway.dispatcher import MAX_FRAME_BYTES, Dispatcher
 from anyy.gateway.markdown_html import warm_up
 from anyy.gateway.state import Connection

@@ -5,18 +5,18 @@ from __future__ import annotations
 import asyncio
 import re
 
+from anyy.api import gateway as wire
+from anyy.api import methods as api
+from anyy.api.params import BackupParams
 from anyy.domain.errors import InvalidInput
 from anyy.gateway.state import Connection, Gateway
-from anyy.gateway.table import TABLE, Params
-from anyy.profiles.backup import BackupReport, backup_profile, default_backup_path
+from anyy.gateway.table import TABLE
+from anyy.profiles.backup import backup_profile, default_backup_path
+from anyy.runtime import views
 
 
-class BackupParams(Params):
-    name: str | None = None  # a file name in PROFILE/backups/; default anyy-PROFILE-YYYYmmdd-HHMMSS.tar.gz
-
-
-@TABLE.method("profile.backup", BackupParams)
-async def backup(gw: Gateway, conn: Connection | None, p: BackupParams) -> BackupReport:
+@TABLE.method(api.PROFILE_BACKUP)
+async def backup(gw: Gateway, conn: Connection | None, p: BackupParams) -> wire.BackupReport:
     """Write one archive (tar.gz) of this profile: a consistent snapshot of state.db taken with SQLite's
     online backup API, the objects it references, memory, roles, config.toml, and a manifest with the
     SHA-256 of each member. Safe while sessions run. The archive goes into the profile's backups/ folder
@@ -33,7 +33,8 @@ async def backup(gw: Gateway, conn: Connection | None, p: BackupParams) -> Backu
         target = target.parent / p.name
     target.parent.mkdir(mode=0o700, exist_ok=True)
     # Blocking file and SQLite work, on its own connection: off the event loop and the store's thread.
-    return await asyncio.to_thread(backup_profile, gw.profile, target)
+    report = await asyncio.to_thread(backup_profile, gw.profile, target)
+    return views.convert(report, wire.BackupReport)
 
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")

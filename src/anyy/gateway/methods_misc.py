@@ -6,92 +6,62 @@ import asyncio
 import os
 from typing import Any
 
-import msgspec
-
 from anyy import __version__
-from anyy.domain.sessions import Goal, Session
+from anyy.api import methods as api
+from anyy.api import sessions as wire
+from anyy.api.gateway import AliasInfo, DashboardCode, Models, ProviderInfo, Status, Subscribed
+from anyy.api.params import GoalParams, NoParams, SessionRef, SubscribeParams, ToolsParams, UnsubscribeParams
 from anyy.gateway.codes import CODE_SECONDS
-from anyy.gateway.methods_sessions import SessionRef
 from anyy.gateway.state import Connection, Gateway
-from anyy.gateway.table import TABLE, NoParams, Params
-from anyy.runtime.runtime import GoalAction, ReloadStep
+from anyy.gateway.table import TABLE
+from anyy.runtime import views
 
 
-class GoalParams(Params):
-    session_id: str
-    action: GoalAction
-    text: str | None = None
-
-
-class GoalResult(msgspec.Struct, kw_only=True):
-    goal: Goal | None
-
-
-@TABLE.method("session.goal", GoalParams)
-async def goal(gw: Gateway, conn: Connection | None, p: GoalParams) -> GoalResult:
+@TABLE.method(api.SESSION_GOAL)
+async def goal(gw: Gateway, conn: Connection | None, p: GoalParams) -> wire.GoalResult:
     """The session's optional goal: ``set`` (with text), ``status``, ``pause``, ``resume``, ``clear``.
     Metadata only: it starts, stops and schedules nothing."""
-    return GoalResult(goal=await gw.runtime.goal(p.session_id, p.action, p.text))
+    goal = await gw.runtime.goal(p.session_id, p.action, p.text)
+    return wire.GoalResult(goal=None if goal is None else views.convert(goal, wire.Goal))
 
 
-@TABLE.method("session.reload", SessionRef)
-async def reload(gw: Gateway, conn: Connection | None, p: SessionRef) -> list[ReloadStep]:
+@TABLE.method(api.SESSION_RELOAD)
+async def reload(gw: Gateway, conn: Connection | None, p: SessionRef) -> list[wire.ReloadStep]:
     """Refresh an idle session from the current settings and resources (config.toml, its role, memory,
     its model), keeping history, storage, tools and queue. Steps run in order; each says whether it
     applied; a failed step does not undo the ones before. Never stops work, never starts a turn."""
-    return await gw.runtime.reload(p.session_id)
+    return views.convert(await gw.runtime.reload(p.session_id), list[wire.ReloadStep])
 
 
-class ToolsParams(Params):
-    session_id: str
-    enabled: list[str]
-    codemode: bool = False
-
-
-@TABLE.method("session.tools.configure", ToolsParams)
-async def configure_tools(gw: Gateway, conn: Connection | None, p: ToolsParams) -> Session:
+@TABLE.method(api.SESSION_TOOLS_CONFIGURE)
+async def configure_tools(gw: Gateway, conn: Connection | None, p: ToolsParams) -> wire.Session:
     """Choose the session's tools and Codemode. Only when the session is idle: nothing running, queued
     or being admitted, and no summary in progress; otherwise a conflict."""
-    return await gw.runtime.configure_tools(p.session_id, p.enabled, codemode=p.codemode)
+    return views.session(await gw.runtime.configure_tools(p.session_id, p.enabled, codemode=p.codemode))
 
 
-@TABLE.method("session.continue", SessionRef)
+@TABLE.method(api.SESSION_CONTINUE)
 async def continue_(gw: Gateway, conn: Connection | None, p: SessionRef) -> None:
     """Start the pending items again after a stop or a failure (nothing restarts by itself)."""
     await gw.runtime.continue_queue(p.session_id)
 
 
-@TABLE.method("models.list", NoParams)
-async def models(gw: Gateway, conn: Connection | None, p: NoParams) -> dict[str, Any]:
+@TABLE.method(api.MODELS_LIST)
+async def models(gw: Gateway, conn: Connection | None, p: NoParams) -> Models:
     """Providers with their models, and virtual models (aliases), for a model selector."""
     registry: Any = gw.deps.models
     catalog = registry.catalog() if hasattr(registry, "catalog") else []
     aliases = registry.aliases() if hasattr(registry, "aliases") else []
-    return {"providers": catalog, "aliases": aliases}
+    return Models(providers=views.convert(catalog, list[ProviderInfo]), aliases=views.convert(aliases, list[AliasInfo]))
 
 
-class Status(msgspec.Struct, kw_only=True):
-    profile: str
-    version: str
-    pid: int
-    started_at: float
-
-
-@TABLE.method("gateway.status", NoParams)
+@TABLE.method(api.GATEWAY_STATUS)
 async def status(gw: Gateway, conn: Connection | None, p: NoParams) -> Status:
     """Which profile this Gateway serves, its version and process."""
     return Status(profile=gw.profile.name, version=__version__, pid=os.getpid(), started_at=gw.started_at)
 
 
-class SubscribeParams(Params):
-    session_id: str | None = None  # None: the events of every session
-
-
-class Subscribed(msgspec.Struct, kw_only=True):
-    subscription: str
-
-
-@TABLE.method("events.subscribe", SubscribeParams, websocket_only=True)
+@TABLE.method(api.EVENTS_SUBSCRIBE)
 async def subscribe(gw: Gateway, conn: Connection | None, p: SubscribeParams) -> Subscribed:
     """Receive the session's events (or every session's) on this WebSocket as ``event`` notifications:
     text deltas, entries appended, queue changed, execution state, retry waits, tool activity, notices."""
@@ -100,7 +70,7 @@ async def subscribe(gw: Gateway, conn: Connection | None, p: SubscribeParams) ->
         await gw.store(lambda s: s.get_session(p.session_id))  # type: ignore[arg-type]
     conn.next_id += 1
     name = f"sub-{conn.next_id}"
-    subscription = gw.deps.bus.subscribe(p.session_id)
+    subscription = gw.runtime.subscribe(p.session_id)
 
     async def forward() -> None:
         while True:
@@ -110,11 +80,7 @@ async def subscribe(gw: Gateway, conn: Connection | None, p: SubscribeParams) ->
     return Subscribed(subscription=name)
 
 
-class UnsubscribeParams(Params):
-    subscription: str
-
-
-@TABLE.method("events.unsubscribe", UnsubscribeParams, websocket_only=True)
+@TABLE.method(api.EVENTS_UNSUBSCRIBE)
 async def unsubscribe(gw: Gateway, conn: Connection | None, p: UnsubscribeParams) -> None:
     """Stop a subscription made on this connection."""
     assert conn is not None
@@ -124,14 +90,9 @@ async def unsubscribe(gw: Gateway, conn: Connection | None, p: UnsubscribeParams
         found[1].cancel()
 
 
-class CodeResult(msgspec.Struct, kw_only=True):
-    code: str
-    expires_in: float  # seconds
-
-
-@TABLE.method("dashboard.code", NoParams)
-async def dashboard_code(gw: Gateway, conn: Connection | None, p: NoParams) -> CodeResult:
+@TABLE.method(api.DASHBOARD_CODE)
+async def dashboard_code(gw: Gateway, conn: Connection | None, p: NoParams) -> DashboardCode:
     """A one-time code that opens the Dashboard: the page at ``/#code=CODE`` trades it for the access
     token (``POST /auth/exchange``), once, within ``expires_in`` seconds. ``anyy dashboard`` uses it so that
     the token never appears on a browser's command line."""
-    return CodeResult(code=gw.codes.issue(CODE_SECONDS), expires_in=CODE_SECONDS)
+    return DashboardCode(code=gw.codes.issue(CODE_SECONDS), expires_in=CODE_SECONDS)

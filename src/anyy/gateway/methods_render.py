@@ -4,25 +4,18 @@ from __future__ import annotations
 
 import asyncio
 
-import msgspec
-
+from anyy.api import methods as api
+from anyy.api.gateway import RenderResult
+from anyy.api.params import RenderParams
 from anyy.domain.errors import InvalidInput
 from anyy.gateway.markdown_html import render_markdown
 from anyy.gateway.state import Connection, Gateway
-from anyy.gateway.table import TABLE, Params
+from anyy.gateway.table import TABLE
 
 MAX_TEXTS = 200  # one page of history, and then some
 
 
-class RenderParams(Params):
-    texts: list[str]
-
-
-class RenderResult(msgspec.Struct, kw_only=True):
-    html: list[str]
-
-
-@TABLE.method("markdown.render", RenderParams)
+@TABLE.method(api.MARKDOWN_RENDER)
 async def render(gw: Gateway, conn: Connection | None, p: RenderParams) -> RenderResult:
     """Each text's Markdown (CommonMark, GFM tables and strikethrough, highlighted code) as sanitised HTML,
     in order: raw HTML is escaped, only http(s) and mailto links are kept, images stay text. At most 200

@@ -8,13 +8,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from anyy.domain.events import RuntimeEvent
+from anyy.api.events import RuntimeEvent
 from anyy.gateway.codes import CodeBook
 from anyy.profiles.profile import Profile
 from anyy.runtime.bus import Subscription
 from anyy.runtime.deps import Deps
 from anyy.runtime.runtime import Runtime
-from anyy.storage.sqlite import SqliteStore
+from anyy.storage.protocol import SessionStore
 
 T = TypeVar("T")
 
@@ -28,7 +28,8 @@ class Gateway:
     started_at: float = field(default_factory=time.time)
     codes: CodeBook = field(default_factory=CodeBook)  # one-time codes that open the Dashboard (D5)
 
-    async def store(self, fn: Callable[[SqliteStore], T]) -> T:
+    async def store(self, fn: Callable[[SessionStore], T]) -> T:
+        """A read of the store (one unit of work). Writes are the runtime's: it writes and announces them."""
         return await self.deps.owner.call(fn)
 
 

@@ -1,11 +1,12 @@
 """Profile backup and restore (SPEC A5): one ``.tar.gz`` holding a consistent copy of a profile.
 
-What goes in: ``state.db`` (a snapshot taken with SQLite's online backup API, so a running Gateway may
-keep writing), ``objects/``, ``memory/``, ``roles/``, ``config.toml``, and ``manifest.json`` (first in
+What goes in: the store's snapshot (:meth:`SessionStore.snapshot`, in the backend's own format: for
+SQLite, ``state.db`` copied with its online backup API, so a running Gateway may keep writing),
+``objects/``, ``memory/``, ``roles/``, ``config.toml``, and ``manifest.json`` (first in
 the archive) naming the format, the profile, the time, counts, and the SHA-256 of every other member.
 Logs, ``gateway.json``, the lock and ``backups/`` stay out.
 
-Why it is consistent while the Gateway runs: the database copy is one read transaction. Objects are
+Why it is consistent while the Gateway runs: the store's snapshot is one read transaction. Objects are
 content-addressed and immutable, and an object is on disk before the entry referencing it commits, so
 the objects present *after* the snapshot include every object the snapshot references. The one way one
 could go missing is a garbage collection between the snapshot and the copy (the session was deleted
@@ -27,7 +28,6 @@ import hashlib
 import io
 import os
 import shutil
-import sqlite3
 import tarfile
 import tempfile
 import time
@@ -42,8 +42,9 @@ from anyy.domain.errors import Conflict, InvalidInput
 from anyy.profiles.config import CONFIG_FILE
 from anyy.profiles.gateway_address import read_address
 from anyy.profiles.home import profiles_root
-from anyy.profiles.profile import MEMORY_DIR, OBJECTS_DIR, STATE_DB, Profile, ProfileExists, get_profile
+from anyy.profiles.profile import MEMORY_DIR, OBJECTS_DIR, Profile, ProfileExists, get_profile
 from anyy.profiles.roles import ROLES_DIR
+from anyy.profiles.store import SNAPSHOT_FILES, check_snapshot, open_store, restore_snapshot
 
 FORMAT = "anyy-profile-backup"
 FORMAT_VERSION = 1
@@ -171,12 +172,16 @@ def backup_profile(profile: Profile, out_path: Path) -> BackupReport:
 
 
 def _stage(profile: Profile, staging: Path) -> tuple[Counts, set[str]]:
-    """Copy the profile into ``staging``: the database snapshot first, then the files."""
-    counts = Counts()
-    referenced: set[str] = set()
-    if profile.db_path.is_file():
-        _snapshot(profile.db_path, staging / STATE_DB)
-        counts, referenced = _count(staging / STATE_DB)
+    """Copy the profile into ``staging``: the store's snapshot first, then the files."""
+    store = open_store(profile)
+    try:
+        snap = store.snapshot(staging)
+    except InvalidInput as exc:
+        raise BackupError(str(exc)) from None
+    finally:
+        store.close()
+    counts = Counts(sessions=snap.sessions, entries=snap.entries, submissions=snap.submissions)
+    referenced = set(snap.objects)
     if profile.config_path.is_file():
         _copy_file(profile.config_path, staging / CONFIG_FILE, link=False)
     for folder in FOLDERS:
@@ -192,52 +197,6 @@ def _stage(profile: Profile, staging: Path) -> tuple[Counts, set[str]]:
         else:
             counts.role_files = copied
     return counts, referenced
-
-
-def _snapshot(source: Path, target: Path) -> None:
-    """A consistent copy of a live SQLite database (one read transaction), as a single file."""
-    # Read-write only so that a WAL database without its -shm file opens; nothing is written.
-    src = sqlite3.connect(source, timeout=30)
-    try:
-        dst = sqlite3.connect(target)
-        try:
-            src.backup(dst)  # all pages in one step: one snapshot even while others write
-            dst.execute("PRAGMA journal_mode = DELETE")  # no -wal beside the copy; the store sets WAL again
-            (result,) = dst.execute("PRAGMA integrity_check").fetchone()
-            if result != "ok":
-                raise BackupError(
-                    f"the copy of {source} fails SQLite's integrity check ({result}); nothing was written"
-                )
-        finally:
-            dst.close()
-    finally:
-        src.close()
-
-
-def _count(db: Path) -> tuple[Counts, set[str]]:
-    conn = sqlite3.connect(db)
-    try:
-
-        def one(sql: str) -> int:
-            return int(conn.execute(sql).fetchone()[0])
-
-        counts = Counts(
-            sessions=one("SELECT count(*) FROM sessions WHERE status = 'active'"),
-            entries=one("SELECT count(*) FROM entries"),
-            submissions=one("SELECT count(*) FROM submissions"),
-        )
-        referenced = {
-            row[0]
-            for row in conn.execute("SELECT obj FROM entries WHERE obj IS NOT NULL UNION SELECT obj FROM object_refs")
-        }
-        return counts, referenced
-    except sqlite3.DatabaseError as exc:
-        # A database of another shape (no such table): still copied, just not counted.
-        if "no such table" not in str(exc):
-            raise
-        return Counts(), set()
-    finally:
-        conn.close()
 
 
 def _regular_files(root: Path) -> Iterator[Path]:
@@ -408,7 +367,10 @@ def restore_profile(archive: Path, home: Path, name: str | None = None, *, overw
     try:
         os.chmod(staging, 0o700)
         _extract_checked(archive, manifest, staging)
-        _check_database(archive, staging / STATE_DB)
+        problem = check_snapshot(profile, staging)
+        if problem is not None:
+            raise BackupError(f"{archive}: {problem}; nothing was restored")
+        restore_snapshot(staging, overwrite=overwrite)  # a PostgreSQL profile's: back into its database
         for folder in FOLDERS:
             (staging / folder).mkdir(exist_ok=True)
         _place(staging, profile, replacing)
@@ -430,7 +392,7 @@ def _safe_name(archive: Path, name: str) -> PurePosixPath:
     if path.is_absolute() or ".." in path.parts or not path.parts:
         raise BackupError(f"{archive} holds a member outside the profile ({name!r}): refused")
     top = path.parts[0]
-    if len(path.parts) == 1 and top not in (STATE_DB, CONFIG_FILE):
+    if len(path.parts) == 1 and top not in (*SNAPSHOT_FILES, CONFIG_FILE):
         raise BackupError(f"{archive} holds an unexpected member {name!r}: refused")
     if len(path.parts) > 1 and top not in FOLDERS:
         raise BackupError(f"{archive} holds an unexpected member {name!r}: refused")
@@ -481,20 +443,6 @@ def _extract_checked(archive: Path, manifest: Manifest, staging: Path) -> None:
     if absent:
         shown = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
         raise BackupError(f"{archive} is incomplete: {shown} listed in its manifest but missing; nothing was restored")
-
-
-def _check_database(archive: Path, db: Path) -> None:
-    if not db.exists():
-        return
-    conn = sqlite3.connect(db)
-    try:
-        (result,) = conn.execute("PRAGMA integrity_check").fetchone()
-    except sqlite3.DatabaseError as exc:
-        result = str(exc)
-    finally:
-        conn.close()
-    if result != "ok":
-        raise BackupError(f"{archive}: its state.db fails SQLite's integrity check ({result}); nothing was restored")
 
 
 def _place(staging: Path, profile: Profile, replacing: bool) -> None:

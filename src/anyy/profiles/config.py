@@ -6,6 +6,7 @@ ignored. A missing file means every default.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -72,6 +73,13 @@ class ToolSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     codemode: bool = False
 
 
+class StoreSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Where the profile's sessions live: "" is the profile's own SQLite state.db; a postgresql:// URL a
+    PostgreSQL database (SPEC P1). ANYY_STORE_URL, when set, takes precedence."""
+
+    url: str = ""
+
+
 class GatewaySettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Limits that keep the Gateway answering when something opens connections and sends nothing (D2)."""
 
@@ -86,6 +94,7 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     compaction: CompactionSettings = msgspec.field(default_factory=CompactionSettings)
     queue: QueueSettings = msgspec.field(default_factory=QueueSettings)
     tools: ToolSettings = msgspec.field(default_factory=ToolSettings)
+    store: StoreSettings = msgspec.field(default_factory=StoreSettings)
     gateway: GatewaySettings = msgspec.field(default_factory=GatewaySettings)
     # Virtual models: a name for a "provider/model" pair, selected with provider = "alias" (SPEC M2).
     aliases: dict[str, str] = {}
@@ -112,6 +121,17 @@ BUILTIN_PROVIDERS: dict[str, ProviderSettings] = {
         kind="anthropic", base_url="https://api.anthropic.com", api_key_env="ANTHROPIC_API_KEY"
     ),
 }
+
+
+STORE_URL_ENV = "ANYY_STORE_URL"
+
+
+def store_url(config: Config, config_path: Path) -> tuple[str, str]:
+    """The store URL in force for a profile ("" for its SQLite state.db) and the setting it comes from."""
+    from_env = os.environ.get(STORE_URL_ENV, "").strip()
+    if from_env:
+        return from_env, STORE_URL_ENV
+    return config.store.url.strip(), f"[store] url in {CONFIG_FILE} ({config_path})"
 
 
 def load_config(path: Path) -> Config:
@@ -217,4 +237,10 @@ follow_up = "one-at-a-time"
 enabled = ["read_file", "write_file", "shell", "ask_user", "memory"]
 # Codemode: the model writes one script calling the tools instead of one call per tool.
 codemode = false
+
+[store]
+# Where sessions live: "" keeps them in this profile's state.db (SQLite). A PostgreSQL URL
+# ("postgresql://user@host:5432/anyy") puts them in that database; `anyy store copy --to URL` copies
+# the sessions there first. The environment variable ANYY_STORE_URL overrides this key.
+url = ""
 """

@@ -16,11 +16,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from anyy.domain import queue as queue_rules
-from anyy.domain.events import EntriesAppended, ExecutionStateChanged, QueueChanged
+from anyy.domain.entries import Entry
 from anyy.domain.queue import Execution, Submission
+from anyy.runtime.announce import Announcer
 from anyy.runtime.deps import Deps
 from anyy.runtime.execution import ExecutionRun, Outcome
-from anyy.storage.sqlite import SqliteStore
+from anyy.storage.protocol import SessionStore
 
 Job = Callable[[], Awaitable[Any]]
 log = logging.getLogger("anyy.runtime")
@@ -32,6 +33,8 @@ class SessionActor:
         self.session_id = session_id
         self.current: ExecutionRun | None = None
         self.exclusive: str | None = None  # "compaction" / "navigation" while one runs
+        self._announce = Announcer(deps)
+        self.questions: dict[str, Entry] = {}  # execution id -> the question it is suspended on
         self._jobs: asyncio.Queue[tuple[Job, asyncio.Future[Any]] | None] = asyncio.Queue()
         self._drain_queued = False
         self._task: asyncio.Task[None] | None = None
@@ -95,13 +98,10 @@ class SessionActor:
             started = await owner.call(functools.partial(_start_next, session_id=self.session_id))
             if started is None:
                 return
-            execution, taken = started
-            bus = self.deps.bus
-            bus.publish(QueueChanged(session_id=self.session_id))
-            bus.publish(
-                EntriesAppended(session_id=self.session_id, entry_ids=[t.entry_id for t in taken if t.entry_id])
-            )
-            bus.publish(ExecutionStateChanged(session_id=self.session_id, execution_id=execution.id, state="running"))
+            execution, inputs, pending = started
+            self._announce.queue_now(self.session_id, pending)
+            self._announce.entries(self.session_id, inputs)
+            self._announce.execution(execution)
             run = ExecutionRun(self.deps, self.session_id, execution.id)
             outcome = await self._run(run, None)
             if outcome is not Outcome.DONE:
@@ -112,12 +112,16 @@ class SessionActor:
 
     async def _run(self, run: ExecutionRun, answer: str | None) -> Outcome:
         self.current = run
+        self.questions.pop(run.execution_id, None)
         try:
-            return await (run.run() if answer is None else run.resume_with_answer(answer))
+            outcome = await (run.run() if answer is None else run.resume_with_answer(answer))
+            if outcome is Outcome.SUSPENDED and run.question is not None:
+                self.questions[run.execution_id] = run.question
+            return outcome
         finally:
             self.current = None
             run.finished.set()
-            self.deps.bus.publish(QueueChanged(session_id=self.session_id))
+            await self._announce.queue(self.session_id)
 
     async def resume(self, execution_id: str, answer: str) -> Outcome:
         """Inside the actor: an answer resumes the suspended execution, then the queue goes on."""
@@ -130,9 +134,10 @@ class SessionActor:
         return outcome
 
 
-def _start_next(store: SqliteStore, *, session_id: str) -> tuple[Execution, list[Submission]] | None:
+def _start_next(store: SessionStore, *, session_id: str) -> tuple[Execution, list[Entry], list[Submission]] | None:
     """Start the next execution from the queue, if the session is idle and anything is pending: the
-    items are taken and recorded as the user's messages in the same transaction."""
+    items are taken and recorded as the user's messages in the same transaction (returned with it, and
+    with what stays pending)."""
     if store.list_executions(session_id, active_only=True):
         return None  # waiting for an answer: nothing else starts meanwhile
     session = store.get_session(session_id)
@@ -142,7 +147,9 @@ def _start_next(store: SqliteStore, *, session_id: str) -> tuple[Execution, list
         return None
     ids = [sub.id for sub in chosen]
     execution = store.start_execution(session_id, ids, record_inputs=True)
-    return execution, [store.get_submission(i) for i in ids]
+    entry_ids = [sub.entry_id for sub in map(store.get_submission, ids) if sub.entry_id is not None]
+    left = [sub for sub in pending if sub.id not in ids]
+    return execution, [store.get_entry(session_id, entry_id) for entry_id in entry_ids], left
 
 
 def _log_unretrieved(future: asyncio.Future[Any]) -> None:

@@ -12,12 +12,13 @@ from pathlib import Path
 from anyy.domain.sessions import NewSession, Session, SessionKind
 from anyy.profiles.config import Config
 from anyy.profiles.profile import Profile
+from anyy.profiles.store import open_store
 from anyy.providers.registry import ModelRegistry
 from anyy.runtime.clock import Clock, SystemClock
 from anyy.runtime.deps import Deps, RuntimeSettings
 from anyy.runtime.prompt import read_memory, system_prompt
 from anyy.storage.owner import StoreOwner
-from anyy.storage.sqlite import SqliteStore
+from anyy.storage.protocol import SessionStore
 from anyy.tools import BuiltinToolSource
 
 
@@ -69,7 +70,7 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
     def prompt_for(session: Session) -> str:
         return system_prompt(profile.load_role(session.role), read_memory(profile.memory_dir))
 
-    owner: StoreOwner[SqliteStore] = StoreOwner(lambda: SqliteStore.open_profile(profile.path, profile=profile.name))
+    owner: StoreOwner[SessionStore] = StoreOwner(lambda: open_store(profile))
     deps = Deps(
         owner=owner,
         models=registry_from(config),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from anyy.domain.events import RuntimeEvent
+from anyy.api.events import RuntimeEvent
 
 
 class Subscription:
@@ -40,6 +40,10 @@ class EventBus:
 
     def unsubscribe(self, subscription: Subscription) -> None:
         self._subscriptions.discard(subscription)
+
+    def listened(self, session_id: str) -> bool:
+        """Whether anyone subscribed to this session's events (or to every session's)."""
+        return any(sub.session_id is None or sub.session_id == session_id for sub in self._subscriptions)
 
     def publish(self, event: RuntimeEvent) -> None:
         for subscription in self._subscriptions:

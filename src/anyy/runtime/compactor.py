@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from anyy.api.events import Notice
 from anyy.domain.compaction import (
     BRANCH_SUMMARY_INSTRUCTIONS,
     SUMMARY_INSTRUCTIONS,
@@ -20,10 +21,10 @@ from anyy.domain.compaction import (
 )
 from anyy.domain.context import ContextItem, ModelContext
 from anyy.domain.entries import CompactionData, EntryKind, NewEntry, NoticeData
-from anyy.domain.events import EntriesAppended, Notice
 from anyy.domain.model_io import ModelRequest, StopEvent, StopReason, TextDelta, UserMessage
 from anyy.domain.sessions import Session
 from anyy.providers.base import ProviderError
+from anyy.runtime.announce import Announcer
 from anyy.runtime.deps import Deps
 
 T = TypeVar("T")
@@ -64,7 +65,7 @@ class Compactor:
             data=CompactionData(first_kept=first_kept, tokens_before=context.tokens),
         )
         appended = await owner.call(lambda s: s.append_entries(session_id, [entry]))
-        self.deps.bus.publish(EntriesAppended(session_id=session_id, entry_ids=[e.id for e in appended]))
+        Announcer(self.deps).entries(session_id, appended)
         return True
 
     async def branch_summary(
@@ -109,7 +110,7 @@ class Compactor:
         return "".join(parts), (stop[-1] if stop else None), None
 
     async def _tell(self, session_id: str, text: str) -> None:
-        self.deps.bus.publish(Notice(session_id=session_id, level="warning", text=text))
+        announce = Announcer(self.deps)
+        announce.event(Notice(session_id=session_id, level="warning", text=text))
         entry = NewEntry(kind=EntryKind.NOTICE, text=text, data=NoticeData(level="warning"))
-        appended = await self.deps.owner.call(lambda s: s.append_entries(session_id, [entry]))
-        self.deps.bus.publish(EntriesAppended(session_id=session_id, entry_ids=[e.id for e in appended]))
+        announce.entries(session_id, await self.deps.owner.call(lambda s: s.append_entries(session_id, [entry])))

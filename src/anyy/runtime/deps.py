@@ -13,7 +13,7 @@ from anyy.providers.base import Provider
 from anyy.runtime.bus import EventBus
 from anyy.runtime.clock import Clock, SystemClock
 from anyy.storage.owner import StoreOwner
-from anyy.storage.sqlite import SqliteStore
+from anyy.storage.protocol import SessionStore
 from anyy.tools.base import ToolContext, ToolOutcome
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[ToolOutcome]]
@@ -55,7 +55,7 @@ class RuntimeSettings:
 
 @dataclass
 class Deps:
-    owner: StoreOwner[SqliteStore]
+    owner: StoreOwner[SessionStore]
     models: ModelSource
     tools: ToolSource
     system_prompt: Callable[[Session], str]  # role + Soul + memory snapshot, read at execution start

@@ -25,6 +25,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from anyy.api.events import (
+    Notice,
+    RetryWaiting,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    ToolFinished,
+    ToolStarted,
+)
 from anyy.domain import queue as queue_rules
 from anyy.domain.compaction import unresolved_calls
 from anyy.domain.context import ModelContext
@@ -43,17 +51,6 @@ from anyy.domain.entries import (
     Usage,
 )
 from anyy.domain.errors import AnyyError
-from anyy.domain.events import (
-    EntriesAppended,
-    ExecutionStateChanged,
-    Notice,
-    QueueChanged,
-    RetryWaiting,
-    TextDeltaEvent,
-    ThinkingDeltaEvent,
-    ToolFinished,
-    ToolStarted,
-)
 from anyy.domain.model_io import (
     ModelRequest,
     ReasoningEvent,
@@ -65,13 +62,14 @@ from anyy.domain.model_io import (
     UsageEvent,
     context_to_messages,
 )
-from anyy.domain.queue import Submission
+from anyy.domain.queue import Execution
 from anyy.domain.sessions import Session
 from anyy.providers.base import ProviderError
+from anyy.runtime.announce import Announcer, question_in
 from anyy.runtime.clock import retry_delay
 from anyy.runtime.compactor import Compactor
 from anyy.runtime.deps import CallTool, Deps, ToolSet
-from anyy.storage.sqlite import SqliteStore
+from anyy.storage.protocol import SessionStore
 from anyy.tools.base import ToolContext, ToolOutcome
 
 T = TypeVar("T")
@@ -131,11 +129,13 @@ class ExecutionRun:
         self.partial_text = ""  # what the model has streamed so far in this pass (for clients that join late)
         self.retry_wait: tuple[RetryWaiting, float] | None = None  # the wait now, and when it ends (clock time)
         self.finished = asyncio.Event()  # set once the execution settled (the actor is done with it)
+        self.question: Entry | None = None  # the question entry, while suspended on it
         self.queue_was_empty = False
         self._fallback_noted = False  # nothing was pending when it completed: the actor need not look again
         self._awaiting: asyncio.Task[Any] | None = None
         self._retry_wait: asyncio.Task[Any] | None = None
         self._compactor = Compactor(deps)
+        self._announce = Announcer(deps)
 
     # -- control from outside (bound to this execution only) -------------------------------------
     def request_stop(self, state: Outcome = Outcome.INTERRUPTED) -> None:
@@ -155,7 +155,7 @@ class ExecutionRun:
         return True
 
     # -- helpers ---------------------------------------------------------------------------------
-    async def _store(self, fn: Callable[[SqliteStore], T]) -> T:
+    async def _store(self, fn: Callable[[SessionStore], T]) -> T:
         return await self.deps.owner.call(fn)
 
     async def _cancellable(self, awaitable: Awaitable[T], *, retry_wait: bool = False) -> T:
@@ -178,20 +178,18 @@ class ExecutionRun:
             if retry_wait:
                 self._retry_wait = None
 
-    async def _set_state(self, state: str, *, error: str | None = None, note: str | None = None) -> None:
+    async def _set_state(
+        self, state: str, *, error: str | None = None, note: str | None = None, question: Entry | None = None
+    ) -> None:
         self.state = state
-        await self._store(
+        self.question = question  # what it waits on, once suspended
+        execution = await self._store(
             lambda s: s.set_execution_state(self.execution_id, state, error=error, note=note)  # type: ignore[arg-type]
         )
-        self.deps.bus.publish(
-            ExecutionStateChanged(
-                session_id=self.session_id, execution_id=self.execution_id, state=state, error=error, note=note
-            )
-        )
+        self._announce.execution(execution, error=error, note=note, question=question)
 
-    def _appended(self, entry_ids: list[int]) -> None:
-        if entry_ids:
-            self.deps.bus.publish(EntriesAppended(session_id=self.session_id, entry_ids=entry_ids))
+    def _appended(self, entries: list[Entry]) -> None:
+        self._announce.entries(self.session_id, entries)
 
     # -- the loop --------------------------------------------------------------------------------
     async def run(self) -> Outcome:
@@ -251,17 +249,18 @@ class ExecutionRun:
         """The checkpoint before a model call: take steering (one or all, per the session's mode) into
         the conversation, then read what the model will see. One unit of work on the store."""
 
-        def work(store: SqliteStore) -> tuple[Session, list[Submission], ModelContext]:
+        def work(store: SessionStore) -> tuple[Session, list[Entry], ModelContext]:
             session = store.get_session(self.session_id)
             pending = store.list_submissions(self.session_id)
             chosen = [sub.id for sub in queue_rules.steering_to_take(pending, session.steering_mode)]
             taken = list(store.take_submissions(self.execution_id, chosen, record_inputs=True)) if chosen else []
-            return session, taken, store.context(self.session_id)
+            inputs = [store.get_entry(self.session_id, sub.entry_id) for sub in taken if sub.entry_id is not None]
+            return session, inputs, store.context(self.session_id)
 
-        session, taken, context = await self._store(work)
-        if taken:
-            self.deps.bus.publish(QueueChanged(session_id=self.session_id))
-            self._appended([sub.entry_id for sub in taken if sub.entry_id is not None])
+        session, inputs, context = await self._store(work)
+        if inputs:
+            await self._announce.queue(self.session_id)
+            self._appended(inputs)  # the next state change lists these submissions with the others
         return session, context
 
     # -- one pass --------------------------------------------------------------------------------
@@ -328,23 +327,22 @@ class ExecutionRun:
             return
         self._fallback_noted = True
         text = note[0].upper() + note[1:] + "."
-        self.deps.bus.publish(Notice(session_id=self.session_id, level="info", text=text))
+        self._announce.event(Notice(session_id=self.session_id, level="info", text=text))
         entry = NewEntry(kind=EntryKind.NOTICE, text=text, data=NoticeData(level="info"))
-        appended = await self._store(lambda s: s.append_entries(self.session_id, [entry]))
-        self._appended([e.id for e in appended])
+        self._appended(await self._store(lambda s: s.append_entries(self.session_id, [entry])))
 
     async def _stream(self, provider_name: str, request: ModelRequest, result: StreamResult) -> None:
         provider = self.deps.models.provider(provider_name)
         self.partial_text = ""
-        bus = self.deps.bus
+        bus = self._announce
         async for event in provider.stream(request):
             if isinstance(event, TextDelta):
                 result.text += event.text
                 self.partial_text = result.text
-                bus.publish(TextDeltaEvent(session_id=self.session_id, execution_id=self.execution_id, text=event.text))
+                bus.event(TextDeltaEvent(session_id=self.session_id, execution_id=self.execution_id, text=event.text))
             elif isinstance(event, ThinkingDelta):
                 result.thinking += event.text
-                bus.publish(
+                bus.event(
                     ThinkingDeltaEvent(session_id=self.session_id, execution_id=self.execution_id, text=event.text)
                 )
             elif isinstance(event, ReasoningEvent):
@@ -370,7 +368,7 @@ class ExecutionRun:
             error=exc.message,
         )
         self.retry_wait = (waiting, self.deps.clock.now() + delay)
-        self.deps.bus.publish(waiting)
+        self._announce.event(waiting)
         try:
             await self._cancellable(self.deps.clock.sleep(delay), retry_wait=True)
         except _Stopped:
@@ -385,8 +383,7 @@ class ExecutionRun:
         if not result.text and not result.thinking:
             return
         entry = _assistant_entry(result, provider, model, interrupted=True)
-        appended = await self._store(lambda s: s.record_pass(self.execution_id, [entry]))
-        self._appended([e.id for e in appended])
+        self._appended(await self._store(lambda s: s.record_pass(self.execution_id, [entry])))
 
     async def _after_response(
         self, result: StreamResult, provider: str, model: str, tools: ToolSet
@@ -411,27 +408,25 @@ class ExecutionRun:
             entries.append(NewEntry(kind=EntryKind.QUESTION, text=question, data=QuestionData(call_id=call_id)))
         ending = not result.calls and plan.question is None and result.stop != "length"
 
-        def record(store: SqliteStore) -> tuple[list[Entry], bool]:
+        def record(store: SessionStore) -> tuple[list[Entry], Execution | None]:
             appended = store.record_pass(self.execution_id, entries)
             # A response without tool calls ends the execution, unless steering waits for another pass:
             # decided in the same unit of work as the record, so nothing slips in between.
             pending = store.list_submissions(self.session_id) if ending else []
             if ending and not self.stop_requested and not any(sub.kind == "steering" for sub in pending):
-                store.set_execution_state(self.execution_id, "completed")
+                completed = store.set_execution_state(self.execution_id, "completed")
                 self.queue_was_empty = not pending
-                return appended, True
-            return appended, False
+                return appended, completed
+            return appended, None
 
         appended, completed = await self._store(record)
-        self._appended([e.id for e in appended])
-        if completed:
+        self._appended(appended)
+        if completed is not None:
             self.state = "completed"
-            self.deps.bus.publish(
-                ExecutionStateChanged(session_id=self.session_id, execution_id=self.execution_id, state="completed")
-            )
+            self._announce.execution(completed)
             return Outcome.DONE
         if plan.question is not None:
-            await self._set_state("suspended", note="waiting for the user's answer")
+            await self._set_state("suspended", note="waiting for the user's answer", question=question_in(appended))
             return Outcome.SUSPENDED
         if self.stop_requested:
             return await self._finish_stopped()
@@ -527,7 +522,7 @@ class ExecutionRun:
         )
 
     def _tool_started(self, call_id: str, name: str, arguments: dict[str, Any], *, parent: str = "") -> None:
-        self.deps.bus.publish(
+        self._announce.event(
             ToolStarted(
                 session_id=self.session_id,
                 execution_id=self.execution_id,
@@ -539,7 +534,7 @@ class ExecutionRun:
         )
 
     def _tool_finished(self, call_id: str, name: str, *, is_error: bool, synthetic: bool, parent: str = "") -> None:
-        self.deps.bus.publish(
+        self._announce.event(
             ToolFinished(
                 session_id=self.session_id,
                 execution_id=self.execution_id,
@@ -565,8 +560,7 @@ class ExecutionRun:
             NewEntry(kind=EntryKind.ANSWER, text=answer, data=AnswerData(question=question.id if question else 0)),
             NewEntry(kind=EntryKind.TOOL_RESULT, text=answer, data=ToolResultData(call_id=call_id, name="ask_user")),
         ]
-        appended = await self._store(lambda s: s.append_entries(self.session_id, entries))
-        self._appended([e.id for e in appended])
+        self._appended(await self._store(lambda s: s.append_entries(self.session_id, entries)))
         if waiting:
             session: Session = await self._store(lambda s: s.get_session(self.session_id))
             tools = self.deps.tools.tools_for(_enabled_tools(session), codemode=bool(session.tools.get("codemode")))
@@ -580,14 +574,14 @@ class ExecutionRun:
                 )
             if results:
                 done = await self._store(lambda s: s.append_entries(self.session_id, results))
-                self._appended([e.id for e in done])
+                self._appended(done)
             if plan.question is not None:
-                await self._set_state("suspended", note="waiting for the user's answer")
+                await self._set_state("suspended", note="waiting for the user's answer", question=question_in(done))
                 return Outcome.SUSPENDED
         return await self.run()
 
 
-def _steering_pending(store: SqliteStore, session_id: str) -> bool:
+def _steering_pending(store: SessionStore, session_id: str) -> bool:
     return any(sub.kind == "steering" for sub in store.list_submissions(session_id))
 
 

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from anyy.api.events import RetryWaiting
 from anyy.domain.compaction import unresolved_calls
 from anyy.domain.context import ContextItem
 from anyy.domain.entries import (
@@ -24,14 +25,16 @@ from anyy.domain.entries import (
     ToolResultData,
 )
 from anyy.domain.errors import Conflict, InvalidInput, NotFound
-from anyy.domain.events import EntriesAppended, ExecutionStateChanged, QueueChanged, RetryWaiting
 from anyy.domain.queue import FINAL_SUBMISSION_STATES, Execution, NewSubmission, Submission
 from anyy.domain.sessions import Goal, Session, SessionPatch
 from anyy.runtime.actor import SessionActor
+from anyy.runtime.announce import Announcer
+from anyy.runtime.bus import Subscription
 from anyy.runtime.compactor import Compactor
 from anyy.runtime.deps import Deps
 from anyy.runtime.execution import Outcome
-from anyy.storage.sqlite import SqliteStore
+from anyy.runtime.session_writes import SessionWrites
+from anyy.storage.protocol import SessionStore
 
 RECOVERY_NOTE = "The Gateway stopped while this response was running; it was marked interrupted. Nothing was lost."
 NO_ANSWER = "Not answered: the user stopped the response instead of answering."
@@ -53,11 +56,12 @@ class ReloadStep(msgspec.Struct, kw_only=True):
     detail: str
 
 
-class Runtime:
+class Runtime(SessionWrites):
     def __init__(self, deps: Deps) -> None:
         self.deps = deps
         self._actors: dict[str, SessionActor] = {}
         self._compactor = Compactor(deps)
+        self._announce = Announcer(deps)
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> list[Execution]:
@@ -65,11 +69,7 @@ class Runtime:
         nothing is started (G3)."""
         recovered: list[Execution] = await self.deps.owner.call(lambda s: s.recover_interrupted(RECOVERY_NOTE))
         for execution in recovered:
-            self.deps.bus.publish(
-                ExecutionStateChanged(
-                    session_id=execution.session_id, execution_id=execution.id, state="interrupted", note=RECOVERY_NOTE
-                )
-            )
+            self._announce.execution(execution, note=RECOVERY_NOTE)
         return recovered
 
     async def aclose(self) -> None:
@@ -82,6 +82,10 @@ class Runtime:
         if actor is None:
             actor = self._actors[session_id] = SessionActor(self.deps, session_id)
         return actor
+
+    def subscribe(self, session_id: str | None = None) -> Subscription:
+        """The events of one session (or of every session with ``None``), as the runtime announces them."""
+        return self.deps.bus.subscribe(session_id)
 
     def running_execution(self, session_id: str) -> str | None:
         actor = self._actors.get(session_id)
@@ -105,8 +109,15 @@ class Runtime:
     # -- input -----------------------------------------------------------------------------------
     async def submit(self, session_id: str, new: NewSubmission) -> Submission:
         """Accept an input: durable before this returns; it starts at once when the session is idle."""
-        submission: Submission = await self.deps.owner.call(lambda s: s.add_submission(session_id, new))
-        self.deps.bus.publish(QueueChanged(session_id=session_id))
+        listened = self.deps.bus.listened(session_id)
+
+        def add(store: SessionStore) -> tuple[Submission, list[Submission]]:
+            added = store.add_submission(session_id, new)
+            return added, store.list_submissions(session_id) if listened else []
+
+        submission, pending = await self.deps.owner.call(add)
+        if listened:
+            self._announce.queue_now(session_id, pending)
         self._actor(session_id).poke()
         return submission
 
@@ -133,6 +144,8 @@ class Runtime:
         if execution.state != "suspended":
             return False
         # Waiting for an answer: settle it (the question gets a result) and end it as interrupted.
+        if actor is not None:
+            actor.questions.pop(execution_id, None)
         context = await self.deps.owner.call(lambda s: s.context(session_id))
         results = [
             NewEntry(kind=EntryKind.TOOL_RESULT, text=NO_ANSWER, data=ToolResultData(call_id=c, name=n, synthetic=True))
@@ -140,13 +153,11 @@ class Runtime:
         ]
         if results:
             appended = await self.deps.owner.call(lambda s: s.append_entries(session_id, results))
-            self.deps.bus.publish(EntriesAppended(session_id=session_id, entry_ids=[e.id for e in appended]))
-        await self.deps.owner.call(
+            self._announce.entries(session_id, appended)
+        ended = await self.deps.owner.call(
             lambda s: s.set_execution_state(execution_id, "interrupted", note="stopped while waiting for an answer")
         )
-        self.deps.bus.publish(
-            ExecutionStateChanged(session_id=session_id, execution_id=execution_id, state="interrupted")
-        )
+        self._announce.execution(ended)
         return True
 
     async def wait_settled(self, session_id: str, execution_id: str) -> None:
@@ -257,7 +268,7 @@ class Runtime:
                     kind=EntryKind.BRANCH_SUMMARY, text=summary, data=BranchSummaryData(from_entry=old_path[-1].id)
                 )
                 appended = await owner.call(lambda s: s.append_entries(session_id, [entry]))
-                self.deps.bus.publish(EntriesAppended(session_id=session_id, entry_ids=[e.id for e in appended]))
+                self._announce.entries(session_id, appended)
                 session = await owner.call(lambda s: s.get_session(session_id))
             return NavigateResult(
                 session=session,
@@ -290,7 +301,7 @@ class Runtime:
         used from the next model call on."""
         models = self.deps.models
 
-        def apply(store: SqliteStore) -> Session:
+        def apply(store: SessionStore) -> tuple[Session, list[Entry]]:
             # Read, check and write in one unit of work on the store's thread: two changes sent at once
             # (effort, then model) each keep what the other set.
             current = store.get_session(session_id)
@@ -304,11 +315,12 @@ class Runtime:
                 text=f"{new_provider}/{new_model}" + (f" ({new_effort})" if new_effort else ""),
                 data=ModelChangeData(provider=new_provider, model=new_model, effort=new_effort),
             )
-            store.append_entries(session_id, [entry])
-            return store.get_session(session_id)
+            appended = store.append_entries(session_id, [entry])
+            return store.get_session(session_id), appended
 
-        session: Session = await self.deps.owner.call(apply)
-        self.deps.bus.publish(QueueChanged(session_id=session_id))
+        session, appended = await self.deps.owner.call(apply)
+        await self._announce.queue(session_id)
+        self._announce.entries(session_id, appended)
         return session
 
     # -- goals (R2) and reload (R1) --------------------------------------------------------------

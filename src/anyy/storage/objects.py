@@ -17,13 +17,18 @@ from anyy.domain.errors import InvalidInput, NotFound
 _HASH = re.compile(r"^[0-9a-f]{64}$")
 
 
+def check_hash(object_hash: str) -> str:
+    if not isinstance(object_hash, str) or not _HASH.match(object_hash):
+        raise InvalidInput(f"{object_hash!r} is not an object hash (64 lower-case hex characters)")
+    return object_hash
+
+
 class ObjectFiles:
     def __init__(self, root: Path) -> None:
         self.root = root
 
     def path(self, object_hash: str) -> Path:
-        if not _HASH.match(object_hash):
-            raise InvalidInput(f"{object_hash!r} is not an object hash (64 lower-case hex characters)")
+        check_hash(object_hash)
         return self.root / object_hash[:2] / object_hash
 
     @staticmethod

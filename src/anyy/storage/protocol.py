@@ -3,11 +3,18 @@
 A store is used from one thread (the thread that owns it); callers on an event loop go through
 :class:`anyy.storage.owner.StoreOwner`. Every method is one unit of work: it commits before it returns,
 so whatever it acknowledged survives a killed process.
+
+Everything above storage (the runtime, the Gateway, the CLI, backups) is typed against
+:class:`SessionStore` only: a backend's other methods are its own business. Only the composition root
+that opens a profile's store names a backend (``anyy.profiles.store.open_store``). Read-side views built
+from several calls (an export's order, a whole tree, the waiting question) live once, over this
+protocol, in ``anyy.storage.reads``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol
 
 import msgspec
@@ -32,6 +39,16 @@ class Maintenance(msgspec.Struct, kw_only=True):
     indexed: int
     collected: int
     more: bool
+
+
+class StoreSnapshot(msgspec.Struct, kw_only=True):
+    """What :meth:`SessionStore.snapshot` wrote, and what the copy holds."""
+
+    files: list[str]  # names of the files written, relative to the snapshot's folder
+    sessions: int  # live sessions
+    entries: int  # every entry kept (a deleted session's entries a fork still reaches included)
+    submissions: int
+    objects: list[str]  # hashes of the objects the copy references (their files are copied by the caller)
 
 
 class SessionStore(Protocol):
@@ -151,4 +168,13 @@ class SessionStore(Protocol):
         """Index new messages for search and reclaim deleted sessions, a bounded step at a time."""
         ...
 
-    def close(self) -> None: ...
+    def snapshot(self, directory: Path) -> StoreSnapshot:
+        """Write a consistent copy of the store (one read: writers may go on meanwhile) into ``directory``
+        (existing, empty), in the backend's own format, which the same backend opens on that folder.
+        Object bodies are not copied: they are immutable, and on disk before anything references them,
+        so the caller copies them afterwards (see ``anyy.profiles.backup``)."""
+        ...
+
+    def close(self) -> None:
+        """Release the store; it is not used afterwards. What it acknowledged stays."""
+        ...

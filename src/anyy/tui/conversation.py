@@ -22,6 +22,7 @@ from textual.message import Message as TextualMessage
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
 
+from anyy.api.entries import InnerCall
 from anyy.tui.tool_activity import ToolActivity
 
 STREAM_INTERVAL = 0.05  # the streamed answer is appended to its Markdown at most this often (seconds)
@@ -129,9 +130,6 @@ class ConversationView(VerticalScroll):
     class OlderWanted(TextualMessage):
         """PageUp at the top, or a click on the marker: the app loads the previous page of history."""
 
-    class OlderShown(TextualMessage):
-        """An older page is in place and the scroll position restored."""
-
     def __init__(self) -> None:
         super().__init__(id="conversation")
         self.stream_execution: str | None = None
@@ -141,7 +139,7 @@ class ConversationView(VerticalScroll):
         self._tools: dict[str, ToolActivity] = {}
         self._batch: list[Widget] | None = None
         self.older: OlderMarker | None = None
-        self.older_pages = 0  # older pages put in place (tests wait on it)
+        self.older_pages = 0  # older pages put in place, their scroll position restored
 
     def on_mount(self) -> None:
         self.anchor()  # kept at the bottom as entries come, until the user scrolls up
@@ -207,7 +205,7 @@ class ConversationView(VerticalScroll):
         if tool is not None:
             tool.finish(outcome)
 
-    async def set_inner_calls(self, call_id: str, calls: list[dict[str, Any]]) -> None:
+    async def set_inner_calls(self, call_id: str, calls: list[InnerCall]) -> None:
         """A script's recorded calls under its activity. Calls of it that were shown as activities of their
         own (the TUI opened while the script ran, before it was announced) go: the list says them."""
         activity = self._tools.get(call_id)
@@ -257,7 +255,6 @@ class ConversationView(VerticalScroll):
             if first is not None:
                 self.scroll_to(y=first.virtual_region.y - offset, animate=False, immediate=True)
             self.older_pages += 1
-            self.post_message(self.OlderShown())
 
         self.call_after_refresh(restore)
 

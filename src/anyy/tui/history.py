@@ -6,23 +6,26 @@ Each entry kind has its look: messages as Markdown; the agent's question and the
 messages of their own; tool calls and their results as one collapsible activity (``ask_user`` calls
 are left out: the question and the answer say it), a Codemode script's with the calls it made
 (``inner_calls`` of its result) listed under it; anything else as a notice line. A recorded answer's
-usage goes to the status line."""
+usage goes to the session state (the status line shows it)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from anyy.api import methods as m
+from anyy.api.entries import AssistantData, EntryView, ToolCallData, ToolResultData, Usage
+from anyy.api.params import PageParams
 from anyy.tui.conversation import ConversationView
-from anyy.tui.status import StatusLine
+from anyy.tui.state import ContextFill, SessionState
 
 HISTORY_PAGE = 50
 ASK_USER = "ask_user"  # the tool whose call is shown as the question entry, and its result as the answer
 
-Call = Callable[[str, dict[str, Any]], Awaitable[Any]]
+Call = Callable[..., Awaitable[Any]]
 
 
-def screenful(entries: list[dict[str, Any]], width: int, height: int) -> int:
+def screenful(entries: list[EntryView], width: int, height: int) -> int:
     """How many of ``entries`` (newest first) fill a ``height``-row screen, by a rough count of their rows.
 
     Those are shown as Textual Markdown; older ones as Rich's Markdown, much cheaper to mount and lay out
@@ -32,33 +35,30 @@ def screenful(entries: list[dict[str, Any]], width: int, height: int) -> int:
         if rows >= height:
             return count
         rows += 1  # the margin below
-        if entry.get("kind") in ("user", "assistant"):
-            lines = str(entry.get("text", "")).splitlines() or [""]
+        if entry.kind in ("user", "assistant"):
+            lines = entry.text.splitlines() or [""]
             rows += sum(1 + len(line) // max(width - 4, 20) for line in lines)
         else:
             rows += 1
     return len(entries)
 
 
-def usage_of(entry: dict[str, Any]) -> dict[str, Any] | None:
+def usage_of(entry: EntryView) -> Usage | None:
     """An assistant entry's reported usage, if any."""
-    if entry.get("kind") != "assistant":
-        return None
-    usage = (entry.get("data") or {}).get("usage")
-    return usage if isinstance(usage, dict) else None
+    return entry.data.usage if isinstance(entry.data, AssistantData) else None
 
 
-def tool_outcome(data: dict[str, Any]) -> str:
-    return "skipped" if data.get("synthetic") else "error" if data.get("is_error") else "done"
+def tool_outcome(*, is_error: bool, synthetic: bool) -> str:
+    return "skipped" if synthetic else "error" if is_error else "done"
 
 
 class History:
     """What of one session's path the conversation shows, and the cursor to the part before it."""
 
-    def __init__(self, call: Call, view: ConversationView, status: StatusLine, page: int = HISTORY_PAGE) -> None:
+    def __init__(self, call: Call, view: ConversationView, state: SessionState, page: int = HISTORY_PAGE) -> None:
         self.call = call
         self.view = view
-        self.status = status
+        self.state = state
         self.page = page
         self.session_id = ""
         self.cursor: str | None = None  # of the page before the oldest shown; None once the root is shown
@@ -70,10 +70,10 @@ class History:
 
     async def open(self, width: int, height: int) -> None:
         """The newest page, mounted in one batch; the newest screenful as Textual Markdown."""
-        page = await self.call("session.history", {"session_id": self.session_id, "limit": self.page})
-        self.cursor = page.get("next_cursor")
-        items: list[dict[str, Any]] = page["items"]  # newest first
-        self.status.show_usage(next((u for u in map(usage_of, items) if u is not None), None), sets_context=False)
+        page = await self.call(m.SESSION_HISTORY, PageParams(session_id=self.session_id, limit=self.page))
+        self.cursor = page.next_cursor
+        items: list[EntryView] = page.items  # newest first
+        self.state.usage = next((u for u in map(usage_of, items) if u is not None), None)
         await self.view.show_older_marker(self.cursor is not None)
         rich = screenful(items, width, height)
         async with self.view.batch():
@@ -84,43 +84,33 @@ class History:
         """The page before the oldest shown, above it (the view keeps its place); False when none is left."""
         if self.cursor is None:
             return False
-        params = {"session_id": self.session_id, "limit": self.page, "cursor": self.cursor}
-        page = await self.call("session.history", params)
-        self.cursor = page.get("next_cursor")
+        params = PageParams(session_id=self.session_id, limit=self.page, cursor=self.cursor)
+        page = await self.call(m.SESSION_HISTORY, params)
+        self.cursor = page.next_cursor
         await self.view.show_older_marker(self.cursor is not None)
         async with self.view.batch(older=True):
-            for entry in reversed(page["items"]):
+            for entry in reversed(page.items):
                 await self.show(entry, live=False, rich=False)
         return True
 
-    async def appended(self, ids: list[int]) -> None:
-        """Entries the Gateway appended (``entries_appended``), in order, each shown once."""
-        wanted = set(ids) - self.shown
-        if not wanted:
-            return
-        params = {"session_id": self.session_id, "limit": len(ids) + self.page}
-        page = await self.call("session.history", params)
-        for entry in reversed(page["items"]):
-            if entry["id"] in wanted:
+    async def appended(self, entries: list[EntryView]) -> None:
+        """Entries the Gateway appended (``entries_appended`` carries them), in order, each shown once."""
+        for entry in entries:
+            if entry.id not in self.shown:
                 await self.show(entry, live=True)
 
-    async def show(self, entry: dict[str, Any], *, live: bool, rich: bool = True) -> None:
-        self.shown.add(int(entry["id"]))
-        kind, text, data = entry["kind"], str(entry.get("text", "")), entry.get("data") or {}
-        view = self.view
+    async def show(self, entry: EntryView, *, live: bool, rich: bool = True) -> None:
+        self.shown.add(entry.id)
+        kind, text, view = entry.kind, entry.text, self.view
         if kind == "user":
             await view.end_stream()
             await view.add_message("user", text, rich=rich)
         elif kind == "assistant":
-            usage = usage_of(entry)
-            if live and usage is not None:
-                self.status.show_usage(usage)
-            if live and view.stream_execution is not None:
-                await view.end_stream(text)
-            elif text.strip():
-                await view.add_message("assistant", text, rich=rich)
-        elif kind in ("tool_call", "tool_result"):
-            await self._tool(kind, text, data)
+            await self._assistant(entry, live=live, rich=rich)
+        elif isinstance(entry.data, ToolCallData):
+            await self._tool_call(entry.data)
+        elif isinstance(entry.data, ToolResultData):
+            await self._tool_result(entry.text, entry.data)
         elif kind == "question":
             await view.end_stream()
             await view.add_message("question", f"**The agent asks:** {text}", rich=rich)
@@ -129,24 +119,32 @@ class History:
         elif text.strip():
             await view.add_notice(f"[{kind}] {text}")
 
-    async def _tool(self, kind: str, text: str, data: dict[str, Any]) -> None:
-        name = str(data.get("name", ""))
-        if name == ASK_USER:
+    async def _assistant(self, entry: EntryView, *, live: bool, rich: bool) -> None:
+        usage = usage_of(entry)
+        if live and usage is not None:
+            self.state.usage = usage
+            self.state.context = ContextFill(usage.context_tokens, self.state.context.budget)
+        if live and self.view.stream_execution is not None:
+            await self.view.end_stream(entry.text)
+        elif entry.text.strip():
+            await self.view.add_message("assistant", entry.text, rich=rich)
+
+    async def _tool_call(self, data: ToolCallData) -> None:
+        if data.name == ASK_USER:
             return
-        call_id = str(data.get("call_id", ""))
-        activity = self.view.tool(call_id)
-        if kind == "tool_call":
-            arguments = data.get("arguments")
-            arguments = arguments if isinstance(arguments, dict) else {}
-            if activity is None:  # from history: the live one was made by tool_started
-                (await self.view.add_tool(call_id, name, arguments)).finish("called")
-            else:  # its result, on a newer page, was shown first
-                activity.set_call(name, arguments)
+        activity = self.view.tool(data.call_id)
+        if activity is None:  # from history: the live one was made by tool_started
+            (await self.view.add_tool(data.call_id, data.name, data.arguments)).finish("called")
+        else:  # its result, on a newer page, was shown first
+            activity.set_call(data.name, data.arguments)
+
+    async def _tool_result(self, text: str, data: ToolResultData) -> None:
+        if data.name == ASK_USER:
             return
+        activity = self.view.tool(data.call_id)
         if activity is None:  # the call is on an older page, not shown yet
-            activity = await self.view.add_tool(call_id, name, {})
+            activity = await self.view.add_tool(data.call_id, data.name, {})
         activity.set_result(text)
-        activity.finish(tool_outcome(data))
-        inner = data.get("inner_calls")
-        if isinstance(inner, list) and inner:
-            await self.view.set_inner_calls(call_id, inner)
+        activity.finish(tool_outcome(is_error=data.is_error, synthetic=data.synthetic))
+        if data.inner_calls:
+            await self.view.set_inner_calls(data.call_id, data.inner_calls)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from anyy.client.launch import ensure_gateway
 from anyy.domain.errors import AnyyError
 from anyy.profiles.gateway_address import read_address
-from anyy.profiles.gateway_launch import ensure_gateway
 from anyy.profiles.profile import Profile
 from anyy.tui.app import AnyyApp
 

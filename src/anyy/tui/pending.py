@@ -3,16 +3,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual.widgets import Static
+
+from anyy.api.sessions import Submission
+from anyy.tui.state import SessionState
 
 LABELS = {"steering": "steering", "follow_up": "follow-up", "prompt": "queued"}
 PREVIEW = 100
 
 
-def _order(item: dict[str, Any]) -> int:
-    return 0 if item.get("kind") == "steering" else 1
+def _order(item: Submission) -> int:
+    return 0 if item.kind == "steering" else 1
 
 
 class PendingQueue(Static):
@@ -21,18 +22,19 @@ class PendingQueue(Static):
     PendingQueue.has-items { display: block; }
     """
 
-    def __init__(self) -> None:
+    def __init__(self, state: SessionState) -> None:
         super().__init__("", id="pending", markup=False)
-        self.items: list[dict[str, Any]] = []
+        self.items: list[Submission] = []
+        state.watch("queue", self.show)
 
-    def show(self, items: list[dict[str, Any]]) -> None:
-        pending = [item for item in items if item.get("state") == "pending"]
+    def show(self, items: list[Submission]) -> None:
+        pending = [item for item in items if item.state == "pending"]
         self.items = sorted(pending, key=_order)  # stable: queue order within each kind
         lines = []
         for item in self.items:
-            text = " ".join(str(item.get("text", "")).split())
+            text = " ".join(item.text.split())
             text = text if len(text) <= PREVIEW else text[: PREVIEW - 1] + "…"
-            lines.append(f"{LABELS.get(str(item.get('kind')), 'queued')}: {text}")
+            lines.append(f"{LABELS.get(item.kind, 'queued')}: {text}")
         if self.items:
             lines.append("Alt+Up: back into the editor")
         self.update("\n".join(lines))

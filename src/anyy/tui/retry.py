@@ -2,17 +2,18 @@
 the model again: "retrying in 3 s (attempt 1 of 3) · Esc cancels the wait".
 
 The seconds are counted from the ``retry_wait`` event's ``delay`` with a Textual timer (the number is
-worked out from a deadline at each tick, so a late tick never makes it drift). The app hides it as soon
-as the execution leaves the wait (running again, stopped, failed)."""
+worked out from a deadline at each tick, so a late tick never makes it drift). It shows the session
+state's ``retry``: gone as soon as the execution leaves the wait (running again, stopped, failed)."""
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 
 from textual.timer import Timer
 from textual.widgets import Static
+
+from anyy.tui.state import RetryWait, SessionState
 
 TICK = 0.25  # seconds between looks at the clock: the shown number changes once a second
 
@@ -23,10 +24,8 @@ class RetryCountdown(Static):
     RetryCountdown.waiting { display: block; }
     """
 
-    def __init__(self, changed: Callable[[], None]) -> None:
-        """``changed`` is called after each change of the text (the app wakes what waits on it)."""
+    def __init__(self, state: SessionState) -> None:
         super().__init__("", id="retry", markup=False)
-        self.changed = changed
         self.execution: str | None = None
         self.attempt = 0
         self.of = 0
@@ -34,11 +33,16 @@ class RetryCountdown(Static):
         self.seconds_left: int | None = None
         self._deadline = 0.0
         self._timer: Timer | None = None
+        state.watch("retry", self.show)
 
-    def start(self, execution: str, *, delay: float, attempt: int, of: int, error: str) -> None:
+    def show(self, wait: RetryWait | None) -> None:
         self.stop()
-        self.execution, self.attempt, self.of, self.error = execution, attempt, of, error
-        self._deadline = time.monotonic() + max(delay, 0.0)
+        if wait is not None:
+            self.start(wait)
+
+    def start(self, wait: RetryWait) -> None:
+        self.execution, self.attempt, self.of, self.error = wait.execution_id, wait.attempt, wait.of, wait.error
+        self._deadline = time.monotonic() + max(wait.seconds_left, 0.0)
         self._timer = self.set_interval(TICK, self._tick)
         self.add_class("waiting")
         self._tick()
@@ -53,7 +57,6 @@ class RetryCountdown(Static):
         self.execution, self.seconds_left = None, None
         self.remove_class("waiting")
         self.update("")
-        self.changed()
 
     def describe(self) -> str:
         if self.execution is None:
@@ -68,7 +71,6 @@ class RetryCountdown(Static):
             return
         self.seconds_left = left
         self.update(self.describe())
-        self.changed()
         if left == 0 and self._timer is not None:
             self._timer.stop()
             self._timer = None

@@ -18,7 +18,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static, Tab, Tabs
 from textual.widgets.option_list import Option
 
-Call = Callable[[str, dict[str, Any]], Awaitable[Any]]
+from anyy.api import methods as m
+from anyy.api.params import ListParams, SearchParams
+from anyy.api.sessions import SearchHit, Session, SessionKind, TreeNode, TreeView
+
+Call = Callable[..., Awaitable[Any]]
 
 PICKER_PAGE = 20
 MORE = "__more__"
@@ -134,9 +138,8 @@ class ChoiceScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-def session_label(session: dict[str, Any]) -> str:
-    title = str(session.get("title") or "(untitled)")
-    return f"{title} · {session.get('id', '')} · {session.get('role', '')} · {session.get('model', '')}"
+def session_label(session: Session) -> str:
+    return f"{session.title or '(untitled)'} · {session.id} · {session.role} · {session.model}"
 
 
 class SessionPicker(ModalScreen[str | None]):
@@ -154,17 +157,15 @@ class SessionPicker(ModalScreen[str | None]):
         Binding("up", "move(-1)", show=False, priority=True),
     ]
 
-    def __init__(self, call: Call, changed: Callable[[], None]) -> None:
-        """``changed`` is called after each change of the list (the app wakes what waits on it)."""
+    def __init__(self, call: Call) -> None:
         super().__init__()
         self.call = call
-        self.changed = changed
-        self.kind = "chat"
+        self.kind: SessionKind = "chat"
         self.cursor: str | None = None
-        self.sessions: list[dict[str, Any]] = []
-        self.hits: list[dict[str, Any]] = []
+        self.sessions: list[Session] = []
+        self.hits: list[SearchHit] = []
         self.loading = False
-        self.loaded = 0  # pages loaded since the last reset: tests wait on it
+        self.loaded = 0  # lists shown (pages or search hits) since the picker opened
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -190,25 +191,24 @@ class SessionPicker(ModalScreen[str | None]):
             await self.load_page()
 
     async def load_page(self) -> None:
-        page = await self.call("session.list", {"kind": self.kind, "limit": PICKER_PAGE, "cursor": self.cursor})
-        self.sessions += page["items"]
-        self.cursor = page.get("next_cursor")
-        options = [Option(session_label(s), id=s["id"]) for s in self.sessions]
+        page = await self.call(m.SESSION_LIST, ListParams(kind=self.kind, limit=PICKER_PAGE, cursor=self.cursor))
+        self.sessions += page.items
+        self.cursor = page.next_cursor
+        options = [Option(session_label(s), id=s.id) for s in self.sessions]
         if self.cursor:
             options.append(Option("… more sessions (Enter)", id=MORE))
         self._show(options)
 
     async def search(self, query: str) -> None:
-        hits = await self.call("session.search", {"query": query, "kind": self.kind, "limit": 50})
-        self.hits = hits
+        self.hits = hits = await self.call(m.SESSION_SEARCH, SearchParams(query=query, kind=self.kind, limit=50))
         seen: set[str] = set()
         options = []
         for hit in hits:
-            if hit["session_id"] in seen:
+            if hit.session_id in seen:
                 continue
-            seen.add(hit["session_id"])
-            title = hit.get("session_title") or "(untitled)"
-            options.append(Option(f"{title} · {hit['session_id']} · {hit['snippet']}", id=hit["session_id"]))
+            seen.add(hit.session_id)
+            title = hit.session_title or "(untitled)"
+            options.append(Option(f"{title} · {hit.session_id} · {hit.snippet}", id=hit.session_id))
         self._show(options)
 
     def _show(self, options: list[Option]) -> None:
@@ -218,12 +218,11 @@ class SessionPicker(ModalScreen[str | None]):
         if options:
             self.options.highlighted = min(keep or 0, len(options) - 1)
         self.loaded += 1
-        self.changed()
 
     @on(Tabs.TabActivated)
     async def tab_changed(self, event: Tabs.TabActivated) -> None:
-        if event.tab.id is not None and event.tab.id != self.kind:
-            self.kind = event.tab.id
+        if event.tab.id in ("chat", "background") and event.tab.id != self.kind:
+            self.kind = "chat" if event.tab.id == "chat" else "background"
             self.options.highlighted = None
             await self.reload()
 
@@ -264,17 +263,17 @@ class SessionPicker(ModalScreen[str | None]):
 
 @dataclass(frozen=True)
 class TreeChoice:
-    node: dict[str, Any]
+    node: TreeNode
     summarize: bool
 
 
-def tree_label(node: dict[str, Any], labels: dict[str, str]) -> str:
-    marker = "▶ " if node.get("is_head") else "• " if node.get("on_path") else "  "
-    preview = " ".join(str(node.get("preview", "")).split())
-    label = node.get("label") or labels.get(str(node.get("id")))
+def tree_label(node: TreeNode, labels: dict[int, str]) -> str:
+    marker = "▶ " if node.is_head else "• " if node.on_path else "  "
+    preview = " ".join(node.preview.split())
+    label = node.label or labels.get(node.id)
     tag = f" [{label}]" if label else ""
-    head = "  ← current position" if node.get("is_head") else ""
-    return f"{'  ' * int(node.get('depth', 0))}{marker}{node.get('kind')}: {preview}{tag}{head}"
+    head = "  ← current position" if node.is_head else ""
+    return f"{'  ' * node.depth}{marker}{node.kind}: {preview}{tag}{head}"
 
 
 class TreeScreen(ModalScreen[TreeChoice | None]):
@@ -286,17 +285,17 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
         Binding("s", "toggle_summary", "Summarize the branch left"),
     ]
 
-    def __init__(self, tree: dict[str, Any]) -> None:
+    def __init__(self, tree: TreeView) -> None:
         super().__init__()
         self.view = tree
-        self.nodes: list[dict[str, Any]] = list(tree.get("nodes", []))
+        self.nodes: list[TreeNode] = tree.nodes
         self.summarize = False
 
     def compose(self) -> ComposeResult:
-        labels = {str(k): str(v) for k, v in (self.view.get("labels") or {}).items()}
         with Vertical():
             yield Static("The session's tree (▶ current position, • on the current path)", markup=False)
-            yield OptionList(*[Option(tree_label(n, labels), id=str(n["id"])) for n in self.nodes], id="tree")
+            options = [Option(tree_label(n, self.view.labels), id=str(n.id)) for n in self.nodes]
+            yield OptionList(*options, id="tree")
             yield Static(self.summary_hint(), id="summary", classes="hint", markup=False)
 
     def summary_hint(self) -> str:
@@ -305,7 +304,7 @@ class TreeScreen(ModalScreen[TreeChoice | None]):
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)
-        heads = [i for i, n in enumerate(self.nodes) if n.get("is_head")]
+        heads = [i for i, n in enumerate(self.nodes) if n.is_head]
         if heads:
             options.highlighted = heads[0]
         options.focus()

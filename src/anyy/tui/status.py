@@ -1,7 +1,8 @@
 """The status line: the session's role and provider/model (effort), how full its context is and what the
 last response used, the session id, and, on the right, what the session is doing.
 
-The context fill is what the model re-read for the last response on the current path (``session.get``
+It shows the app's :class:`SessionState` and redraws itself when a field it shows changes. The context
+fill is what the model re-read for the last response on the current path (``session.get``
 ``context_tokens``, then each recorded answer's usage) against the compaction budget; past the budget, the
 Gateway summarises older entries. ``↑`` counts the tokens the last response read (its whole prompt, with
 what came from the provider's cache in brackets when it says), ``↓`` those it wrote: the Dashboard's words.
@@ -9,13 +10,11 @@ The state keeps its place at the right: the rest is cut short (the id first) on 
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Static
 
-CONTEXT_KEYS = ("input", "cache_read", "cache_write")
+from anyy.tui.state import SessionState
 
 
 def tokens(count: int) -> str:
@@ -29,11 +28,6 @@ def tokens(count: int) -> str:
     return text.removesuffix(".0") + unit
 
 
-def context_of(usage: dict[str, Any]) -> int:
-    """What the model re-read for a response: its whole prompt (as the Gateway counts it)."""
-    return sum(int(usage.get(key) or 0) for key in CONTEXT_KEYS)
-
-
 class StatusLine(Horizontal):
     DEFAULT_CSS = """
     StatusLine { height: 1; background: $panel; color: $text; padding: 0 1; }
@@ -41,74 +35,50 @@ class StatusLine(Horizontal):
     StatusLine > #status-state { width: auto; height: 1; padding: 0 0 0 2; text-wrap: nowrap; text-style: bold; }
     """
 
-    def __init__(self) -> None:
+    def __init__(self, state: SessionState) -> None:
         super().__init__(id="status")
-        self.state = "connecting"
-        self.session: dict[str, Any] = {}
-        self.context_tokens: int | None = None
-        self.context_budget = 0
-        self.usage: dict[str, Any] | None = None
+        self.session_state = state
         self._left = Static("", id="status-session", markup=False)
         self._right = Static("connecting…", id="status-state", markup=False)
+        state.watch("session link running retrying waiting context usage", lambda _: self._redraw())
+
+    @property
+    def state(self) -> str:
+        """What the session is doing (the right of the line)."""
+        return self.session_state.activity()
 
     def compose(self) -> ComposeResult:
         yield self._left
         yield self._right
 
-    def show(self, session: dict[str, Any] | None = None, state: str | None = None) -> None:
-        if session is not None:
-            self.session = session
-        if state is not None:
-            self.state = state
-        self._redraw()
-
-    def show_context(self, used: int | None, budget: int) -> None:
-        """From ``session.get``: the last response's context on this path (None before any), the budget."""
-        self.context_tokens = used
-        self.context_budget = budget
-        self._redraw()
-
-    def show_usage(self, usage: dict[str, Any] | None, *, sets_context: bool = True) -> None:
-        """A response's usage (an assistant entry's ``data.usage``): its context becomes the fill, unless
-        ``sets_context`` is False (``session.get`` says what the fill is)."""
-        self.usage = usage
-        if usage is not None and sets_context:
-            self.context_tokens = context_of(usage)
-        self._redraw()
-
-    def clear_usage(self) -> None:
-        """Another session, or another place in the tree: nothing known until ``session.get`` says."""
-        self.usage, self.context_tokens, self.context_budget = None, None, 0
-        self._redraw()
-
     def fill(self) -> str:
         """``ctx 12.3k/100k (12%) · ↑1.2k ↓340``, or what of it is known."""
         parts = []
-        if self.context_budget > 0:
-            used = self.context_tokens
-            if used is None:
-                parts.append(f"ctx ?/{tokens(self.context_budget)}")
+        context, usage = self.session_state.context, self.session_state.usage
+        if context.budget > 0:
+            if context.tokens is None:
+                parts.append(f"ctx ?/{tokens(context.budget)}")
             else:
-                percent = round(100 * used / self.context_budget)
-                parts.append(f"ctx {tokens(used)}/{tokens(self.context_budget)} ({percent}%)")
-        if self.usage is not None:
-            cached = int(self.usage.get("cache_read") or 0)
-            flow = f"↑{tokens(context_of(self.usage))}" + (f" ({tokens(cached)} cached)" if cached else "")
-            parts.append(f"{flow} ↓{tokens(int(self.usage.get('output') or 0))}")
+                percent = round(100 * context.tokens / context.budget)
+                parts.append(f"ctx {tokens(context.tokens)}/{tokens(context.budget)} ({percent}%)")
+        if usage is not None:
+            cached = usage.cache_read
+            flow = f"↑{tokens(usage.context_tokens)}" + (f" ({tokens(cached)} cached)" if cached else "")
+            parts.append(f"{flow} ↓{tokens(usage.output)}")
         return " · ".join(parts)
 
     def describe_session(self) -> str:
-        s = self.session
-        if not s:
+        s = self.session_state.session
+        if s is None:
             return ""
-        model = f"{s.get('provider', '')}/{s.get('model', '')}"
-        if s.get("effort"):
-            model += f" ({s['effort']})"
-        parts = [f"role {s.get('role', '')}", model]
+        model = f"{s.provider}/{s.model}"
+        if s.effort:
+            model += f" ({s.effort})"
+        parts = [f"role {s.role}", model]
         fill = self.fill()
         if fill:
             parts.append(fill)
-        parts.append(str(s.get("id", "")))  # last: the first part cut short on a narrow terminal
+        parts.append(s.id)  # last: the first part cut short on a narrow terminal
         return " · ".join(parts)
 
     def describe(self) -> str:

@@ -22,6 +22,8 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import Static
 
+from anyy.api.entries import InnerCall
+
 PREVIEW_LINES = 3  # result lines shown while collapsed
 PREVIEW_CHARS = 200  # characters of a result line shown while collapsed
 ARGUMENT_CHARS = 80  # characters of an argument's value shown on the call's line
@@ -140,19 +142,12 @@ class ToolActivity(Static, can_focus=True):
                 return True
         return False
 
-    def set_inner(self, calls: list[dict[str, Any]]) -> None:
+    def set_inner(self, calls: list[InnerCall]) -> None:
         """The script's calls as its recorded result holds them (``inner_calls``): they replace what was
         seen live, and bring what each call returned."""
         self.inner = [
-            InnerCallLine(
-                "",
-                str(call.get("name", "")),
-                arguments if isinstance(arguments := call.get("arguments"), dict) else {},
-                "error" if call.get("is_error") else "ok",
-                str(call.get("result", "")).rstrip("\n"),
-            )
+            InnerCallLine("", call.name, call.arguments, "error" if call.is_error else "ok", call.result.rstrip("\n"))
             for call in calls
-            if isinstance(call, dict)
         ]
         self._redraw()
 

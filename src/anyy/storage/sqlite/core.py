@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from anyy.domain import entry_ids
-from anyy.domain.errors import InvalidInput, NotFound, StorageFull
+from anyy.domain.errors import NotFound, StorageFull
+from anyy.storage import rules
 from anyy.storage.objects import ObjectFiles
 from anyy.storage.sqlite import migrate
 
@@ -29,8 +30,6 @@ PRAGMAS = (
     "PRAGMA mmap_size = 1073741824",
 )
 
-# Bodies longer than this (in characters) are stored in objects/, not in the row.
-BODY_THRESHOLD = 64 * 1024
 # A session's updated_at (its place in "most recent first") moves on at most once a second while it
 # appends, so that a burst of appends does not rewrite the session row and its indexes each time.
 ACTIVITY_RESOLUTION = 1.0
@@ -54,13 +53,9 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def invalid_text(exc: UnicodeEncodeError) -> InvalidInput:
-    return InvalidInput(f"the text is not valid Unicode ({exc.reason} at position {exc.start}); nothing was written")
-
-
 @dataclasses.dataclass(slots=True)
 class AppendState:
-    """What an append needs to know of a session, kept between appends (see ``StoreCore.append_state``)."""
+    """What an append needs to know of a session, kept between appends (see ``StoreCore._append_state``)."""
 
     kind: str
     stored_head: int | None  # the head column (NULL: the last entry appended)
@@ -79,7 +74,7 @@ class StoreCore:
         objects_dir: Path | None = None,
         profile: str = "default",
         clock: Callable[[], float] = time.time,
-        body_threshold: int = BODY_THRESHOLD,
+        body_threshold: int = rules.BODY_THRESHOLD,
     ) -> None:
         self.db_path = Path(path)
         self.profile = profile
@@ -105,35 +100,35 @@ class StoreCore:
         self.conn.close()
 
     @contextlib.contextmanager
-    def tx(self) -> Iterator[sqlite3.Connection]:
+    def _tx(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, taken at once (IMMEDIATE) so it never fails half-way on a lock."""
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
-        self.forget_append_states()
+        self._forget_append_states()
         try:
             yield conn
             conn.execute("COMMIT")
         except BaseException as exc:
-            self.rollback()
-            raise self.translate(exc) from exc
+            self._rollback()
+            raise self._translate(exc) from exc
 
-    def rollback(self) -> None:
-        self.forget_append_states()
+    def _rollback(self) -> None:
+        self._forget_append_states()
         if self.conn.in_transaction:
             self.conn.execute("ROLLBACK")
 
-    def forget_append_states(self) -> None:
+    def _forget_append_states(self) -> None:
         self._append_states.clear()
         self._top_of_kind.clear()
 
-    def append_state(self, session_id: str, num: int) -> AppendState:
+    def _append_state(self, session_id: str, num: int) -> AppendState:
         """Inside a write transaction: the session's append state, from memory when nothing changed it
         since this connection last wrote, else from one statement (the session row, its last entry one
         step down the primary key, and the most recent session of its kind one step down that index)."""
         conn = self.conn
         (version,) = conn.execute("PRAGMA data_version").fetchone()
         if version != self._seen_version:
-            self.forget_append_states()
+            self._forget_append_states()
             self._seen_version = version
         state = self._append_states.get(num)
         if state is not None:
@@ -147,17 +142,17 @@ class StoreCore:
         ).fetchone()
         if row is None:
             self._nums.pop(session_id, None)
-            raise self.missing_session(session_id)
+            raise self._missing_session(session_id)
         kind, stored_head, updated_at, last_id, run, most_recent = row
         state = AppendState(kind, stored_head, updated_at, last_id, run)
         self._append_states[num] = state
         self._top_of_kind[kind] = most_recent
         return state
 
-    def translate(self, exc: BaseException) -> BaseException:
+    def _translate(self, exc: BaseException) -> BaseException:
         """A full disk or invalid text becomes an error a person can act on; anything else passes as it is."""
         if isinstance(exc, UnicodeEncodeError):
-            return invalid_text(exc)
+            return rules.invalid_text(exc)
         full = (isinstance(exc, sqlite3.OperationalError) and "full" in str(exc)) or (
             isinstance(exc, OSError) and exc.errno == errno.ENOSPC
         )
@@ -168,22 +163,18 @@ class StoreCore:
             "written. Free some disk space, then try again."
         )
 
-    def one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+    def _one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
         row: tuple[Any, ...] | None = self.conn.execute(sql, params).fetchone()
         return row
 
     # -- lookups that raise the errors people read ------------------------------------------------
-    def missing_session(self, session_id: str) -> NotFound:
-        return NotFound(
-            f"no session {session_id!r} in profile {self.profile!r}. List the sessions of this profile "
-            f"with `anyy sessions list --profile {self.profile}` (Chats) or add `--kind background` "
-            "(Background); a session of another profile needs that --profile."
-        )
+    def _missing_session(self, session_id: str) -> NotFound:
+        return rules.missing_session(self.profile, session_id)
 
-    def session_num(self, session_id: str) -> int:
+    def _session_num(self, session_id: str) -> int:
         """The number of an active session, or NotFound naming the profile (X1)."""
         num = self._nums.get(session_id)
-        row = self.one(
+        row = self._one(
             "SELECT num FROM sessions WHERE num = ? AND status = 'active'"
             if num is not None
             else "SELECT num FROM sessions WHERE id = ? AND status = 'active'",
@@ -191,36 +182,33 @@ class StoreCore:
         )
         if row is None:
             self._nums.pop(session_id, None)
-            raise self.missing_session(session_id)
+            raise self._missing_session(session_id)
         self._nums[session_id] = row[0]
         return int(row[0])
 
-    def head_of(self, num: int) -> int | None:
+    def _head_of(self, num: int) -> int | None:
         """The resolved head of a session (see ``HEAD_SQL``)."""
-        row = self.one(f"SELECT {HEAD_SQL} FROM sessions WHERE num = ?", (num,))
+        row = self._one(f"SELECT {HEAD_SQL} FROM sessions WHERE num = ?", (num,))
         return None if row is None else row[0]
 
-    def last_entry(self, num: int) -> tuple[int, int] | None:
+    def _last_entry(self, num: int) -> tuple[int, int] | None:
         """``(id, run)`` of the last entry a session appended."""
         lo, hi = entry_ids.session_range(num)
-        row = self.one("SELECT id, run FROM entries WHERE id BETWEEN ? AND ? ORDER BY id DESC LIMIT 1", (lo, hi))
+        row = self._one("SELECT id, run FROM entries WHERE id BETWEEN ? AND ? ORDER BY id DESC LIMIT 1", (lo, hi))
         return None if row is None else (row[0], row[1])
 
-    def object_text(self, obj: str) -> str:
+    def _object_text(self, obj: str) -> str:
         """The text of a body that was stored in objects/."""
         return self.objects.get(obj).decode("utf-8")
 
-    def entry_exists(self, entry_id: int) -> bool:
-        return self.one("SELECT 1 FROM entries WHERE id = ?", (entry_id,)) is not None
+    def _entry_exists(self, entry_id: int) -> bool:
+        return self._one("SELECT 1 FROM entries WHERE id = ?", (entry_id,)) is not None
 
-    def missing_entry(self, session_id: str, entry_id: int) -> NotFound:
-        return NotFound(
-            f"entry {entry_id} is not in the tree of session {session_id!r} (profile {self.profile!r}); "
-            f"see `anyy sessions tree {session_id}`"
-        )
+    def _missing_entry(self, session_id: str, entry_id: int) -> NotFound:
+        return rules.missing_entry(self.profile, session_id, entry_id)
 
     # -- the path: runs from the root to an entry ------------------------------------------------
-    def path_runs(self, leaf: int | None) -> list[tuple[int, int]]:
+    def _path_runs(self, leaf: int | None) -> list[tuple[int, int]]:
         """The path root → ``leaf`` as contiguous id intervals, one query per run (not per entry)."""
         runs: list[tuple[int, int]] = []
         current = leaf
@@ -238,38 +226,38 @@ class StoreCore:
         runs.reverse()
         return runs
 
-    def tree_roots(self, num: int, head: int | None) -> list[int]:
+    def _tree_roots(self, num: int, head: int | None) -> list[int]:
         """Entries outside the session's own range that its tree hangs from (fork points, its head)."""
         lo, hi = entry_ids.session_range(num)
         roots = [
             row[0] for row in self.conn.execute("SELECT parent FROM cross_links WHERE child BETWEEN ? AND ?", (lo, hi))
         ]
-        fork = self.one("SELECT fork_point FROM sessions WHERE num = ?", (num,))
+        fork = self._one("SELECT fork_point FROM sessions WHERE num = ?", (num,))
         if fork is not None and fork[0] is not None:
             roots.append(fork[0])  # the path it was forked with stays its own, wherever its head goes
         if head is not None and not lo <= head <= hi:
             roots.append(head)
         return roots
 
-    def tree_intervals(self, num: int, head: int | None) -> list[tuple[int, int]]:
+    def _tree_intervals(self, num: int, head: int | None) -> list[tuple[int, int]]:
         """Id intervals covering the session's tree: its own range and the paths it hangs from."""
         intervals = [entry_ids.session_range(num)]
-        for root in self.tree_roots(num, head):
-            intervals += self.path_runs(root)
+        for root in self._tree_roots(num, head):
+            intervals += self._path_runs(root)
         return intervals
 
-    def live_holder(self, entry_id: int) -> int | None:
+    def _live_holder(self, entry_id: int) -> int | None:
         """A live session whose tree holds the entry: its author, or, when the author was deleted,
         a session downstream of it (a fork, a fork of a fork) that still reaches it."""
         owner = entry_ids.owner_number(entry_id)
         queue, seen = [owner], {owner}
         while queue:
             num = queue.pop()
-            status = self.one("SELECT status FROM sessions WHERE num = ?", (num,))
+            status = self._one("SELECT status FROM sessions WHERE num = ?", (num,))
             if status is None:
                 continue
             if status[0] == "active":
-                if self.in_tree(num, self.head_of(num), entry_id):
+                if self._in_tree(num, self._head_of(num), entry_id):
                     return num
                 continue
             lo, hi = entry_ids.session_range(num)
@@ -292,13 +280,13 @@ class StoreCore:
                     queue.append(other)
         return None
 
-    def in_tree(self, num: int, head: int | None, entry_id: int) -> bool:
+    def _in_tree(self, num: int, head: int | None, entry_id: int) -> bool:
         """Whether an entry belongs to this session's tree (its own entries, or their ancestors)."""
         lo, hi = entry_ids.session_range(num)
         if lo <= entry_id <= hi:
-            return self.entry_exists(entry_id)
-        for root in self.tree_roots(num, head):
-            for run_lo, run_hi in self.path_runs(root):
+            return self._entry_exists(entry_id)
+        for root in self._tree_roots(num, head):
+            for run_lo, run_hi in self._path_runs(root):
                 if run_lo <= entry_id <= run_hi:
                     return True
         return False

@@ -12,18 +12,18 @@ from anyy.domain.context import (
     CONTEXT_KINDS,
     ContextItem,
     ModelContext,
+    assemble_context,
     compaction_cut,
-    estimate_tokens,
-    last_response_index,
     newest_on_path,
     runs_from,
 )
-from anyy.domain.entries import AssistantData, Entry, EntryKind, NewEntry, decode_data, encode_data
-from anyy.domain.errors import Conflict, InvalidInput
+from anyy.domain.entries import Entry, EntryKind, NewEntry, decode_data, encode_data
+from anyy.domain.errors import InvalidInput
 from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
 from anyy.domain.sessions import UNSET, Page, Unset
 from anyy.domain.tree import TreeRow, TreeView, build_tree
-from anyy.storage.sqlite.core import ACTIVITY_RESOLUTION, StoreCore, invalid_text
+from anyy.storage import rules
+from anyy.storage.sqlite.core import ACTIVITY_RESOLUTION, StoreCore
 from anyy.storage.sqlite.rows import ENTRY_COLUMNS, entry_from_row
 
 _CONTEXT_KIND_LIST = ",".join(str(int(k)) for k in CONTEXT_KINDS)
@@ -41,36 +41,26 @@ class Prepared(NamedTuple):
     body: bytes | None  # the encoded body to store in objects/ (large bodies only)
 
 
-def _parse_kind(kind: object) -> EntryKind:
-    if isinstance(kind, str):
-        return EntryKind.parse(kind)
-    try:
-        return EntryKind(kind)  # type: ignore[arg-type]
-    except (ValueError, TypeError):
-        names = ", ".join(k.label for k in EntryKind)
-        raise InvalidInput(f"unknown entry kind {kind!r}; the kinds are: {names}") from None
-
-
 class EntriesPart(StoreCore):
     # -- writing ---------------------------------------------------------------------------------
     def append_entries(
         self, session_id: str, entries: Sequence[NewEntry], *, expected_head: int | Unset | None = UNSET
     ) -> list[Entry]:
         if not entries:
-            raise InvalidInput("nothing to append: pass at least one entry")
-        prepared = self.prepare_entries(entries)
+            raise rules.nothing_to_append()
+        prepared = self._prepare_entries(entries)
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")  # the hot path: what self.tx() does, without its overhead
+        conn.execute("BEGIN IMMEDIATE")  # the hot path: what self._tx() does, without its overhead
         try:
-            appended = self.append_prepared(session_id, prepared, expected_head=expected_head)
+            appended = self._append_prepared(session_id, prepared, expected_head=expected_head)
             conn.execute("COMMIT")
         except BaseException as exc:
-            self.rollback()
-            self.discard_bodies(prepared)
-            raise self.translate(exc) from exc
+            self._rollback()
+            self._discard_bodies(prepared)
+            raise self._translate(exc) from exc
         return appended
 
-    def prepare_entries(self, entries: Sequence[NewEntry]) -> list[Prepared]:
+    def _prepare_entries(self, entries: Sequence[NewEntry]) -> list[Prepared]:
         """Validate and encode every entry, then store the large bodies in objects/ (durably), all before
         the transaction: an invalid entry leaves no file behind."""
         prepared = [self._prepare(new) for new in entries]
@@ -79,24 +69,24 @@ class EntriesPart(StoreCore):
                 if item.body is not None:
                     self.objects.put(item.body)
         except OSError as exc:
-            self.discard_bodies(prepared)
-            raise self.translate(exc) from exc
+            self._discard_bodies(prepared)
+            raise self._translate(exc) from exc
         return prepared
 
-    def discard_bodies(self, prepared: Sequence[Prepared]) -> None:
+    def _discard_bodies(self, prepared: Sequence[Prepared]) -> None:
         """After a failed append: remove the body files that no committed entry references."""
         for item in prepared:
-            if item.obj is not None and self.one("SELECT 1 FROM objects WHERE hash = ?", (item.obj,)) is None:
+            if item.obj is not None and self._one("SELECT 1 FROM objects WHERE hash = ?", (item.obj,)) is None:
                 self.objects.remove(item.obj)
 
     def _prepare(self, new: NewEntry) -> Prepared:
-        kind = new.kind if type(new.kind) is EntryKind else _parse_kind(new.kind)
+        kind = new.kind if type(new.kind) is EntryKind else rules.parse_entry_kind(new.kind)  # the hot path
         data = encode_data(kind, new.data)
         refs: list[str] = []
         stored: str | None = new.text
         obj = None
         if not isinstance(new.text, str):
-            raise InvalidInput(f"an entry's text must be a string, not {type(new.text).__name__}")
+            rules.check_text(new.text)
         # Only a text that may exceed the threshold is encoded here (a character is at most 4 bytes);
         # invalid Unicode in a shorter one is refused when SQLite binds it (see ``translate``).
         body = b""
@@ -104,7 +94,7 @@ class EntriesPart(StoreCore):
             try:
                 body = new.text.encode("utf-8")
             except UnicodeEncodeError as exc:
-                raise invalid_text(exc) from None
+                raise rules.invalid_text(exc) from None
         large = len(body) > self.body_threshold
         if large:
             obj = self.objects.hash_of(body)
@@ -116,7 +106,7 @@ class EntriesPart(StoreCore):
             kind, new.text, stored, data.decode() if data is not None else None, obj, refs, body if large else None
         )
 
-    def append_prepared(
+    def _append_prepared(
         self,
         session_id: str,
         prepared: Sequence[Prepared],
@@ -125,15 +115,12 @@ class EntriesPart(StoreCore):
     ) -> list[Entry]:
         """Inside a transaction: append children of the head and move the head to the last one."""
         conn = self.conn
-        num = self._nums.get(session_id) or self.session_num(session_id)
-        state = self.append_state(session_id, num)
+        num = self._nums.get(session_id) or self._session_num(session_id)
+        state = self._append_state(session_id, num)
         stored_head, last_id, run = state.stored_head, state.last_id, state.run
         head = last_id if stored_head is None else (None if stored_head == 0 else stored_head)
         if not isinstance(expected_head, Unset) and expected_head != head:
-            raise Conflict(
-                f"the head of session {session_id} moved (expected {expected_head}, now {head}); "
-                "reload the session and try again"
-            )
+            raise rules.head_moved(session_id, expected_head, head)
         now = self.clock()
         parent = head
         seq = 1 if last_id is None else entry_ids.seq_of(last_id) + 1
@@ -150,7 +137,7 @@ class EntriesPart(StoreCore):
                     conn.execute("INSERT INTO cross_links (child, parent) VALUES (?, ?)", (entry_id, parent))
             if item.refs:
                 for ref in item.refs:
-                    self.add_object_ref(entry_id, ref, created=item.obj == ref)
+                    self._add_object_ref(entry_id, ref, created=item.obj == ref)
             rows.append((entry_id, parent, run, item.kind, item.stored_text, item.data, item.obj, now))
             out.append(
                 Entry(
@@ -189,15 +176,15 @@ class EntriesPart(StoreCore):
             self._unindexed.add(num)
         return out
 
-    def add_object_ref(self, holder: int, obj: str, *, created: bool) -> None:
+    def _add_object_ref(self, holder: int, obj: str, *, created: bool) -> None:
         conn = self.conn
         if created:
             conn.execute(
                 "INSERT OR IGNORE INTO objects (hash, size, media_type, created_at) VALUES (?, ?, ?, ?)",
-                (obj, self.objects.path(obj).stat().st_size, "text/plain; charset=utf-8", self.clock()),
+                (obj, self.objects.path(obj).stat().st_size, rules.BODY_MEDIA_TYPE, self.clock()),
             )
         elif conn.execute("SELECT 1 FROM objects WHERE hash = ?", (obj,)).fetchone() is None:
-            raise InvalidInput(f"attachment object {obj} is unknown: upload it with put_object first")
+            raise rules.unknown_attachment(obj)
         conn.execute("INSERT OR IGNORE INTO object_refs (holder, obj) VALUES (?, ?)", (holder, obj))
 
     # -- reading ---------------------------------------------------------------------------------
@@ -208,30 +195,30 @@ class EntriesPart(StoreCore):
             for row in self.conn.execute(
                 f"SELECT {ENTRY_COLUMNS} FROM entries WHERE id BETWEEN ? AND ? ORDER BY id {order}", (lo, hi)
             ):
-                entries.append(entry_from_row(row, text=self.object_text(row[5]) if row[5] else None))
+                entries.append(entry_from_row(row, text=self._object_text(row[5]) if row[5] else None))
         return entries
 
-    def _head_of(self, session_id: str) -> tuple[int, int | None]:
-        num = self.session_num(session_id)
-        return num, self.head_of(num)
+    def _num_and_head(self, session_id: str) -> tuple[int, int | None]:
+        num = self._session_num(session_id)
+        return num, self._head_of(num)
 
     def get_entry(self, session_id: str, entry_id: int) -> Entry:
-        num, head = self._head_of(session_id)
-        if not isinstance(entry_id, int) or not self.in_tree(num, head, entry_id):
-            raise self.missing_entry(session_id, entry_id)
+        num, head = self._num_and_head(session_id)
+        if not isinstance(entry_id, int) or not self._in_tree(num, head, entry_id):
+            raise self._missing_entry(session_id, entry_id)
         return self._load_entries([(entry_id, entry_id)])[0]
 
     def path(self, session_id: str, *, to: int | None = None) -> list[Entry]:
-        num, head = self._head_of(session_id)
+        num, head = self._num_and_head(session_id)
         leaf = head if to is None else to
-        if to is not None and not self.in_tree(num, head, to):
-            raise self.missing_entry(session_id, to)
-        return self._load_entries(self.path_runs(leaf))
+        if to is not None and not self._in_tree(num, head, to):
+            raise self._missing_entry(session_id, to)
+        return self._load_entries(self._path_runs(leaf))
 
     def history(self, session_id: str, *, limit: int = 50, cursor: str | None = None) -> Page[Entry]:
         check_limit(limit)
-        _num, head = self._head_of(session_id)
-        runs = self.path_runs(head)
+        _num, head = self._num_and_head(session_id)
+        runs = self._path_runs(head)
         if cursor is not None:
             (before,) = decode_cursor(cursor, int)
             for index, (lo, hi) in enumerate(runs):
@@ -239,10 +226,7 @@ class EntriesPart(StoreCore):
                     runs = runs[:index] + ([(lo, before - 1)] if before > lo else [])
                     break
             else:
-                raise InvalidInput(
-                    "this page cursor is no longer on the session's current path (the head moved): "
-                    "load the history again from the newest page"
-                )
+                raise rules.stale_cursor()
         items: list[Entry] = []
         for lo, hi in reversed(runs):
             need = limit + 1 - len(items)
@@ -250,7 +234,7 @@ class EntriesPart(StoreCore):
                 f"SELECT {ENTRY_COLUMNS} FROM entries WHERE id BETWEEN ? AND ? ORDER BY id DESC LIMIT ?",
                 (lo, hi, need),
             ):
-                items.append(entry_from_row(row, text=self.object_text(row[5]) if row[5] else None))
+                items.append(entry_from_row(row, text=self._object_text(row[5]) if row[5] else None))
             if len(items) > limit:
                 break
         more = len(items) > limit
@@ -258,25 +242,25 @@ class EntriesPart(StoreCore):
         return Page(items=items, next_cursor=encode_cursor(items[-1].id) if more else None)
 
     def tree(self, session_id: str) -> TreeView:
-        num, head = self._head_of(session_id)
+        num, head = self._num_and_head(session_id)
         columns = f"id, parent, kind, substr(text, 1, 200), CASE kind WHEN {int(EntryKind.LABEL)} THEN data END, obj"
         rows: dict[int, TreeRow] = {}
-        for lo, hi in self.tree_intervals(num, head):
+        for lo, hi in self._tree_intervals(num, head):
             for entry_id, parent, kind, text, data, obj in self.conn.execute(
                 f"SELECT {columns} FROM entries WHERE id BETWEEN ? AND ?", (lo, hi)
             ):
                 # A large body lives in objects/: its beginning is the preview.
-                preview = text if obj is None else self.object_text(obj)[:200]
+                preview = text if obj is None else self._object_text(obj)[:200]
                 rows[entry_id] = (entry_id, parent, kind, preview, data)
         path: set[int] = set()
-        for run_lo, run_hi in self.path_runs(head):
+        for run_lo, run_hi in self._path_runs(head):
             path.update(range(run_lo, run_hi + 1))
         return build_tree(sorted(rows.values()), head, path)
 
     def context(self, session_id: str) -> ModelContext:
-        _num, head = self._head_of(session_id)
+        _num, head = self._num_and_head(session_id)
         conn = self.conn
-        runs = self.path_runs(head)
+        runs = self._path_runs(head)
         compactions: dict[int, tuple[str | None, str, str | None]] = {}
         for lo, hi in runs:
             for cid, text, data, obj in conn.execute(
@@ -287,7 +271,7 @@ class EntriesPart(StoreCore):
         summary = None
         if applied is not None:
             text, data, obj = compactions[applied]
-            summary = text if obj is None else self.object_text(obj)
+            summary = text if obj is None else self._object_text(obj)
             runs = runs_from(runs, compaction_cut(data))
         items: list[ContextItem] = []
         large: dict[int, str] = {}
@@ -308,24 +292,17 @@ class EntriesPart(StoreCore):
                 conn.execute("SELECT id, obj FROM entries WHERE obj IS NOT NULL AND id BETWEEN ? AND ?", (lo, hi))
             )
         if large:
-            items = [(i[0], i[1], self.object_text(large[i[0]]), i[3]) if i[0] in large else i for i in items]
-        usage = None
-        last_model = None
-        usage_index = last_response_index(items, after_compaction)
-        last_index = last_response_index(items)
-        if last_index is not None:
-            found = self.one("SELECT data FROM entries WHERE id = ?", (items[last_index][0],))
-            if found and found[0]:
-                response = msgspec.json.decode(found[0], type=AssistantData)
-                if response.provider or response.model:
-                    last_model = (response.provider, response.model)
-                if usage_index == last_index:
-                    usage = response.usage
-        return ModelContext(
-            items=items,
+            items = [(i[0], i[1], self._object_text(large[i[0]]), i[3]) if i[0] in large else i for i in items]
+
+        def response_data(entry_id: int) -> str | None:
+            found = self._one("SELECT data FROM entries WHERE id = ?", (entry_id,))
+            return None if found is None else found[0]
+
+        return assemble_context(
+            items,
             summary=summary,
             compaction=applied,
             head=head,
-            tokens=estimate_tokens(items, summary, usage, usage_index),
-            last_model=last_model,
+            after_compaction=after_compaction,
+            response_data=response_data,
         )

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import msgspec
 
 from anyy.domain.entries import Attachment, Entry, EntryKind, NewEntry, NoticeData, UserData
-from anyy.domain.errors import Conflict, InvalidInput, NotFound
+from anyy.domain.errors import InvalidInput
 from anyy.domain.queue import (
     ACTIVE_EXECUTION_STATES,
     FINAL_EXECUTION_STATES,
@@ -22,6 +22,7 @@ from anyy.domain.queue import (
     check_new_submission,
     outcome_for,
 )
+from anyy.storage import rules
 from anyy.storage.sqlite.core import StoreCore
 from anyy.storage.sqlite.entries import EntriesPart, Prepared
 from anyy.storage.sqlite.rows import (
@@ -41,28 +42,25 @@ _QUEUE_ORDER = "ORDER BY CASE s.kind WHEN 'steering' THEN 0 ELSE 1 END, s.positi
 class QueuePart(EntriesPart, StoreCore):
     # -- submissions -----------------------------------------------------------------------------
     def _submission(self, submission_id: str) -> tuple[int, Submission]:
-        row = self.one(
+        row = self._one(
             f"SELECT s.num, {SUBMISSION_COLUMNS} {_SUBMISSION_FROM} WHERE s.id = ? AND x.status = 'active'",
             (submission_id,),
         )
         if row is None:
-            raise NotFound(
-                f"no submission {submission_id!r} in profile {self.profile!r}; list a session's queue with "
-                "session.queue.list"
-            )
+            raise rules.missing_submission(self.profile, submission_id)
         return row[0], submission_from_row(row[1:])
 
     def _refs_for(self, sub_num: int, attachments: Sequence[Attachment]) -> None:
         self.conn.execute("DELETE FROM object_refs WHERE holder = ?", (-sub_num,))
         for att in attachments:
-            self.add_object_ref(-sub_num, att.object, created=False)
+            self._add_object_ref(-sub_num, att.object, created=False)
 
     def add_submission(self, session_id: str, new: NewSubmission) -> Submission:
         new = check_new_submission(new)
         now = self.clock()
         submission_id = new_id("sub")
-        with self.tx() as conn:
-            num = self.session_num(session_id)
+        with self._tx() as conn:
+            num = self._session_num(session_id)
             (position,) = conn.execute(
                 "SELECT coalesce(max(position), 0) + 1 FROM submissions WHERE session_num = ?", (num,)
             ).fetchone()
@@ -88,7 +86,7 @@ class QueuePart(EntriesPart, StoreCore):
         return self._submission(submission_id)[1]
 
     def list_submissions(self, session_id: str, *, states: Sequence[str] = ("pending",)) -> list[Submission]:
-        num = self.session_num(session_id)
+        num = self._session_num(session_id)
         marks = ",".join("?" * len(states))
         rows = self.conn.execute(
             f"SELECT {SUBMISSION_COLUMNS} {_SUBMISSION_FROM} WHERE s.session_num = ? AND s.state IN ({marks}) "
@@ -108,7 +106,7 @@ class QueuePart(EntriesPart, StoreCore):
     ) -> Submission:
         if kind is not None and kind not in SUBMISSION_KINDS:
             raise InvalidInput(f"unknown submission kind {kind!r}; use one of {', '.join(SUBMISSION_KINDS)}")
-        with self.tx() as conn:
+        with self._tx() as conn:
             sub_num, sub = self._submission(submission_id)
             check_editable(sub, version)
             new = NewSubmission(
@@ -129,7 +127,7 @@ class QueuePart(EntriesPart, StoreCore):
         return self.get_submission(submission_id)
 
     def cancel_submission(self, submission_id: str, *, version: int | None = None) -> Submission:
-        with self.tx() as conn:
+        with self._tx() as conn:
             sub_num, sub = self._submission(submission_id)
             check_editable(sub, version)
             conn.execute(
@@ -139,8 +137,8 @@ class QueuePart(EntriesPart, StoreCore):
         return self.get_submission(submission_id)
 
     def clear_queue(self, session_id: str, *, kind: SubmissionKind | None = None) -> list[Submission]:
-        with self.tx() as conn:
-            num = self.session_num(session_id)
+        with self._tx() as conn:
+            num = self._session_num(session_id)
             cleared = [sub for sub in self.list_submissions(session_id) if kind is None or sub.kind == kind]
             conn.executemany(
                 "UPDATE submissions SET state = 'cleared', version = version + 1, updated_at = ? "
@@ -151,12 +149,12 @@ class QueuePart(EntriesPart, StoreCore):
 
     # -- executions ------------------------------------------------------------------------------
     def _execution(self, execution_id: str) -> tuple[int, int, Execution]:
-        row = self.one(
+        row = self._one(
             f"SELECT e.session_num, {EXECUTION_COLUMNS} {_EXECUTION_FROM} WHERE e.id = ? AND x.status = 'active'",
             (execution_id,),
         )
         if row is None:
-            raise NotFound(f"no execution {execution_id!r} in profile {self.profile!r}")
+            raise rules.missing_execution(self.profile, execution_id)
         ids = [
             r[0]
             for r in self.conn.execute(
@@ -169,9 +167,9 @@ class QueuePart(EntriesPart, StoreCore):
         taken: list[tuple[str, Submission]] = []
         for submission_id in submission_ids:
             sub_num, sub = self._submission(submission_id)
-            owner = self.one("SELECT session_num FROM submissions WHERE num = ?", (sub_num,))
+            owner = self._one("SELECT session_num FROM submissions WHERE num = ?", (sub_num,))
             if owner is None or owner[0] != num:
-                raise InvalidInput(f"submission {submission_id} belongs to another session")
+                raise rules.not_this_session(submission_id)
             check_editable(sub, None)
             self.conn.execute(
                 "UPDATE submissions SET state = 'taken', execution_id = ?, version = version + 1, "
@@ -190,7 +188,7 @@ class QueuePart(EntriesPart, StoreCore):
                 )
                 for _, sub in taken
             ]
-            appended = self.append_prepared(session_id, self.prepare_entries(entries))
+            appended = self._append_prepared(session_id, self._prepare_entries(entries))
             self.conn.executemany(
                 "UPDATE submissions SET entry_id = ? WHERE id = ?",
                 [(entry.id, submission_id) for entry, (submission_id, _) in zip(appended, taken, strict=True)],
@@ -200,15 +198,15 @@ class QueuePart(EntriesPart, StoreCore):
         self, session_id: str, submission_ids: Sequence[str], *, record_inputs: bool = False
     ) -> Execution:
         execution_id = new_id("exe")
-        with self.tx() as conn:
-            num = self.session_num(session_id)
+        with self._tx() as conn:
+            num = self._session_num(session_id)
             busy = conn.execute(
                 "SELECT id, state FROM executions WHERE session_num = ? AND state IN ('running', 'retry_wait', "
                 "'suspended')",
                 (num,),
             ).fetchone()
             if busy is not None:
-                raise Conflict(f"session {session_id} is busy: execution {busy[0]} is {busy[1]}")
+                raise rules.session_busy(session_id, busy[0], busy[1])
             conn.execute(
                 "INSERT INTO executions (id, session_num, state, started_at) VALUES (?, ?, 'running', ?)",
                 (execution_id, num, self.clock()),
@@ -219,34 +217,34 @@ class QueuePart(EntriesPart, StoreCore):
     def take_submissions(
         self, execution_id: str, submission_ids: Sequence[str], *, record_inputs: bool = False
     ) -> list[Submission]:
-        with self.tx():
+        with self._tx():
             num, _exe_num, execution = self._execution(execution_id)
             if execution.state not in ACTIVE_EXECUTION_STATES:
-                raise Conflict(f"execution {execution_id} already ended ({execution.state})")
+                raise rules.execution_ended(execution_id, execution.state)
             self._take(num, execution_id, submission_ids, record_inputs=record_inputs)
         return [self.get_submission(sid) for sid in submission_ids]
 
     def record_pass(
         self, execution_id: str, entries: Sequence[NewEntry], *, link_submissions: Sequence[str] = ()
     ) -> list[Entry]:
-        prepared = self.prepare_entries(entries)
+        prepared = self._prepare_entries(entries)
         try:
             return self._record_pass(execution_id, prepared, link_submissions)
         except BaseException:
-            self.discard_bodies(prepared)
+            self._discard_bodies(prepared)
             raise
 
     def _record_pass(
         self, execution_id: str, prepared: Sequence[Prepared], link_submissions: Sequence[str]
     ) -> list[Entry]:
-        with self.tx() as conn:
+        with self._tx() as conn:
             _num, exe_num, execution = self._execution(execution_id)
             if execution.state in FINAL_EXECUTION_STATES:
-                raise Conflict(f"execution {execution_id} already ended ({execution.state})")
-            appended = self.append_prepared(execution.session_id, prepared)
+                raise rules.execution_ended(execution_id, execution.state)
+            appended = self._append_prepared(execution.session_id, prepared)
             users = [entry.id for entry in appended if entry.kind == EntryKind.USER]
             if len(link_submissions) > len(users):
-                raise InvalidInput("link_submissions names more submissions than the pass has user entries")
+                raise rules.too_many_links()
             for submission_id, entry_id in zip(link_submissions, users, strict=False):
                 conn.execute(
                     "UPDATE submissions SET entry_id = ? WHERE id = ? AND execution_id = ?",
@@ -258,7 +256,7 @@ class QueuePart(EntriesPart, StoreCore):
     def set_execution_state(
         self, execution_id: str, state: ExecutionState, *, error: str | None = None, note: str | None = None
     ) -> Execution:
-        with self.tx() as conn:
+        with self._tx() as conn:
             _num, exe_num, execution = self._execution(execution_id)
             check_execution_transition(execution.state, state)
             final = state in FINAL_EXECUTION_STATES
@@ -278,7 +276,7 @@ class QueuePart(EntriesPart, StoreCore):
         return self._execution(execution_id)[2]
 
     def list_executions(self, session_id: str, *, active_only: bool = False) -> list[Execution]:
-        num = self.session_num(session_id)
+        num = self._session_num(session_id)
         where = " AND e.state IN ('running', 'retry_wait', 'suspended')" if active_only else ""
         ids = [
             r[0]
@@ -296,9 +294,9 @@ class QueuePart(EntriesPart, StoreCore):
         recovered = []
         for execution_id, session_id in rows:
             notice = NewEntry(kind=EntryKind.NOTICE, text=note, data=NoticeData(level="warning"))
-            prepared = self.prepare_entries([notice])
-            with self.tx() as conn:
-                self.append_prepared(session_id, prepared)
+            prepared = self._prepare_entries([notice])
+            with self._tx() as conn:
+                self._append_prepared(session_id, prepared)
                 conn.execute(
                     "UPDATE executions SET state = 'interrupted', note = ?, ended_at = ? WHERE id = ?",
                     (note, self.clock(), execution_id),

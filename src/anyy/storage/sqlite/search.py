@@ -13,8 +13,8 @@ from anyy.domain.entries import SEARCHABLE_KINDS, EntryKind
 from anyy.domain.paging import check_limit
 from anyy.domain.search import SearchHit, fts_query, plain_snippet
 from anyy.domain.sessions import SessionKind
+from anyy.storage.rules import check_kind
 from anyy.storage.sqlite.core import LAST_ENTRY_SQL, StoreCore
-from anyy.storage.sqlite.sessions import check_kind
 
 SEARCHABLE = ",".join(str(int(k)) for k in sorted(SEARCHABLE_KINDS))
 # Live sessions, and deleted ones once reclaimed: what is left of those is history a fork still holds.
@@ -22,7 +22,7 @@ _INDEXABLE = "num NOT IN (SELECT session_num FROM gc_queue)"
 
 
 class SearchPart(StoreCore):
-    def index_pending(self, budget: int) -> tuple[int, bool]:
+    def _index_pending(self, budget: int) -> tuple[int, bool]:
         """Index up to ``budget`` entries of sessions with unindexed messages; (indexed, more left)."""
         if self._unindexed is None:
             self._unindexed = {
@@ -37,7 +37,7 @@ class SearchPart(StoreCore):
         for num in sorted(unindexed):
             if done >= budget:
                 return done, True
-            with self.tx() as conn:
+            with self._tx() as conn:
                 row = conn.execute(
                     f"SELECT indexed_seq, {LAST_ENTRY_SQL} FROM sessions WHERE num = ? AND {_INDEXABLE}", (num,)
                 ).fetchone()
@@ -58,7 +58,7 @@ class SearchPart(StoreCore):
                     (entry_ids.make_entry_id(num, indexed + 1), entry_ids.make_entry_id(num, upto)),
                 ).fetchall():
                     conn.execute(
-                        "INSERT INTO entries_fts (rowid, text) VALUES (?, ?)", (entry_id, self.object_text(obj))
+                        "INSERT INTO entries_fts (rowid, text) VALUES (?, ?)", (entry_id, self._object_text(obj))
                     )
                 conn.execute("UPDATE sessions SET indexed_seq = ? WHERE num = ?", (upto, num))
             done += upto - indexed
@@ -82,11 +82,11 @@ class SearchPart(StoreCore):
         scope: int | None = None
         if session_id is not None:
             # The session's whole conversation: its own entries and the history it inherited by forking.
-            scope = self.session_num(session_id)
-            intervals = self.tree_intervals(scope, self.head_of(scope))
+            scope = self._session_num(session_id)
+            intervals = self._tree_intervals(scope, self._head_of(scope))
             where.append("(" + " OR ".join("entries_fts.rowid BETWEEN ? AND ?" for _ in intervals) + ")")
             params += [bound for interval in intervals for bound in interval]
-        while self.index_pending(50_000)[1]:
+        while self._index_pending(50_000)[1]:
             pass
         cursor = self.conn.execute(
             "SELECT e.id, e.kind, snippet(entries_fts, 0, '[', ']', '…', 16), e.created_at, e.obj "
@@ -102,18 +102,18 @@ class SearchPart(StoreCore):
             # deleted session (not reclaimed yet) are never shown.
             owner = entry_id >> entry_ids.SEQ_BITS
             if owner not in active:
-                row = self.one("SELECT status = 'active' FROM sessions WHERE num = ?", (owner,))
+                row = self._one("SELECT status = 'active' FROM sessions WHERE num = ?", (owner,))
                 active[owner] = bool(row and row[0])
             if scope is not None:
                 holder: int | None = scope
             elif active[owner]:
                 holder = owner  # a live session's own entries are always in its tree
             else:
-                holder = self.live_holder(entry_id)
+                holder = self._live_holder(entry_id)
             if holder is None:
                 continue
             if holder not in sessions:
-                sessions[holder] = self.one("SELECT id, title, kind FROM sessions WHERE num = ?", (holder,))
+                sessions[holder] = self._one("SELECT id, title, kind FROM sessions WHERE num = ?", (holder,))
             info = sessions[holder]
             if info is None or (kind is not None and info[2] != kind):
                 continue
@@ -124,7 +124,7 @@ class SearchPart(StoreCore):
                     session_kind=info[2],
                     entry_id=entry_id,
                     kind=EntryKind(entry_kind).label,
-                    snippet=snippet if obj is None else plain_snippet(self.object_text(obj), query),
+                    snippet=snippet if obj is None else plain_snippet(self._object_text(obj), query),
                     created_at=created,
                 )
             )

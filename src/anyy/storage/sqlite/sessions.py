@@ -10,14 +10,14 @@ from anyy.domain import entry_ids
 from anyy.domain.errors import InvalidInput
 from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
 from anyy.domain.sessions import (
-    QUEUE_MODES,
-    SESSION_KINDS,
     NewSession,
     Page,
     Session,
     SessionKind,
     SessionPatch,
 )
+from anyy.storage import rules
+from anyy.storage.rules import check_kind, check_modes
 from anyy.storage.sqlite.core import HEAD_SQL, StoreCore
 from anyy.storage.sqlite.rows import SESSION_COLUMNS, session_from_row
 from commons.ids import new_id
@@ -25,24 +25,13 @@ from commons.ids import new_id
 _json = msgspec.json.Encoder()
 
 
-def _check_modes(steering: str, follow_up: str) -> None:
-    for name, mode in (("steering", steering), ("follow_up", follow_up)):
-        if mode not in QUEUE_MODES:
-            raise InvalidInput(f"{name} mode must be one of {', '.join(QUEUE_MODES)}, not {mode!r}")
-
-
-def check_kind(kind: str | None) -> None:
-    if kind is not None and kind not in SESSION_KINDS:
-        raise InvalidInput(f"session kind must be 'chat' or 'background', not {kind!r}")
-
-
 class SessionsPart(StoreCore):
     def create_session(self, new: NewSession) -> Session:
         check_kind(new.kind)
-        _check_modes(new.steering_mode, new.follow_up_mode)
+        check_modes(new.steering_mode, new.follow_up_mode)
         now = self.clock()
         session_id = new_id("ses")
-        with self.tx() as conn:
+        with self._tx() as conn:
             cur = conn.execute(
                 "INSERT INTO sessions (id, kind, title, role, provider, model, effort, tools, steering_mode, "
                 "follow_up_mode, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -69,8 +58,8 @@ class SessionsPart(StoreCore):
         return self.get_session(session_id)
 
     def get_session(self, session_id: str) -> Session:
-        num = self.session_num(session_id)
-        row = self.one(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE num = ?", (num,))
+        num = self._session_num(session_id)
+        row = self._one(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE num = ?", (num,))
         assert row is not None
         return session_from_row(row)
 
@@ -109,18 +98,18 @@ class SessionsPart(StoreCore):
                 columns[name] = _json.encode(value).decode()
             elif name == "goal":
                 columns[name] = None if value is None else _json.encode(value).decode()
-                if value is not None and value.state not in ("active", "paused"):
-                    raise InvalidInput("a goal's state is 'active' or 'paused'")
+                if value is not None:
+                    rules.check_goal_state(value.state)
             else:
                 columns[name] = value
         current = self.get_session(session_id)
-        _check_modes(
+        check_modes(
             columns.get("steering_mode", current.steering_mode),
             columns.get("follow_up_mode", current.follow_up_mode),
         )
-        num = self.session_num(session_id)
+        num = self._session_num(session_id)
         assignments = ", ".join(f"{name} = ?" for name in columns)
-        with self.tx() as conn:
+        with self._tx() as conn:
             conn.execute(
                 f"UPDATE sessions SET {assignments}, updated_at = ? WHERE num = ?",
                 (*columns.values(), self.clock(), num),
@@ -128,11 +117,11 @@ class SessionsPart(StoreCore):
         return self.get_session(session_id)
 
     def set_head(self, session_id: str, entry_id: int | None) -> Session:
-        with self.tx() as conn:
-            num = self.session_num(session_id)
-            head = self.head_of(num)
-            if entry_id is not None and not self.in_tree(num, head, entry_id):
-                raise self.missing_entry(session_id, entry_id)
+        with self._tx() as conn:
+            num = self._session_num(session_id)
+            head = self._head_of(num)
+            if entry_id is not None and not self._in_tree(num, head, entry_id):
+                raise self._missing_entry(session_id, entry_id)
             conn.execute(
                 "UPDATE sessions SET head = ?, updated_at = ? WHERE num = ?",
                 (0 if entry_id is None else entry_id, self.clock(), num),
@@ -142,8 +131,8 @@ class SessionsPart(StoreCore):
     def fork_session(self, session_id: str, at: int | None = None, *, title: str | None = None) -> Session:
         now = self.clock()
         new_session_id = new_id("ses")
-        with self.tx() as conn:
-            num = self.session_num(session_id)
+        with self._tx() as conn:
+            num = self._session_num(session_id)
             row = conn.execute(
                 f"SELECT {HEAD_SQL}, kind, title, role, provider, model, effort, tools, steering_mode, "
                 "follow_up_mode FROM sessions WHERE num = ?",
@@ -151,8 +140,8 @@ class SessionsPart(StoreCore):
             ).fetchone()
             head = row[0]
             point = head if at is None else at
-            if at is not None and not self.in_tree(num, head, at):
-                raise self.missing_entry(session_id, at)
+            if at is not None and not self._in_tree(num, head, at):
+                raise self._missing_entry(session_id, at)
             fork_title = title if title is not None else (f"{row[2]} (fork)" if row[2] else "")
             cur = conn.execute(
                 "INSERT INTO sessions (id, kind, title, role, provider, model, effort, tools, steering_mode, "

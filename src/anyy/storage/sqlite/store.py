@@ -6,13 +6,16 @@ from pathlib import Path
 
 from anyy.storage.sqlite.queue import QueuePart
 from anyy.storage.sqlite.sessions import SessionsPart
+from anyy.storage.sqlite.snapshot import SnapshotPart
 from anyy.storage.sqlite.upkeep import UpkeepPart
 
 
-class SqliteStore(SessionsPart, QueuePart, UpkeepPart):
+class SqliteStore(SessionsPart, QueuePart, UpkeepPart, SnapshotPart):
     """Sessions, entries, submissions and executions in one ``state.db``; large bodies in ``objects/``.
 
-    Use it from the thread that created it; from an event loop, through ``anyy.storage.owner``.
+    Use it from the thread that created it; from an event loop, through ``anyy.storage.owner``. Its
+    public face is :class:`anyy.storage.protocol.SessionStore`; the methods its parts share start with an
+    underscore (the backend's own), and nothing above storage names this class but the composition root.
     """
 
     @classmethod

@@ -12,14 +12,11 @@ from __future__ import annotations
 
 from anyy.domain import entry_ids
 from anyy.domain.entries import SEARCHABLE_KINDS
-from anyy.domain.errors import Conflict
+from anyy.storage import rules
 from anyy.storage.protocol import Maintenance, ObjectRef
 from anyy.storage.sqlite.search import SearchPart
 
 _SEARCHABLE = {int(kind) for kind in SEARCHABLE_KINDS}
-# Uploads (put_object) nothing references are removed after this grace period, checked this often.
-UNUSED_OBJECT_GRACE = 24 * 3600.0
-SWEEP_INTERVAL = 3600.0
 KEEP_FREE_PAGES = 256
 
 
@@ -52,8 +49,8 @@ def _merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 class UpkeepPart(SearchPart):
     def delete_session(self, session_id: str) -> None:
-        with self.tx() as conn:
-            num = self.session_num(session_id)
+        with self._tx() as conn:
+            num = self._session_num(session_id)
             (running,) = conn.execute(
                 "SELECT count(*) FROM executions WHERE session_num = ? "
                 "AND state IN ('running', 'retry_wait', 'suspended')",
@@ -63,11 +60,7 @@ class UpkeepPart(SearchPart):
                 "SELECT count(*) FROM submissions WHERE session_num = ? AND state = 'pending'", (num,)
             ).fetchone()
             if running or pending:
-                raise Conflict(
-                    f"session {session_id} has unfinished work ({running} execution(s) running or waiting for "
-                    f"an answer, {pending} pending queue item(s)); nothing was stopped or deleted. Stop the "
-                    "work and clear the queue first."
-                )
+                raise rules.unfinished_work(session_id, running, pending)
             stored_head, fork_point = conn.execute(
                 "SELECT head, fork_point FROM sessions WHERE num = ?", (num,)
             ).fetchone()
@@ -79,7 +72,7 @@ class UpkeepPart(SearchPart):
                 if point and entry_ids.owner_number(point) != num:
                     # An entry point into another range: if that session is deleted too, what it kept
                     # only for this one may now go.
-                    self.requeue_deleted(entry_ids.owner_number(point))
+                    self._requeue_deleted(entry_ids.owner_number(point))
             sub_nums = [r[0] for r in conn.execute("SELECT num FROM submissions WHERE session_num = ?", (num,))]
             for sub_num in sub_nums:
                 conn.execute("DELETE FROM object_refs WHERE holder = ?", (-sub_num,))
@@ -90,7 +83,7 @@ class UpkeepPart(SearchPart):
         if self._unindexed is not None:
             self._unindexed.discard(num)
 
-    def requeue_deleted(self, num: int) -> None:
+    def _requeue_deleted(self, num: int) -> None:
         """Queue a deleted session's range for reclaiming again (inside a transaction)."""
         self.conn.execute(
             "INSERT OR IGNORE INTO gc_queue (session_num) "
@@ -138,7 +131,7 @@ class UpkeepPart(SearchPart):
         """One bounded step over one deleted session's range: (entries removed, files to remove, done)."""
         conn = self.conn
         lo, hi = entry_ids.session_range(num)
-        indexed = self.one("SELECT indexed_seq FROM sessions WHERE num = ?", (num,))
+        indexed = self._one("SELECT indexed_seq FROM sessions WHERE num = ?", (num,))
         indexed_upto = entry_ids.make_entry_id(num, indexed[0]) if indexed else lo
         removed = 0
         orphan_candidates: set[str] = set()
@@ -158,7 +151,7 @@ class UpkeepPart(SearchPart):
             conn.executemany(
                 "INSERT INTO entries_fts (entries_fts, rowid, text) VALUES ('delete', ?, ?)",
                 [
-                    (eid, text if obj is None else self.object_text(obj))
+                    (eid, text if obj is None else self._object_text(obj))
                     for eid, kind, text, obj in rows
                     if kind in _SEARCHABLE and eid <= indexed_upto and (text is not None or obj is not None)
                 ],
@@ -180,7 +173,7 @@ class UpkeepPart(SearchPart):
                 conn.execute("DELETE FROM objects WHERE hash = ?", (obj,))
                 files.append(obj)
         for other in requeue - {num}:
-            self.requeue_deleted(other)
+            self._requeue_deleted(other)
         done = removed < budget
         if done:
             conn.execute("DELETE FROM gc_queue WHERE session_num = ?", (num,))
@@ -191,28 +184,28 @@ class UpkeepPart(SearchPart):
                 self._unindexed.add(num)  # what a fork keeps is searchable, also if it was never indexed
         return removed, files, done
 
-    def collect_garbage(self, budget: int) -> tuple[int, bool]:
+    def _collect_garbage(self, budget: int) -> tuple[int, bool]:
         """Reclaim up to ``budget`` entries of deleted sessions; (entries removed, more left)."""
         removed = 0
         while removed < budget:
-            row = self.one("SELECT session_num FROM gc_queue ORDER BY session_num LIMIT 1")
+            row = self._one("SELECT session_num FROM gc_queue ORDER BY session_num LIMIT 1")
             if row is None:
                 return removed, False
-            with self.tx():
+            with self._tx():
                 count, files, _done = self._collect_range(row[0], budget - removed)
             for obj in files:
                 self.objects.remove(obj)
             removed += count
-        return removed, self.one("SELECT 1 FROM gc_queue LIMIT 1") is not None
+        return removed, self._one("SELECT 1 FROM gc_queue LIMIT 1") is not None
 
-    def merge_index(self, pages: int) -> bool:
+    def _merge_index(self, pages: int) -> bool:
         """One bounded step of merging the search index's segments; True while there is more to do.
 
         Deleting from FTS5 only writes delete markers: the postings of reclaimed messages stay on disk
         until their segments are merged. The first step starts an incremental optimisation (a negative
         page count), the next ones continue it, until a step changes (next to) nothing."""
         before = self.conn.total_changes
-        with self.tx() as conn:
+        with self._tx() as conn:
             conn.execute(
                 "INSERT INTO entries_fts (entries_fts, rank) VALUES ('merge', ?)",
                 (-pages if self._index_merge_starting else pages,),
@@ -224,7 +217,7 @@ class UpkeepPart(SearchPart):
             return False
         return True
 
-    def release_free_pages(self, pages: int) -> bool:
+    def _release_free_pages(self, pages: int) -> bool:
         """Give free pages back to the file system (a bounded step); True while many are left.
 
         A few free pages are kept: appends reuse them without growing the file."""
@@ -236,21 +229,21 @@ class UpkeepPart(SearchPart):
         return bool(free > KEEP_FREE_PAGES)
 
     def maintain(self, budget: int = 2000) -> Maintenance:
-        indexed, more_index = self.index_pending(budget)
-        collected, more_gc = self.collect_garbage(max(budget - indexed, 1))
+        indexed, more_index = self._index_pending(budget)
+        collected, more_gc = self._collect_garbage(max(budget - indexed, 1))
         if not more_gc and self._index_has_deletes:
-            more_gc = self.merge_index(max(budget // 4, 16))
+            more_gc = self._merge_index(max(budget // 4, 16))
         if not more_gc:
-            more_gc = self.release_free_pages(max(budget, 16))
+            more_gc = self._release_free_pages(max(budget, 16))
         now = self.clock()
-        if now - self._last_sweep >= SWEEP_INTERVAL:
+        if now - self._last_sweep >= rules.SWEEP_INTERVAL:
             self._last_sweep = now
-            collected += self.sweep_unused_objects(older_than=now - UNUSED_OBJECT_GRACE, budget=budget)
+            collected += self._sweep_unused_objects(older_than=now - rules.UNUSED_OBJECT_GRACE, budget=budget)
         return Maintenance(indexed=indexed, collected=collected, more=more_index or more_gc)
 
-    def sweep_unused_objects(self, *, older_than: float, budget: int) -> int:
+    def _sweep_unused_objects(self, *, older_than: float, budget: int) -> int:
         """Remove uploads that nothing came to reference (an attachment never sent) after a grace period."""
-        with self.tx() as conn:
+        with self._tx() as conn:
             unused = [
                 row[0]
                 for row in conn.execute(
@@ -269,8 +262,8 @@ class UpkeepPart(SearchPart):
         try:
             object_hash = self.objects.put(data)
         except OSError as exc:
-            raise self.translate(exc) from exc
-        with self.tx() as conn:
+            raise self._translate(exc) from exc
+        with self._tx() as conn:
             conn.execute(
                 "INSERT OR IGNORE INTO objects (hash, size, media_type, created_at) VALUES (?, ?, ?, ?)",
                 (object_hash, len(data), media_type, self.clock()),

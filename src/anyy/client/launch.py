@@ -15,16 +15,12 @@ from pathlib import Path
 
 import msgspec
 
-from anyy.domain.errors import AnyyError
+from anyy.client.errors import GatewayStartFailed
 from anyy.profiles.gateway_address import Address, read_address
 from anyy.profiles.profile import Profile
 
 OUTPUT_FILE = "logs/gateway.out"
 START_TIMEOUT = 30.0
-
-
-class GatewayStartFailed(AnyyError):
-    pass
 
 
 def output_path(profile: Profile) -> Path:

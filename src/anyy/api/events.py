@@ -1,10 +1,15 @@
-"""What the runtime tells clients while it works: one tagged union, pushed by the Gateway as events."""
+"""What the runtime tells clients while it works: one tagged union (``type``), pushed by the Gateway as
+``event`` notifications. Events carry what a client needs to show the change without asking again: the
+appended entries themselves, the submissions an execution took, the question it waits on, the queue."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import msgspec
+
+from anyy.api.entries import EntryView
+from anyy.api.sessions import ExecutionState, Question, Submission
 
 
 class TextDeltaEvent(msgspec.Struct, kw_only=True, frozen=True, tag="text_delta"):
@@ -20,20 +25,31 @@ class ThinkingDeltaEvent(msgspec.Struct, kw_only=True, frozen=True, tag="thinkin
 
 
 class EntriesAppended(msgspec.Struct, kw_only=True, frozen=True, tag="entries_appended"):
+    """Entries recorded in the session, in order, each as ``session.history`` shows it."""
+
     session_id: str
     entry_ids: list[int]
+    entries: list[EntryView] = []
 
 
 class QueueChanged(msgspec.Struct, kw_only=True, frozen=True, tag="queue_changed"):
+    """The session's queue or settings changed; ``pending`` is the queue now (as ``session.queue.list``)."""
+
     session_id: str
+    pending: list[Submission] = []
 
 
 class ExecutionStateChanged(msgspec.Struct, kw_only=True, frozen=True, tag="execution_state"):
+    """An execution moved on. ``submission_ids``: every submission it took so far (the ones it started
+    with, then steering taken at checkpoints); ``question``: what it asks, when it is suspended."""
+
     session_id: str
     execution_id: str
-    state: str
+    state: ExecutionState
     error: str | None = None
     note: str | None = None
+    submission_ids: list[str] = []
+    question: Question | None = None
 
 
 class RetryWaiting(msgspec.Struct, kw_only=True, frozen=True, tag="retry_wait"):

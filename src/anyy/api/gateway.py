@@ -1,0 +1,64 @@
+"""What the Gateway says about itself, its models, subscriptions and backups."""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class ProviderInfo(msgspec.Struct, kw_only=True):
+    """One provider as a selector shows it. ``models`` empty: any model name is accepted."""
+
+    name: str
+    kind: str
+    base_url: str
+    models: list[str]
+
+
+class AliasInfo(msgspec.Struct, kw_only=True):
+    name: str
+    provider: str
+    model: str
+
+
+class Models(msgspec.Struct, kw_only=True):
+    providers: list[ProviderInfo]
+    aliases: list[AliasInfo]
+
+
+class Status(msgspec.Struct, kw_only=True):
+    profile: str
+    version: str
+    pid: int
+    started_at: float
+
+
+class Subscribed(msgspec.Struct, kw_only=True):
+    subscription: str
+
+
+class BackupCounts(msgspec.Struct, kw_only=True):
+    sessions: int = 0  # active sessions (deleted ones whose entries a fork keeps are in the database too)
+    entries: int = 0
+    submissions: int = 0
+    objects: int = 0
+    memory_files: int = 0
+    role_files: int = 0
+
+
+class BackupReport(msgspec.Struct, kw_only=True):
+    path: str
+    profile: str
+    created_at: float
+    size: int  # bytes of the archive
+    counts: BackupCounts
+    members: int
+    missing_objects: list[str] = []  # referenced by the snapshot but absent from objects/
+
+
+class DashboardCode(msgspec.Struct, kw_only=True):
+    code: str
+    expires_in: float  # seconds
+
+
+class RenderResult(msgspec.Struct, kw_only=True):
+    html: list[str]

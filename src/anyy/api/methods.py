@@ -1,0 +1,111 @@
+"""The methods of the API by name: each one's parameters and result type. The Gateway serves exactly
+these (its handlers are registered against them) and clients decode each result into its type.
+
+``MethodSpec[P, R]`` is generic in both, so a typed client can say ``call(SESSION_GET, SessionRef(…))``
+and get a :class:`SessionView` back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from anyy.api import params as p
+from anyy.api.entries import EntryView
+from anyy.api.gateway import BackupReport, DashboardCode, Models, RenderResult, Status, Subscribed
+from anyy.api.sessions import (
+    CompactResult,
+    Execution,
+    ExportResult,
+    ForkResult,
+    GoalResult,
+    Modes,
+    NavigateResult,
+    Page,
+    ReloadStep,
+    SearchHit,
+    Session,
+    SessionView,
+    StopResult,
+    Submission,
+    TreeView,
+)
+
+P = TypeVar("P", bound=p.Params)
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class MethodSpec(Generic[P, R]):
+    name: str
+    params: type[P]
+    result: Any  # the result's type (a Struct, ``list[…]``, ``… | None``, ``None``): what R stands for
+    websocket_only: bool = False
+
+
+SESSION_CREATE: MethodSpec[p.CreateParams, Session] = MethodSpec("session.create", p.CreateParams, Session)
+SESSION_GET: MethodSpec[p.SessionRef, SessionView] = MethodSpec("session.get", p.SessionRef, SessionView)
+SESSION_LIST: MethodSpec[p.ListParams, Page[Session]] = MethodSpec("session.list", p.ListParams, Page[Session])
+SESSION_HISTORY: MethodSpec[p.PageParams, Page[EntryView]] = MethodSpec(
+    "session.history", p.PageParams, Page[EntryView]
+)
+SESSION_TREE: MethodSpec[p.SessionRef, TreeView] = MethodSpec("session.tree", p.SessionRef, TreeView)
+SESSION_SEARCH: MethodSpec[p.SearchParams, list[SearchHit]] = MethodSpec(
+    "session.search", p.SearchParams, list[SearchHit]
+)
+SESSION_RENAME: MethodSpec[p.RenameParams, Session] = MethodSpec("session.rename", p.RenameParams, Session)
+SESSION_SEND: MethodSpec[p.SendParams, Submission] = MethodSpec("session.send", p.SendParams, Submission)
+SESSION_STOP: MethodSpec[p.ExecutionRef, StopResult] = MethodSpec("session.stop", p.ExecutionRef, StopResult)
+SESSION_RETRY_CANCEL: MethodSpec[p.ExecutionRef, StopResult] = MethodSpec(
+    "session.retry.cancel", p.ExecutionRef, StopResult
+)
+SESSION_EXECUTION: MethodSpec[p.ExecutionRef, Execution] = MethodSpec("session.execution", p.ExecutionRef, Execution)
+SESSION_ANSWER: MethodSpec[p.AnswerParams, None] = MethodSpec("session.answer", p.AnswerParams, None)
+SESSION_NAVIGATE: MethodSpec[p.NavigateParams, NavigateResult] = MethodSpec(
+    "session.navigate", p.NavigateParams, NavigateResult
+)
+SESSION_COMPACT: MethodSpec[p.SessionRef, CompactResult] = MethodSpec("session.compact", p.SessionRef, CompactResult)
+SESSION_SETTINGS: MethodSpec[p.SettingsParams, Session] = MethodSpec("session.settings", p.SettingsParams, Session)
+SESSION_EXPORT: MethodSpec[p.ExportParams, ExportResult] = MethodSpec("session.export", p.ExportParams, ExportResult)
+SESSION_FORK: MethodSpec[p.ForkParams, ForkResult] = MethodSpec("session.fork", p.ForkParams, ForkResult)
+SESSION_DELETE: MethodSpec[p.SessionRef, None] = MethodSpec("session.delete", p.SessionRef, None)
+
+QUEUE_PEEK: MethodSpec[p.SessionRef, Submission | None] = MethodSpec(
+    "session.queue.peek", p.SessionRef, Submission | None
+)
+QUEUE_LIST: MethodSpec[p.SessionRef, list[Submission]] = MethodSpec(
+    "session.queue.list", p.SessionRef, list[Submission]
+)
+QUEUE_CLEAR: MethodSpec[p.ClearParams, list[Submission]] = MethodSpec(
+    "session.queue.clear", p.ClearParams, list[Submission]
+)
+QUEUE_STEER: MethodSpec[p.ItemRef, Submission] = MethodSpec("session.queue.steer", p.ItemRef, Submission)
+QUEUE_UPDATE: MethodSpec[p.UpdateParams, Submission] = MethodSpec("session.queue.update", p.UpdateParams, Submission)
+QUEUE_CANCEL: MethodSpec[p.ItemRef, Submission] = MethodSpec("session.queue.cancel", p.ItemRef, Submission)
+QUEUE_MODES: MethodSpec[p.ModesParams, Modes] = MethodSpec("session.queue.modes", p.ModesParams, Modes)
+
+SESSION_GOAL: MethodSpec[p.GoalParams, GoalResult] = MethodSpec("session.goal", p.GoalParams, GoalResult)
+SESSION_RELOAD: MethodSpec[p.SessionRef, list[ReloadStep]] = MethodSpec(
+    "session.reload", p.SessionRef, list[ReloadStep]
+)
+SESSION_TOOLS_CONFIGURE: MethodSpec[p.ToolsParams, Session] = MethodSpec(
+    "session.tools.configure", p.ToolsParams, Session
+)
+SESSION_CONTINUE: MethodSpec[p.SessionRef, None] = MethodSpec("session.continue", p.SessionRef, None)
+SESSION_WAIT: MethodSpec[p.WaitParams, Submission] = MethodSpec("session.wait", p.WaitParams, Submission)
+MODELS_LIST: MethodSpec[p.NoParams, Models] = MethodSpec("models.list", p.NoParams, Models)
+GATEWAY_STATUS: MethodSpec[p.NoParams, Status] = MethodSpec("gateway.status", p.NoParams, Status)
+EVENTS_SUBSCRIBE: MethodSpec[p.SubscribeParams, Subscribed] = MethodSpec(
+    "events.subscribe", p.SubscribeParams, Subscribed, websocket_only=True
+)
+EVENTS_UNSUBSCRIBE: MethodSpec[p.UnsubscribeParams, None] = MethodSpec(
+    "events.unsubscribe", p.UnsubscribeParams, None, websocket_only=True
+)
+PROFILE_BACKUP: MethodSpec[p.BackupParams, BackupReport] = MethodSpec("profile.backup", p.BackupParams, BackupReport)
+DASHBOARD_CODE: MethodSpec[p.NoParams, DashboardCode] = MethodSpec("dashboard.code", p.NoParams, DashboardCode)
+MARKDOWN_RENDER: MethodSpec[p.RenderParams, RenderResult] = MethodSpec("markdown.render", p.RenderParams, RenderResult)
+
+METHODS: dict[str, MethodSpec[Any, Any]] = {
+    spec.name: spec for spec in list(globals().values()) if isinstance(spec, MethodSpec)
+}
+"""Every method of the API, by name."""

@@ -1,0 +1,150 @@
+"""Every method's parameters: structs that refuse unknown fields (a typo is an error, never ignored)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+from anyy.api.entries import Attachment
+from anyy.api.sessions import GoalAction, QueueMode, SessionKind, SubmissionKind
+
+
+class Params(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Base of every method's parameters."""
+
+
+class NoParams(Params):
+    pass
+
+
+class SessionRef(Params):
+    session_id: str
+
+
+class CreateParams(Params):
+    kind: SessionKind = "chat"
+    title: str = ""
+    role: str = "default"
+
+
+class ListParams(Params):
+    kind: SessionKind | None = None
+    limit: int = 50
+    cursor: str | None = None
+
+
+class PageParams(Params):
+    session_id: str
+    limit: int = 50
+    cursor: str | None = None
+
+
+class SearchParams(Params):
+    query: str
+    kind: SessionKind | None = None
+    session_id: str | None = None
+    limit: int = 20
+
+
+class RenameParams(Params):
+    session_id: str
+    title: str
+
+
+class SendParams(Params):
+    session_id: str
+    text: str
+    kind: SubmissionKind = "prompt"
+    attachments: list[Attachment] = []
+
+
+class ExecutionRef(Params):
+    session_id: str
+    execution_id: str
+
+
+class AnswerParams(Params):
+    session_id: str
+    execution_id: str
+    text: str
+
+
+class NavigateParams(Params):
+    session_id: str
+    entry_id: int | None
+    summarize: bool = False
+    before: bool = False
+
+
+class SettingsParams(Params):
+    session_id: str
+    provider: str | None = None
+    model: str | None = None
+    effort: str | None = None
+
+
+class ExportParams(Params):
+    session_id: str
+    format: Literal["jsonl", "markdown"] = "jsonl"
+
+
+class ForkParams(Params):
+    session_id: str
+    entry_id: int | None = None  # default: the head
+    before: bool = False  # fork just before this user message and return its text as a draft
+    title: str | None = None
+
+
+class ClearParams(Params):
+    session_id: str
+    kind: SubmissionKind | None = None
+
+
+class ItemRef(Params):
+    submission_id: str
+    version: int | None = None  # the version the client saw: a newer one is a conflict
+
+
+class UpdateParams(ItemRef):
+    text: str | None = None
+    attachments: list[Attachment] | None = None  # null keeps them; a list replaces them
+
+
+class ModesParams(Params):
+    session_id: str
+    steering: QueueMode | None = None
+    follow_up: QueueMode | None = None
+
+
+class WaitParams(Params):
+    submission_id: str
+    timeout: Annotated[float, msgspec.Meta(ge=0, le=3600)] = 600.0  # seconds, 0 to 3600 (wait longer in slices)
+
+
+class GoalParams(Params):
+    session_id: str
+    action: GoalAction
+    text: str | None = None
+
+
+class ToolsParams(Params):
+    session_id: str
+    enabled: list[str]
+    codemode: bool = False
+
+
+class SubscribeParams(Params):
+    session_id: str | None = None  # None: the events of every session
+
+
+class UnsubscribeParams(Params):
+    subscription: str
+
+
+class BackupParams(Params):
+    name: str | None = None  # a file name in PROFILE/backups/; default anyy-PROFILE-YYYYmmdd-HHMMSS.tar.gz
+
+
+class RenderParams(Params):
+    texts: list[str]

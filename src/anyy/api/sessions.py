@@ -1,0 +1,187 @@
+"""Sessions, their queues and executions, and the results of the methods on them, as the wire carries
+them."""
+
+from __future__ import annotations
+
+from typing import Any, Generic, Literal, TypeVar
+
+import msgspec
+
+from anyy.api.entries import Attachment
+
+SessionKind = Literal["chat", "background"]
+QueueMode = Literal["all", "one-at-a-time"]
+GoalState = Literal["active", "paused"]
+GoalAction = Literal["set", "status", "pause", "resume", "clear"]
+SubmissionKind = Literal["prompt", "steering", "follow_up"]
+SubmissionState = Literal[
+    "pending", "taken", "suspended", "completed", "failed", "interrupted", "timed_out", "cancelled", "cleared"
+]
+ExecutionState = Literal["running", "retry_wait", "suspended", "completed", "failed", "interrupted", "timed_out"]
+
+T = TypeVar("T")
+
+
+class Page(msgspec.Struct, Generic[T], kw_only=True):
+    """One page of a listing; pass ``next_cursor`` back to get the next one (``None``: the end)."""
+
+    items: list[T]
+    next_cursor: str | None
+
+
+class Goal(msgspec.Struct, kw_only=True):
+    text: str
+    state: GoalState = "active"
+
+
+class Session(msgspec.Struct, kw_only=True):
+    id: str
+    kind: SessionKind
+    title: str
+    role: str
+    provider: str
+    model: str
+    effort: str
+    tools: dict[str, Any]
+    steering_mode: QueueMode
+    follow_up_mode: QueueMode
+    goal: Goal | None
+    head: int | None
+    forked_from: str | None
+    created_at: float
+    updated_at: float
+
+
+class Submission(msgspec.Struct, kw_only=True):
+    """A queue item (a prompt, a steering message or a follow-up) and its outcome, kept forever."""
+
+    id: str
+    session_id: str
+    kind: SubmissionKind
+    text: str
+    attachments: list[Attachment]
+    state: SubmissionState
+    position: int
+    version: int
+    execution_id: str | None
+    entry_id: int | None
+    error: str | None
+    created_at: float
+    updated_at: float
+
+
+class Execution(msgspec.Struct, kw_only=True):
+    id: str
+    session_id: str
+    state: ExecutionState
+    submission_ids: list[str]
+    passes: int
+    error: str | None
+    note: str | None
+    started_at: float
+    ended_at: float | None
+
+
+class Question(msgspec.Struct, kw_only=True):
+    """What the model asked (ask_user): the question entry and its text."""
+
+    entry_id: int
+    text: str
+
+
+class WaitingQuestion(msgspec.Struct, kw_only=True):
+    """A question the model asked (ask_user) that suspends an execution until it is answered."""
+
+    execution_id: str
+    entry_id: int
+    question: str
+
+
+class RetryView(msgspec.Struct, kw_only=True):
+    """A retry wait in progress: why, which attempt comes next, and how long is left."""
+
+    execution_id: str
+    attempt: int
+    of: int
+    seconds_left: float
+    error: str
+
+
+class SessionView(msgspec.Struct, kw_only=True):
+    session: Session
+    running_execution: str | None  # the execution running now, if any: what a stop would capture
+    live_text: str  # what the model has streamed so far in the running pass
+    waiting_question: WaitingQuestion | None = None  # set while an execution waits for an answer
+    context_tokens: int | None = None  # what the model re-read for the last response on this path
+    context_budget: int = 0  # the profile's compaction budget: past it, older entries are summarised
+    retry_wait: RetryView | None = None  # set while the running execution waits to retry a failed model call
+
+
+class TreeNode(msgspec.Struct, kw_only=True):
+    id: int
+    parent: int | None
+    kind: str
+    preview: str
+    label: str | None
+    depth: int  # indentation: grows only where the tree branches
+    children: int
+    on_path: bool  # between the root and the head
+    is_head: bool
+
+
+class TreeView(msgspec.Struct, kw_only=True):
+    head: int | None
+    nodes: list[TreeNode]  # depth-first, oldest child first
+    labels: dict[int, str]
+
+
+class SearchHit(msgspec.Struct, kw_only=True):
+    session_id: str
+    session_title: str
+    session_kind: str
+    entry_id: int
+    kind: str
+    snippet: str
+    created_at: float
+
+
+class StopResult(msgspec.Struct, kw_only=True):
+    stopped: bool  # False: that execution had already ended, and nothing was touched
+
+
+class NavigateResult(msgspec.Struct, kw_only=True):
+    session: Session
+    draft: str | None  # the user message moved before, for the editor (T2)
+    summary_applied: bool
+    note: str | None
+
+
+class CompactResult(msgspec.Struct, kw_only=True):
+    applied: bool
+
+
+class ExportResult(msgspec.Struct, kw_only=True):
+    format: str
+    content: str
+
+
+class ForkResult(msgspec.Struct, kw_only=True):
+    session: Session
+    draft: str | None
+    interrupted: str | None  # the original's execution this fork stopped, if one was running
+    settle_error: str | None = None  # the fork stays recorded even if stopping that work failed
+
+
+class Modes(msgspec.Struct, kw_only=True):
+    steering: QueueMode
+    follow_up: QueueMode
+
+
+class GoalResult(msgspec.Struct, kw_only=True):
+    goal: Goal | None
+
+
+class ReloadStep(msgspec.Struct, kw_only=True):
+    step: str
+    applied: bool
+    detail: str

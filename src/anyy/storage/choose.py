@@ -1,0 +1,56 @@
+"""Which store a profile uses: its own SQLite ``state.db``, or the PostgreSQL database its settings name.
+
+Nothing here imports a database driver: psycopg is imported only when a profile names a PostgreSQL URL.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from anyy.domain.errors import AnyyError
+from anyy.storage.protocol import SessionStore
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+class StoreSettingError(AnyyError):
+    """The store a profile names cannot be used as set: a bad URL, no server, no database, a newer schema,
+    or the PostgreSQL extra not installed."""
+
+    code = "store_unavailable"
+
+
+def redact(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return "<unparsable URL>"
+    if password is None:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{password}@", ":***@", 1)))
+
+
+def open_store(profile_dir: Path, *, profile: str, url: str = "", setting: str = "the store URL") -> SessionStore:
+    """The profile's store: SQLite in ``profile_dir`` when ``url`` is empty, else the database it names.
+
+    ``setting`` says where the URL came from, for the errors a person reads."""
+    if not url:
+        from anyy.storage.sqlite import SqliteStore
+
+        return SqliteStore.open_profile(profile_dir, profile=profile)
+    if not url.startswith(POSTGRES_SCHEMES):
+        raise StoreSettingError(
+            f"{setting} is {redact(url)!r}: a store URL starts with postgresql:// (e.g. "
+            "postgresql://user@host:5432/anyy); leave it empty to use the profile's SQLite state.db"
+        )
+    try:
+        from anyy.storage.postgres import PostgresStore
+    except ImportError as exc:
+        raise StoreSettingError(
+            f"{setting} names a PostgreSQL database, but the PostgreSQL driver is not installed ({exc}): "
+            "install it with `pip install 'anyy[postgres]'`"
+        ) from None
+    return PostgresStore(url, profile=profile, setting=setting)

@@ -1,0 +1,59 @@
+"""What the in-memory store holds: plain records, kept apart from the store so several stores (a reopen)
+can share them, and encodable as a whole (a snapshot)."""
+
+from __future__ import annotations
+
+import copy
+from typing import TypeVar
+
+import msgspec
+
+from anyy.domain.entries import Entry
+from anyy.domain.queue import Execution, Submission
+from anyy.domain.sessions import Session
+
+T = TypeVar("T")
+
+
+class SessionRecord(msgspec.Struct, kw_only=True):
+    num: int
+    session: Session  # its ``head`` kept current
+    active: bool = True
+    fork_point: int | None = None  # the entry it was forked at: its history stays reachable
+    last_seq: int = 0
+    own: list[int] = []  # ids of the entries it appended, in order
+
+
+class EntryRecord(msgspec.Struct, kw_only=True):
+    entry: Entry
+    raw_data: str | None  # the payload as encoded (tool payloads travel so in the model context)
+    refs: list[str] = []  # objects it references: its body, its attachments
+
+
+class SubmissionRecord(msgspec.Struct, kw_only=True):
+    num: int
+    submission: Submission
+
+
+class ObjectRecord(msgspec.Struct, kw_only=True):
+    data: bytes
+    media_type: str
+    created_at: float
+
+
+class MemoryData(msgspec.Struct, kw_only=True):
+    sessions: dict[str, SessionRecord] = {}
+    nums: dict[int, str] = {}  # session number → id
+    entries: dict[int, EntryRecord] = {}
+    submissions: dict[str, SubmissionRecord] = {}
+    executions: dict[str, Execution] = {}
+    objects: dict[str, ObjectRecord] = {}
+    next_session: int = 1
+    next_submission: int = 1
+    deleted: list[int] = []  # numbers of deleted sessions whose entries upkeep has not reclaimed yet
+    last_sweep: float = float("-inf")
+
+
+def copied(value: T) -> T:
+    """A copy for a caller: what the store keeps never changes behind its back (nor the other way)."""
+    return copy.deepcopy(value)

@@ -1,0 +1,22 @@
+"""The in-memory ``SessionStore``, its parts assembled."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from anyy.storage.memory.data import MemoryData
+from anyy.storage.memory.queue import QueuePart
+from anyy.storage.memory.upkeep import UpkeepPart, load_snapshot
+
+
+class MemoryStore(QueuePart, UpkeepPart):
+    """Everything in one :class:`MemoryData`; stores opened on the same data see the same sessions.
+
+    Each method checks everything before it changes anything, so a refused call leaves no trace, as a
+    rolled-back transaction would. Use it from one thread, like every store.
+    """
+
+    @classmethod
+    def from_snapshot(cls, directory: Path, *, profile: str = "default") -> MemoryStore:
+        """A store holding what :meth:`snapshot` wrote into ``directory`` (empty when nothing was)."""
+        return cls(load_snapshot(directory) or MemoryData(), profile=profile)

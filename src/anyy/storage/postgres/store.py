@@ -1,0 +1,17 @@
+"""The PostgreSQL ``SessionStore``: its parts assembled. See ``core`` for the connection and ``settings``
+for the URL a profile names."""
+
+from __future__ import annotations
+
+from anyy.storage.postgres.queue import QueuePart
+from anyy.storage.postgres.sessions import SessionsPart
+from anyy.storage.postgres.snapshot import SnapshotPart
+from anyy.storage.postgres.upkeep import UpkeepPart
+
+
+class PostgresStore(SessionsPart, QueuePart, UpkeepPart, SnapshotPart):
+    """Sessions, entries, submissions, executions and objects in one PostgreSQL database.
+
+    One connection, used from the thread that created it; from an event loop, through
+    ``anyy.storage.owner``. ``schema`` keeps the tables in a schema of their own (tests use one per store).
+    """

@@ -1,0 +1,126 @@
+"""Checks and error messages every backend shares, so that each refuses the same input in the same words."""
+
+from __future__ import annotations
+
+from anyy.domain.entries import EntryKind
+from anyy.domain.errors import Conflict, InvalidInput, NotFound
+from anyy.domain.sessions import QUEUE_MODES, SESSION_KINDS
+
+# Bodies longer than this (in UTF-8 bytes) are stored as objects, not in the entry (SPEC A3).
+BODY_THRESHOLD = 64 * 1024
+# The media type of a large body stored as an object.
+BODY_MEDIA_TYPE = "text/plain; charset=utf-8"
+# Uploads (put_object) nothing references are removed after this grace period, checked this often.
+UNUSED_OBJECT_GRACE = 24 * 3600.0
+SWEEP_INTERVAL = 3600.0
+
+
+def check_kind(kind: str | None) -> None:
+    if kind is not None and kind not in SESSION_KINDS:
+        raise InvalidInput(f"session kind must be 'chat' or 'background', not {kind!r}")
+
+
+def check_modes(steering: str, follow_up: str) -> None:
+    for name, mode in (("steering", steering), ("follow_up", follow_up)):
+        if mode not in QUEUE_MODES:
+            raise InvalidInput(f"{name} mode must be one of {', '.join(QUEUE_MODES)}, not {mode!r}")
+
+
+def check_goal_state(state: str) -> None:
+    if state not in ("active", "paused"):
+        raise InvalidInput("a goal's state is 'active' or 'paused'")
+
+
+def parse_entry_kind(kind: object) -> EntryKind:
+    if type(kind) is EntryKind:
+        return kind
+    if isinstance(kind, str):
+        return EntryKind.parse(kind)
+    try:
+        return EntryKind(kind)  # type: ignore[arg-type]
+    except (ValueError, TypeError):
+        names = ", ".join(k.label for k in EntryKind)
+        raise InvalidInput(f"unknown entry kind {kind!r}; the kinds are: {names}") from None
+
+
+def check_text(text: object) -> None:
+    if not isinstance(text, str):
+        raise InvalidInput(f"an entry's text must be a string, not {type(text).__name__}")
+
+
+def nothing_to_append() -> InvalidInput:
+    return InvalidInput("nothing to append: pass at least one entry")
+
+
+def invalid_text(exc: UnicodeEncodeError) -> InvalidInput:
+    return InvalidInput(f"the text is not valid Unicode ({exc.reason} at position {exc.start}); nothing was written")
+
+
+def unknown_attachment(obj: str) -> InvalidInput:
+    return InvalidInput(f"attachment object {obj} is unknown: upload it with put_object first")
+
+
+def head_moved(session_id: str, expected: int | None, head: int | None) -> Conflict:
+    return Conflict(
+        f"the head of session {session_id} moved (expected {expected}, now {head}); reload the session and try again"
+    )
+
+
+def missing_session(profile: str, session_id: str) -> NotFound:
+    return NotFound(
+        f"no session {session_id!r} in profile {profile!r}. List the sessions of this profile "
+        f"with `anyy sessions list --profile {profile}` (Chats) or add `--kind background` "
+        "(Background); a session of another profile needs that --profile."
+    )
+
+
+def missing_entry(profile: str, session_id: str, entry_id: object) -> NotFound:
+    return NotFound(
+        f"entry {entry_id} is not in the tree of session {session_id!r} (profile {profile!r}); "
+        f"see `anyy sessions tree {session_id}`"
+    )
+
+
+def missing_submission(profile: str, submission_id: str) -> NotFound:
+    return NotFound(
+        f"no submission {submission_id!r} in profile {profile!r}; list a session's queue with session.queue.list"
+    )
+
+
+def missing_execution(profile: str, execution_id: str) -> NotFound:
+    return NotFound(f"no execution {execution_id!r} in profile {profile!r}")
+
+
+def stale_cursor() -> InvalidInput:
+    return InvalidInput(
+        "this page cursor is no longer on the session's current path (the head moved): "
+        "load the history again from the newest page"
+    )
+
+
+def session_busy(session_id: str, execution_id: str, state: str) -> Conflict:
+    return Conflict(f"session {session_id} is busy: execution {execution_id} is {state}")
+
+
+def execution_ended(execution_id: str, state: str) -> Conflict:
+    return Conflict(f"execution {execution_id} already ended ({state})")
+
+
+def unfinished_work(session_id: str, running: int, pending: int) -> Conflict:
+    return Conflict(
+        f"session {session_id} has unfinished work ({running} execution(s) running or waiting for "
+        f"an answer, {pending} pending queue item(s)); nothing was stopped or deleted. Stop the "
+        "work and clear the queue first."
+    )
+
+
+def too_many_links() -> InvalidInput:
+    return InvalidInput("link_submissions names more submissions than the pass has user entries")
+
+
+def not_this_session(submission_id: str) -> InvalidInput:
+    return InvalidInput(f"submission {submission_id} belongs to another session")
+
+
+def snapshot_target_exists(target: object) -> InvalidInput:
+    return InvalidInput(f"{target} already exists: a snapshot goes into an empty folder")

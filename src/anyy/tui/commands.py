@@ -1,0 +1,125 @@
+"""The commands typed alone in the editor (SPEC B2, T1, T2): ``/new``, ``/sessions``, ``/tree``, ``/help``,
+and the model settings of :mod:`anyy.tui.settings` (``/provider``, ``/model``, ``/effort``).
+``/sessions`` and ``/tree`` need an idle session."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from anyy.api import methods as m
+from anyy.api.params import NavigateParams, SessionRef
+from anyy.client.errors import GatewayError
+from anyy.tui import settings
+from anyy.tui.host import Host
+from anyy.tui.screens import COMMANDS, ConfirmScreen, HelpScreen, SessionPicker, TreeChoice, TreeScreen
+
+WAIT_OR_STOP = "{command}: wait for the response to finish, or stop it (Ctrl+C) first."
+ANSWER_OR_STOP = "{command}: answer the agent's question first, or stop its execution (Ctrl+C)."
+
+Command = Callable[[str], Awaitable[None]]
+
+
+class Commands:
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self.state = host.state
+        model = settings.ModelSettings(host)
+        self.table: dict[str, Command] = {
+            "/new": self.new,
+            "/help": self.help,
+            "/sessions": self.sessions,
+            "/tree": self.tree,
+            "/provider": model.provider,
+            "/model": model.model,
+            "/effort": model.effort,
+        }
+
+    async def run(self, line: str) -> None:
+        name, _, argument = line.partition(" ")
+        command = self.table.get(name)
+        if command is None:
+            await self.host.say(f"Unknown command {name}; known: {', '.join(COMMANDS)} (/help explains them).")
+            return
+        self.host.editor.clear()
+        try:
+            await command(argument.strip())
+        except GatewayError as exc:
+            await self.host.say(f"{name} failed: {exc}")
+
+    async def new(self, argument: str) -> None:
+        await self.host.switch_session(
+            await self.host.call(m.SESSION_CREATE, self.host.new_session_params()), live=None
+        )
+        await self.host.say(f"New session {self.state.session_id}.")
+
+    async def help(self, argument: str) -> None:
+        await self.host.push_screen(HelpScreen())
+
+    async def sessions(self, argument: str) -> None:
+        if self.state.busy:
+            await self.host.say(WAIT_OR_STOP.format(command="/sessions"))
+            return
+        await self.host.push_screen(SessionPicker(self.host.call), self.session_chosen)
+
+    async def session_chosen(self, session_id: str | None) -> None:
+        if session_id is None or session_id == self.state.session_id:
+            return
+        try:
+            view = await self.host.call(m.SESSION_GET, SessionRef(session_id=session_id))
+            await self.host.switch_session(view.session, live=view)
+        except GatewayError as exc:
+            await self.host.say(f"Could not open session {session_id}: {exc}")
+
+    async def tree(self, argument: str) -> None:
+        if self.state.busy:
+            await self.host.say(WAIT_OR_STOP.format(command="/tree"))
+            return
+        if self.state.waiting is not None:
+            await self.host.say(ANSWER_OR_STOP.format(command="/tree"))
+            return
+        tree = await self.host.call(m.SESSION_TREE, SessionRef(session_id=self.state.session_id))
+        await self.host.push_screen(TreeScreen(tree), self.tree_chosen)
+
+    async def tree_chosen(self, choice: TreeChoice | None) -> None:
+        if choice is None:
+            return
+        if choice.node.kind == "user" and self.host.editor.text.strip():
+            question = (
+                "The editor holds a draft: moving before this message puts the message's text in the "
+                "editor in its place. Replace the draft?"
+            )
+
+            async def answered(yes: bool | None) -> None:
+                if yes:
+                    await self.navigate(choice)
+                else:
+                    await self.host.say("Nothing moved; the draft is kept.")
+
+            await self.host.push_screen(ConfirmScreen(question), answered)
+            return
+        await self.navigate(choice)
+
+    async def navigate(self, choice: TreeChoice) -> None:
+        """T2: a user message moves to just before it, its text into the editor; any other entry is the head."""
+        node = choice.node
+        before = node.kind == "user"
+        params = NavigateParams(
+            session_id=self.state.session_id, entry_id=node.id, summarize=choice.summarize, before=before
+        )
+        try:
+            result = await self.host.call(m.SESSION_NAVIGATE, params)
+        except GatewayError as exc:
+            await self.host.say(f"Could not move in the tree: {exc}")
+            return
+        self.state.session = result.session
+        await self.host.conversation.clear()
+        await self.host.show_history(await self.host.call(m.SESSION_GET, SessionRef(session_id=result.session.id)))
+        if result.draft is not None:
+            self.host.editor.set_draft(result.draft)
+        where = "before that message (its text is in the editor)" if before else f"to entry {node.id}"
+        summary = ""
+        if choice.summarize:
+            summary = "; the branch left is summarized" if result.summary_applied else "; no summary was made"
+        await self.host.say(f"Moved {where}{summary}.")
+        if result.note:
+            await self.host.say(result.note)

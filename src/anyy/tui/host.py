@@ -1,0 +1,49 @@
+"""What the TUI's parts (event routes, commands) need of the app, as a protocol: they never import the
+app, the app hands itself to them."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, TypeVar, overload
+
+from anyy.api.methods import MethodSpec
+from anyy.api.params import CreateParams, Params
+from anyy.api.sessions import Session, SessionView
+from anyy.tui.conversation import ConversationView
+from anyy.tui.editor import Editor
+from anyy.tui.history import History
+from anyy.tui.state import SessionState
+
+P = TypeVar("P", bound=Params)
+R = TypeVar("R")
+
+
+class Host(Protocol):
+    state: SessionState
+    history: History
+
+    @property
+    def conversation(self) -> ConversationView: ...
+
+    @property
+    def editor(self) -> Editor: ...
+
+    @overload
+    async def call(self, method: MethodSpec[P, R], params: P) -> R: ...
+    @overload
+    async def call(self, method: str, params: Any = None) -> Any: ...
+    async def call(self, method: Any, params: Any = None) -> Any:
+        """A JSON-RPC call to the Gateway: its result, CallFailed, or GatewayUnavailable."""
+
+    def new_session_params(self) -> CreateParams:
+        """What ``/new`` creates: a session of the role the app was opened with."""
+
+    async def say(self, text: str) -> None:
+        """A line for the user in the conversation (not recorded in the session)."""
+
+    async def switch_session(self, session: Session, live: SessionView | None) -> None:
+        """Show another session in place of this one (``live``: its ``session.get``, read if None)."""
+
+    async def show_history(self, live: SessionView) -> None:
+        """From scratch: how full the context is, the newest page of history."""
+
+    def push_screen(self, screen: Any, callback: Any = None) -> Any: ...
