@@ -30,6 +30,8 @@ NAMES: dict[str, str] = {
     "pi": "ameesh.harnesses.pi:PiHarness",
     "anyy": "ameesh.harnesses.anyy:AnyyHarness",
     "fake": "ameesh.harnesses.fake:FakeHarness",
+    "dsh": "ameesh.harnesses.dsh:DshHarness",
+    "acp": "ameesh.harnesses.acp:AcpHarness",
 }
 
 # ameesh's effort scale (the canon's); each harness takes part of it: ``nearest_effort`` maps onto that part.
