@@ -1,7 +1,7 @@
 """Benchmark of ameesh's own cost per turn and of 50 agents at once, with the scripted fake harness.
 
     .venv/bin/python -m bench.ameesh_bench [--turns 50] [--agents 50] [--cli-turns 20] [--slow-seconds 3]
-        [--real-turns 20]
+        [--real-turns 20] [--real claude,codex,pi,dsh]
 
 In a temporary AMEESH_HOME (and FAKE_HARNESS_HOME under it):
 1. ``--turns`` turns of one agent through the runner that ``ameesh run`` uses (``Registry.send`` then
@@ -16,7 +16,8 @@ In a temporary AMEESH_HOME (and FAKE_HARNESS_HOME under it):
    ``turn_timeout = --slow-seconds``: the other agents' turns must all end long before the slow one
    (target: the others are not delayed: the last of them ends within 1.25x of the last end when all are fast,
    and before the slow turn is cut).
-3. The real harnesses (Claude Code, Codex CLI, pi at the pinned versions of scripts/setup-harnesses),
+3. The real harnesses (Claude Code, Codex CLI, pi, DeepSeek Harness at the pinned versions of
+   scripts/setup-harnesses),
    each against the fake model server of the tests (tests/fakes): ``--real-turns`` turns of one agent
    through the runner interleaved with as many direct calls of the same CLI (same argv and environment) on a
    session of its own that grows alike; overhead = pairwise difference, median and p90.
@@ -121,7 +122,7 @@ def overhead(tmp: Path, turns: int, cli_turns: int) -> tuple[list[float], list[f
             else:
                 ours.append(_ameesh_turn(reg, home, "bench", prompt))
                 direct.append(asyncio.run(_direct_turn(prompt, work, sid, new=turn == 0)))
-        answers = [t["result"] for t in reg.turns("bench")]
+        answers = [t.result or "" for t in reg.turns("bench")]
         if not answers[-1].startswith(f"RESUMED ({turns - 1} earlier turns)"):
             raise SystemExit(f"the agent did not resume its session: {answers[-1]!r}")
 
@@ -168,11 +169,11 @@ def crowd(tmp: Path, label: str, agents: int, slow_seconds: float | None) -> tup
         outcome = ""
         for name in names:
             (turn,) = reg.turns(name)
-            ends[name] = turn["at"] - began_wall
+            ends[name] = turn.at - began_wall
             if slow_seconds is not None and name == names[0]:
-                outcome = turn["outcome"]
-            elif turn["outcome"] != "ok":
-                raise SystemExit(f"{name}: turn {turn['outcome']}: {turn['error']}")
+                outcome = turn.outcome
+            elif turn.outcome != "ok":
+                raise SystemExit(f"{name}: turn {turn.outcome}: {turn.error}")
     os.environ.pop("FAKE_HARNESS_SCRIPT", None)
     expected_failed = 1 if slow_seconds is not None else 0
     if report.turns != agents - expected_failed or report.failed != expected_failed:
@@ -249,7 +250,7 @@ def real_overhead(tmp: Path, name: str, turns: int, bin_dir: Path) -> tuple[list
                 else:
                     ours.append(_ameesh_turn(reg, home, name, prompt))
                     play_direct()
-            last = reg.turns(name)[-1]["result"] or ""
+            last = reg.turns(name)[-1].result or ""
             if not last.startswith(f"ANSWER {turns}:"):
                 raise SystemExit(f"{name}: the agent did not resume its session: {last!r}")
         return ours, direct
@@ -269,6 +270,7 @@ def main() -> None:
     parser.add_argument("--cli-turns", type=int, default=20)
     parser.add_argument("--slow-seconds", type=float, default=3.0)
     parser.add_argument("--real-turns", type=int, default=20, help="turns per real harness (0: skip them)")
+    parser.add_argument("--real", default="claude,codex,pi,dsh", help="the real harnesses to measure (comma list)")
     args = parser.parse_args()
     for var in ISOLATING_ENV:
         os.environ.pop(var, None)
@@ -331,12 +333,12 @@ def main() -> None:
     if args.real_turns == 0:
         print("  skipped (--real-turns 0)")
         return
-    bin_dir = harness_bin()
-    if bin_dir is None:
-        print("  not measured: the pinned CLIs are not installed (bash scripts/setup-harnesses)")
-        return
     with tempfile.TemporaryDirectory(prefix="ameesh-bench-real-") as tmp_name:
-        for name in HARNESSES:
+        for name in [n for n in args.real.split(",") if n in HARNESSES]:
+            bin_dir = harness_bin(name)
+            if bin_dir is None:
+                print(f"  {name:<7} not measured: not installed (bash scripts/setup-harnesses)")
+                continue
             ours, direct = real_overhead(Path(tmp_name), name, args.real_turns, bin_dir)
             diffs = [a - d for a, d in zip(ours, direct, strict=True)]
             verdict = "met" if statistics.median(diffs) <= OVERHEAD_TARGET_MS else "MISSED"

@@ -25,8 +25,17 @@ Without one, built-in defaults apply and nothing is capped. Example::
     alert_tokens = 150000
     max_attempts = 3
     turn_timeout = 3600
+    backoff_base = 10           # seconds before the first retry of a failing agent, doubled at each failure
+    backoff_max = 300           # … up to this
+    circuit_after = 5           # failures in a row that stop the agent (alert circuit_open; ameesh retry)
 
-``ameesh set`` writes the agent's execution state (the registry); it can never go over a cap.
+    [alerts]                    # every new alert, as JSON on the command's stdin (ntfy, notify-send, a webhook)
+    command = "notify-send ameesh \"$(jq -r .message)\""
+    timeout = 10
+
+``ameesh set`` writes the agent's execution state (the registry); it can never go over a cap. The caps
+also hold at every turn against the canon as it is then (``clamp``): a setting a tightened canon no longer
+allows is lowered to what it allows, and the thread says so.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ from typing import Any
 import msgspec
 
 from ameesh.harnesses import EFFORTS
+from ameesh.rows import Agent
 
 POLICIES = ("par-lot", "taille", "jamais")
 SETTABLE = ("model", "effort", "tier", "session_policy")
@@ -64,6 +74,14 @@ class Thresholds(msgspec.Struct, forbid_unknown_fields=True):
     alert_tokens: int | None = None
     max_attempts: int = 3
     turn_timeout: float = 3600.0
+    backoff_base: float = 10.0
+    backoff_max: float = 300.0
+    circuit_after: int = 5
+
+
+class AlertPush(msgspec.Struct, forbid_unknown_fields=True):
+    command: str | None = None  # run with ``sh -c``; the alert as JSON on stdin
+    timeout: float = 10.0
 
 
 class Canon(msgspec.Struct, forbid_unknown_fields=True):
@@ -71,22 +89,69 @@ class Canon(msgspec.Struct, forbid_unknown_fields=True):
     roles: dict[str, Settings] = msgspec.field(default_factory=dict)
     tiers: dict[str, Settings] = msgspec.field(default_factory=dict)
     thresholds: Thresholds = msgspec.field(default_factory=Thresholds)
+    alerts: AlertPush = msgspec.field(default_factory=AlertPush)
     path: str | None = None
 
-    def effective(self, agent: dict[str, Any]) -> dict[str, Any]:
+    def effective(self, agent: Agent) -> dict[str, Any]:
         """The settings a turn of ``agent`` runs with: its own, else its role's default, else the canon's.
 
         Session policy, when none of those sets it (H4, H6): an orchestrator keeps one long session rotated
         only when it grows (``taille``); build and review agents take ``AMEESH_SESSION_POLICY``, else
         ``par-lot`` (a fresh session per lot)."""
-        role = self.roles.get(agent["role"], Settings())
+        return self.resolve(agent.role, {key: agent.setting(key) for key in SETTABLE})
+
+    def resolve(self, role_name: str, own: dict[str, Any]) -> dict[str, Any]:
+        """``effective`` for a role and the agent's own settings (``None``: the default)."""
+        role = self.roles.get(role_name, Settings())
         out: dict[str, Any] = {}
-        for key in ("model", "effort", "tier", "session_policy"):
-            out[key] = agent.get(key) or getattr(role, key) or getattr(self.defaults, key)
+        for key in SETTABLE:
+            out[key] = own.get(key) or getattr(role, key) or getattr(self.defaults, key)
         if not out["session_policy"]:
             fallback = os.environ.get("AMEESH_SESSION_POLICY") or "par-lot"
-            out["session_policy"] = "taille" if agent["role"] == "orchestrator" else fallback
+            out["session_policy"] = "taille" if role_name == "orchestrator" else fallback
         return out
+
+    def _scopes(self, role: str, tier: str | None) -> list[tuple[str, Settings]]:
+        scopes = [("defaults", self.defaults)]
+        if role in self.roles:
+            scopes.append((f"roles.{role}", self.roles[role]))
+        if tier:
+            scopes.append((f"tiers.{tier}", self.tiers.get(tier, Settings())))
+        return scopes
+
+    def clamp(self, role: str, settings: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """The settings lowered into the caps as they are now, and what was lowered (for the thread).
+
+        A tier not allowed becomes the role's default tier if allowed, else the first allowed; a model not
+        allowed, the role's default model if allowed, else the first model every cap allows; an effort over
+        ``max_effort`` becomes the lowest such cap."""
+        out = dict(settings)
+        changes: list[str] = []
+        role_caps = self.roles.get(role, Settings())
+
+        def allowed(caps_list: list[list[str]], default: str | None) -> str | None:
+            common = [v for v in caps_list[0] if all(v in other for other in caps_list[1:])]
+            return default if default in common else (common[0] if common else None)
+
+        tier = out.get("tier")
+        tier_caps = [c.tiers for _, c in self._scopes(role, None) if c.tiers is not None]
+        if tier and tier_caps and any(tier not in caps for caps in tier_caps):
+            out["tier"] = allowed(tier_caps, role_caps.tier or self.defaults.tier)
+            changes.append(f"tier {tier} → {out['tier'] or '(none)'}")
+        scopes = self._scopes(role, out.get("tier"))
+        model = out.get("model")
+        model_caps = [c.models for _, c in scopes if c.models is not None]
+        if model and model_caps and any(model not in caps for caps in model_caps):
+            out["model"] = allowed(model_caps, role_caps.model or self.defaults.model)
+            changes.append(f"model {model} → {out['model'] or '(the harness default)'}")
+        effort = out.get("effort")
+        ceilings = [c.max_effort for _, c in scopes if c.max_effort in EFFORTS]
+        if effort in EFFORTS and ceilings:
+            ceiling = min(ceilings, key=EFFORTS.index)
+            if EFFORTS.index(effort) > EFFORTS.index(ceiling):
+                out["effort"] = ceiling
+                changes.append(f"effort {effort} → {ceiling}")
+        return out, changes
 
     def check(self, role: str, settings: dict[str, Any]) -> None:
         """Refuse settings that break a cap of the role, of the tier, or are not known values."""
@@ -96,12 +161,7 @@ class Canon(msgspec.Struct, forbid_unknown_fields=True):
         if effort and effort not in EFFORTS:
             raise CanonError(f"effort={effort}: not one of {', '.join(EFFORTS)}")
         where = self.path or "the canon"
-        scopes = [("defaults", self.defaults)]
-        if role in self.roles:
-            scopes.append((f"roles.{role}", self.roles[role]))
-        if tier:
-            scopes.append((f"tiers.{tier}", self.tiers.get(tier, Settings())))
-        for name, caps in scopes:
+        for name, caps in self._scopes(role, tier):
             if model and caps.models is not None and model not in caps.models:
                 allowed = ", ".join(caps.models) or "none"
                 raise CanonError(f"model={model} is over the cap {name}.models in {where} (allowed: {allowed})")
@@ -153,7 +213,7 @@ def load(start: Path | None = None) -> Canon:
     return canon
 
 
-def for_agent(agent: dict[str, Any]) -> Canon:
+def for_agent(agent: Agent) -> Canon:
     """The canon that governs ``agent``: AMEESH_CANON, else found upward from its working directory."""
-    workdir = Path(agent["workdir"])
+    workdir = Path(agent.workdir)
     return load(workdir if workdir.is_dir() else None)

@@ -20,6 +20,7 @@ import click
 from ameesh import __version__, canon, paths
 from ameesh.gitid import git_identity
 from ameesh.registry import HARNESSES, ROLES, Registry, RegistryError
+from ameesh.rows import Agent, as_dict
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 
@@ -47,10 +48,13 @@ def _when(at: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at)) if at else "-"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help=f"Orchestrate coding agents on their harness sessions (harnesses: {', '.join(HARNESSES)}).",
+)
 @click.version_option(__version__, prog_name="ameesh")
 def main() -> None:
-    """Orchestrate coding agents on their harness sessions (Claude Code, Codex CLI, anyy)."""
+    pass
 
 
 @main.command()
@@ -71,30 +75,45 @@ def add(name: str, harness: str, role: str, workdir: Path) -> None:
         raise click.ClickException(f"{workdir} is not a directory")
     directory = workdir.resolve()
     common, branch = git_identity(directory)
+    root, uid = paths.home(), paths.new_uid()
     with opened() as reg:
-        reg.add_agent(
-            name, harness=harness, role=role, workdir=str(directory), git_common_dir=common, git_branch=branch
-        )
-        reg.note(name, "agent", f"registered ({harness}, {role}) in {directory}")
-    paths.agent_dir(paths.home(), name).mkdir(parents=True, exist_ok=True)
+        if reg.find_agent(name) is None and paths.leftover(root, name):
+            raise click.ClickException(
+                f"{paths.agent_dir(root, name)} holds the state of a former agent {name} (its session would be"
+                f" resumed): ameesh remove {name} archives it, or choose another name"
+            )
+        with reg.tx():
+            reg.add_agent(
+                name,
+                harness=harness,
+                role=role,
+                workdir=str(directory),
+                git_common_dir=common,
+                git_branch=branch,
+                uid=uid,
+            )
+            reg.note(name, "agent", f"registered ({harness}, {role}) in {directory}")
+        paths.claim(root, name, uid)
     where = f"{directory}" + (f" (branch {branch})" if branch else "")
     click.echo(f"agent {name}: {harness}, {role}, {where}")
 
 
-def _agent_view(reg: Registry, agent: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
+def _agent_view(reg: Registry, agent: Agent, settings: dict[str, Any]) -> dict[str, Any]:
     return {
-        "name": agent["name"],
-        "harness": agent["harness"],
-        "role": agent["role"],
-        "workdir": agent["workdir"],
-        "git_common_dir": agent["git_common_dir"],
-        "git_branch": agent["git_branch"],
-        "session_id": agent["session_id"],
-        "session_lot": agent["session_lot"],
-        "rotation_state": agent["rotation_state"],
-        "settings": {k: agent[k] for k in canon.SETTABLE},
+        "name": agent.name,
+        "harness": agent.harness,
+        "role": agent.role,
+        "workdir": agent.workdir,
+        "git_common_dir": agent.git_common_dir,
+        "git_branch": agent.git_branch,
+        "session_id": agent.session_id,
+        "session_lot": agent.session_lot,
+        "rotation_state": agent.rotation_state,
+        "settings": {k: agent.setting(k) for k in canon.SETTABLE},
         "effective": settings,
-        "waiting": reg.waiting_count(agent["name"]),
+        "waiting": reg.waiting_count(agent.name),
+        "failures": agent.failures,
+        "circuit_open": bool(agent.circuit_open),
     }
 
 
@@ -127,10 +146,24 @@ def show(name: str, as_json: bool) -> None:
 @main.command()
 @click.argument("name")
 def remove(name: str) -> None:
-    """Forget an agent (its registry rows; the harness's own sessions are left alone)."""
+    """Forget an agent: its registry rows, and its state directory (session file, pi sessions), archived
+    under AMEESH_HOME/removed/ so that an agent added later under the same name starts afresh. The
+    harnesses' own session stores are left alone. Refused while a runner or ameesh attach holds it."""
+    from ameesh.runner import lock_agent
+
+    root = paths.home()
     with opened() as reg:
-        reg.remove_agent(name)
-    click.echo(f"agent {name} removed")
+        known = reg.find_agent(name) is not None
+        if not known and not paths.leftover(root, name):
+            reg.agent(name)  # the usual "no agent named" error
+        with lock_agent(root, name) as locked:
+            if not locked:
+                raise click.ClickException(f"agent {name} is being played (a runner or ameesh attach): try later")
+            if known:
+                reg.remove_agent(name)
+        where = paths.archive(root, name)
+    said = f"; its state is archived in {where}" if where else ""
+    click.echo(f"agent {name} removed{said}")
 
 
 @main.command(name="set")
@@ -147,14 +180,15 @@ def set_(name: str, assignments: tuple[str, ...]) -> None:
     with opened() as reg:
         agent = reg.agent(name)
         cfg = canon.for_agent(agent)
-        merged = {**agent, **changes}
-        cfg.check(agent["role"], cfg.effective(merged))
+        own = {k: changes.get(k, agent.setting(k)) for k in canon.SETTABLE}
+        cfg.check(agent.role, cfg.resolve(agent.role, own))
         with reg.tx():
             reg.update_agent(name, **changes)
             said = ", ".join(f"{k}={v if v is not None else '(default)'}" for k, v in changes.items())
             reg.note(name, "settings", f"set {said} (from the next turn)")
         effective = cfg.effective(reg.agent(name))
-    click.echo(", ".join(f"{k}={effective[k]}" for k in changes))
+    shown = {k: effective[k] if effective[k] is not None else "(the harness's default)" for k in changes}
+    click.echo(", ".join(f"{k}={v}" for k, v in shown.items()))
 
 
 @main.command()
@@ -174,15 +208,21 @@ def send(name: str, text: str, lot: str | None) -> None:
 def run(watch: bool, poll: float) -> None:
     """Play the inbox: one turn at a time per agent, all agents at once, until it is empty.
 
-    Exit status: 0 when every message was played; 3 when an agent is blocked (an alert says why) or
-    played elsewhere (another runner, ``ameesh attach``): its messages wait; 4 when a message failed for
-    good after its attempts (alert harness_failing)."""
+    Progress lines go to stderr (agent, message, attempt, elapsed time; backoff waits). A failing agent
+    waits longer after each failure in a row and stops after too many (alert circuit_open; ameesh retry).
+
+    Exit status: 0 when every message was played; 3 when an agent is blocked (an alert says why: a missing
+    directory, an open circuit) or played elsewhere (another runner, ``ameesh attach``): its messages wait;
+    4 when a message failed for good after its attempts (alert harness_failing; ameesh retry)."""
     import asyncio  # here: every other command starts ~30 ms sooner without it
 
     from ameesh.runner import Runner
 
+    def progress(line: str) -> None:
+        click.echo(f"[{time.strftime('%H:%M:%S')}] {line}", err=True)
+
     with opened() as reg:
-        runner = Runner(reg, paths.home())
+        runner = Runner(reg, paths.home(), progress=progress)
         try:
             report = asyncio.run(runner.run(watch=watch, poll=poll))
         except KeyboardInterrupt:
@@ -204,17 +244,64 @@ def run(watch: bool, poll: float) -> None:
 
 @main.command()
 @click.argument("name")
-@click.option("--brief", type=click.File("r", encoding="utf-8"), required=True, help="The brief of the new session.")
-def restart(name: str, brief: Any) -> None:
-    """Close the agent's session now; its next turn opens a new one on the brief."""
+@click.option("--brief", type=click.File("r", encoding="utf-8"), default=None, help="The brief of the new session.")
+@click.option("--summary", "with_summary", is_flag=True, help="Rotate now: a resume summary opens the new session.")
+def restart(name: str, brief: Any, with_summary: bool) -> None:
+    """Close the agent's session now. Its next turn opens a new one: on the brief (--brief FILE), on a
+    resume summary played now in the old session (--summary), or on its next message alone."""
     from ameesh.runner import restart as do_restart
 
-    text = brief.read().strip()
-    if not text:
-        raise click.ClickException("the brief is empty")
+    if brief is not None and with_summary:
+        raise click.UsageError("--brief and --summary exclude each other: the new session opens on one of them")
+    text = None
+    if brief is not None:
+        text = brief.read().strip()
+        if not text:
+            raise click.ClickException("the brief is empty")
+    if with_summary:
+        _restart_with_summary(name)
+        return
     with opened() as reg:
         old = do_restart(reg, paths.home(), name, text)
-    click.echo(f"{name}: session {old or '(none)'} closed; the next turn starts on the brief")
+    then = "on the brief" if text else "on its message alone (no summary)"
+    click.echo(f"{name}: session {old or '(none)'} closed; the next turn starts a new session {then}")
+
+
+def _restart_with_summary(name: str) -> None:
+    import asyncio
+
+    from ameesh.runner import Runner, lock_agent, restart_with_summary
+
+    root = paths.home()
+    with opened() as reg, lock_agent(root, name) as locked:
+        if not locked:
+            raise click.ClickException(f"agent {name} is being played (a runner or ameesh attach): try later")
+        old, done = asyncio.run(restart_with_summary(Runner(reg, root), name))
+    if old is None:
+        raise click.ClickException(f"agent {name} has no session to rotate (its next turn opens one)")
+    if not done:
+        raise click.ClickException(f"the summary of session {old} failed (see ameesh thread {name}): session kept")
+    click.echo(f"{name}: session {old} closed with a summary; the next turn opens a new session on it")
+
+
+@main.command()
+@click.argument("name")
+@click.argument("messages", nargs=-1, type=int)
+def retry(name: str, messages: tuple[int, ...]) -> None:
+    """Put the agent's failed messages (all, or those numbered) back in its inbox and close its circuit;
+    the next ameesh run plays them (in the same session, never with a second copy of a prompt)."""
+    with opened() as reg:
+        reg.agent(name)
+        with reg.tx():
+            nums = reg.requeue(name, messages)
+            unknown = sorted(set(messages) - set(nums))
+            reg.update_agent(name, failures=0, retry_at=None, circuit_open=0)
+            reg.resolve_alerts(name, "circuit_open", "harness_failing", why="ameesh retry")
+            if nums:
+                reg.note(name, "retry", f"message(s) {', '.join(map(str, nums))} back in the inbox (ameesh retry)")
+    if unknown:
+        click.echo(f"not failed messages of {name}, left alone: {', '.join(map(str, unknown))}", err=True)
+    click.echo(f"{name}: {len(nums)} message(s) back in the inbox; attempts allowed again")
 
 
 @main.command()
@@ -224,8 +311,8 @@ def thread(name: str, as_json: bool) -> None:
     """The readable thread: prompts, answers, sessions, rotations, summaries, alerts, in order."""
     with opened() as reg:
         items = reg.thread(name)
-    lines = [f"[{_when(i['at'])}] {i['kind']}{' (' + i['lot'] + ')' if i['lot'] else ''}: {i['text']}" for i in items]
-    emit(items, as_json, lines)
+    lines = [f"[{_when(i.at)}] {i.kind}{' (' + i.lot + ')' if i.lot else ''}: {i.text}" for i in items]
+    emit([as_dict(i) for i in items], as_json, lines)
 
 
 @main.command()
@@ -236,22 +323,38 @@ def sessions(name: str, as_json: bool) -> None:
     with opened() as reg:
         rows = reg.sessions(name)
     lines = [
-        f"{r['session_id']}  lot={r['lot'] or '-'}  turns={r['turns']}  context={r['last_context_tokens'] or '-'}"
-        f"  opened {_when(r['opened_at'])}  "
-        + (f"closed {_when(r['closed_at'])} ({r['close_reason']})" if r["closed_at"] else "current")
+        f"{r.session_id}  lot={r.lot or '-'}  turns={r.turns}  context={r.last_context_tokens or '-'}"
+        f"  opened {_when(r.opened_at)}  "
+        + (f"closed {_when(r.closed_at)} ({r.close_reason})" if r.closed_at else "current")
         for r in rows
     ]
-    emit(rows, as_json, lines)
+    emit([as_dict(r) for r in rows], as_json, lines)
 
 
 @main.command()
-@click.argument("name", required=False)
+@click.argument("words", nargs=-1)
 @json_option
-def alerts(name: str | None, as_json: bool) -> None:
-    """Active alerts (session_too_big, workdir_missing, harness_failing)."""
+def alerts(words: tuple[str, ...], as_json: bool) -> None:
+    """Active alerts (session_too_big, workdir_missing, harness_failing, circuit_open, summary_failed), with
+    their ids; ``ameesh alerts AGENT`` for one agent, ``ameesh alerts ack ID…`` to acknowledge. An alert
+    also clears by itself when its cause is gone."""
+    if words[:1] == ("ack",):
+        ids = words[1:]
+        if not ids or not all(i.isdigit() for i in ids):
+            raise click.UsageError("ameesh alerts ack ID… (the ids ameesh alerts prints)")
+        with opened() as reg:
+            for num in ids:
+                found = reg.ack_alert(int(num))
+                click.echo(f"alert {found.num} ({found.agent}: {found.kind}) acknowledged")
+        return
+    if len(words) > 1:
+        raise click.UsageError("ameesh alerts [AGENT] | ameesh alerts ack ID…")
     with opened() as reg:
-        rows = reg.alerts(name)
-    emit(rows, as_json, [f"{r['agent']}: {r['kind']}: {r['message']}" for r in rows] or ["no alerts"])
+        if words:
+            reg.agent(words[0])
+        rows = reg.alerts(words[0] if words else None)
+    lines = [f"#{r.num} {r.agent}: {r.kind}: {r.message}" for r in rows]
+    emit([as_dict(r) for r in rows], as_json, lines or ["no alerts"])
 
 
 @main.command()
@@ -264,19 +367,21 @@ def status(as_json: bool) -> None:
     root = paths.home()
     with opened() as reg:
         alerts = reg.alerts()
-        rows = []
+        rows: list[dict[str, Any]] = []
         for agent in reg.agents():
-            name, sid = agent["name"], agent["session_id"]
+            name, sid = agent.name, agent.session_id
             session = reg.session(name, sid) if sid else None
             rows.append(
                 {
                     "name": name,
-                    "harness": agent["harness"],
-                    "role": agent["role"],
+                    "harness": agent.harness,
+                    "role": agent.role,
                     "session_id": sid,
-                    "session_turns": session["turns"] if session else 0,
+                    "session_turns": session.turns if session else 0,
                     "waiting": reg.waiting_count(name),
-                    "alerts": sum(1 for a in alerts if a["agent"] == name),
+                    "failed": len(reg.messages(name, "failed")),
+                    "circuit_open": bool(agent.circuit_open),
+                    "alerts": sum(1 for a in alerts if a.agent == name),
                     "playing": leftovers.playing(root, name),
                 }
             )
@@ -294,7 +399,8 @@ def status(as_json: bool) -> None:
         held = f"session {r['session_id']} ({r['session_turns']} turns)" if r["session_id"] else "no session"
         lines.append(
             f"  {r['name']} ({r['harness']}, {r['role']}): {now}; {held}; {r['waiting']} waiting;"
-            f" {r['alerts']} alert(s)"
+            f" {r['failed']} failed; {r['alerts']} alert(s)"
+            + ("; circuit open (ameesh retry)" if r["circuit_open"] else "")
         )
     emit(data, as_json, lines)
 
@@ -316,12 +422,12 @@ def attach(name: str, do_exec: bool) -> None:
     with opened() as reg:
         agent = reg.agent(name)
         sid, _ = Runner(reg, root).current_session(agent)
-        harness = harnesses.get(agent["harness"], paths.agent_dir(root, name))
+        harness = harnesses.get(agent.harness, paths.agent_dir(root, name))
     if sid is None:
         raise click.ClickException(
             f"agent {name} has no session yet: its first turn opens one (ameesh send {name} …; ameesh run)"
         )
-    workdir = Path(agent["workdir"])
+    workdir = Path(agent.workdir)
     argv = harness.attach_command(sid, workdir)
     if not do_exec:
         click.echo(f"cd {shlex.quote(str(workdir))} && {shlex.join(argv)}")
@@ -333,9 +439,16 @@ def attach(name: str, do_exec: bool) -> None:
             raise click.ClickException(
                 f"agent {name} is being played by a runner (or attached elsewhere): try again when its turn ends"
             )
+        from commons.processes import adopt_orphans, end_children
+
+        adopt_orphans()  # what the harness leaves behind (Codex: `codex app-server`) comes back to us…
         try:
             env = {**os.environ, **harness.environment()}
             done = subprocess.run(argv, cwd=workdir, env=env, check=False)  # noqa: S603 - the harness, asked for
         except OSError as exc:
             raise click.ClickException(f"cannot run {argv[0]}: {exc}") from None
+        finally:
+            ended = end_children()  # … and is ended with the session
+        if ended:
+            click.echo(f"ended {len(ended)} process(es) the harness left running", err=True)
     sys.exit(done.returncode)

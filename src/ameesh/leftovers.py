@@ -16,44 +16,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
-import time
 from pathlib import Path
 
 from ameesh import paths
+from commons.processes import end_group, exited, group_alive, start_time
 
 
 def _record_path(root: Path, name: str) -> Path:
     return paths.agent_dir(root, name) / "turn.json"
-
-
-def _start_time(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot (``/proc/PID/stat`` field 22), or None."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return None
-    fields = stat[stat.rfind(")") + 2 :].split()
-    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
-
-
-def _leader_gone(pid: int) -> bool:
-    """The process has exited (reaped, or a zombie waiting for its new parent to reap it)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return True
-    return stat[stat.rfind(")") + 2 :][:1] == "Z"
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def record(root: Path, name: str, pid: int) -> None:
@@ -61,7 +31,7 @@ def record(root: Path, name: str, pid: int) -> None:
     path = _record_path(root, name)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"pid": pid, "start": _start_time(pid)}) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps({"pid": pid, "start": start_time(pid)}) + "\n", encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -75,8 +45,8 @@ def playing(root: Path, name: str) -> dict[str, float | int] | None:
         pid, start, since = int(data["pid"]), data.get("start"), path.stat().st_mtime
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    leader_start = _start_time(pid)
-    if leader_start is None or leader_start != start or _leader_gone(pid):
+    leader_start = start_time(pid)
+    if leader_start is None or leader_start != start or exited(pid):
         return None
     return {"pid": pid, "since": since}
 
@@ -95,15 +65,11 @@ def end_leftover(root: Path, name: str, wait: float = 10.0) -> int | None:
     except (OSError, ValueError, KeyError, TypeError):
         clear(root, name)
         return None
-    leader_start = _start_time(pid)
-    ours = (leader_start is not None and leader_start == start) or (leader_start is None and _group_alive(pid))
+    leader_start = start_time(pid)
+    ours = (leader_start is not None and leader_start == start) or (leader_start is None and group_alive(pid))
     if not ours or pid <= 1:
         clear(root, name)
         return None
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
-    deadline = time.monotonic() + wait
-    while not _leader_gone(pid) and time.monotonic() < deadline:  # a SIGKILL takes effect soon, not at once
-        time.sleep(0.01)
+    end_group(pid, wait=wait)  # SIGKILL to the group, then wait: it takes effect soon, not at once
     clear(root, name)
     return pid

@@ -1,23 +1,28 @@
 """The SQLite registry: agents, their session history, turns, the inbox, the readable thread and alerts.
 
-stdlib ``sqlite3`` in WAL mode, one connection per ``Registry``; numbered migrations applied at opening and
-recorded in ``schema_migrations``. Every multi-row change is one transaction (``with registry.tx():``).
-Columns of ``agents`` that hold execution settings (model, effort, tier, session_policy) are NULL when the
-agent follows the canon's default.
+stdlib ``sqlite3`` through :mod:`commons.sqlite` (WAL, numbered migrations recorded in ``schema_migrations``),
+one connection per ``Registry``. Every SQL statement of ameesh is in this module; callers get typed rows
+(:mod:`ameesh.rows`). Every multi-row change is one transaction (``with registry.tx():``). Columns of
+``agents`` that hold execution settings (model, effort, tier, session_policy) are NULL when the agent follows
+the canon's default.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from ameesh.harnesses import NAMES as HARNESSES
+from ameesh.rows import Agent, Alert, Message, Session, ThreadItem, Turn
+from commons import sqlite
 
 ROLES = ("build", "review", "orchestrator")
-HARNESSES = ("fake", "claude", "codex", "pi", "anyy")
+__all__ = ["HARNESSES", "ROLES", "Registry", "RegistryError"]
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (
     (
@@ -100,34 +105,43 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         );
         """,
     ),
+    (
+        2,
+        """
+        ALTER TABLE agents ADD COLUMN uid TEXT;
+        ALTER TABLE agents ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE agents ADD COLUMN retry_at REAL;
+        ALTER TABLE agents ADD COLUMN circuit_open INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE agents ADD COLUMN pending_kind TEXT;
+        ALTER TABLE sessions ADD COLUMN model TEXT;
+        ALTER TABLE messages ADD COLUMN tried INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE alerts ADD COLUMN cleared_reason TEXT;
+        ALTER TABLE agents ADD COLUMN rewind_to TEXT;
+        """,
+    ),
 )
 
-PRAGMAS = (
-    "PRAGMA journal_mode = WAL",
-    "PRAGMA synchronous = NORMAL",
-    "PRAGMA foreign_keys = ON",
-    "PRAGMA busy_timeout = 10000",
-)
+# The agent columns a caller may change (``update_agent``): never its name or its uid.
+AGENT_COLUMNS = frozenset(
+    {
+        "harness", "role", "workdir", "git_common_dir", "git_branch", "session_policy", "model", "effort", "tier",
+        "session_id", "session_lot", "rotation_state", "rotation_reason", "pending_summary", "pending_kind",
+        "failures", "retry_at", "circuit_open", "rewind_to",
+    }
+)  # fmt: skip
+
+R = TypeVar("R")
 
 
 class RegistryError(Exception):
     """A request the registry refuses (unknown agent, duplicate name…); the message says what to do."""
 
 
-def _row(cursor: sqlite3.Cursor, row: tuple[Any, ...]) -> dict[str, Any]:
-    return {col[0]: value for col, value in zip(cursor.description, row, strict=True)}
-
-
 class Registry:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self.conn.row_factory = _row
-        for pragma in PRAGMAS:
-            self.conn.execute(pragma)
-        self._depth = 0
-        self._migrate()
+        self.conn = sqlite.connect(path, migrations=MIGRATIONS)
+        self.on_alert: Callable[[Alert], None] | None = None  # told of every new alert (pushed to a command)
 
     def close(self) -> None:
         self.conn.close()
@@ -140,53 +154,29 @@ class Registry:
 
     # -- plumbing -------------------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def tx(self) -> Iterator[None]:
+    def tx(self) -> AbstractContextManager[None]:
         """One transaction (nested calls join the outer one)."""
-        if self._depth:
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-            return
-        self.conn.execute("BEGIN IMMEDIATE")
-        self._depth = 1
-        try:
-            yield
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        else:
-            self.conn.execute("COMMIT")
-        finally:
-            self._depth = 0
-
-    def _migrate(self) -> None:
-        self.conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL)")
-        with self.tx():
-            done = {r["version"] for r in self.conn.execute("SELECT version FROM schema_migrations")}
-            for version, sql in MIGRATIONS:
-                if version in done:
-                    continue
-                for statement in sql.split(";"):
-                    if statement.strip():
-                        self.conn.execute(statement)
-                self.conn.execute("INSERT INTO schema_migrations VALUES (?, ?)", (version, time.time()))
+        return sqlite.transaction(self.conn)
 
     def schema_versions(self) -> list[int]:
-        return [r["version"] for r in self.conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
+        return sqlite.schema_versions(self.conn)
 
-    def one(self, sql: str, params: tuple[Any, ...] = ()) -> dict[str, Any] | None:
-        row: dict[str, Any] | None = self.conn.execute(sql, params).fetchone()
-        return row
+    def journal_mode(self) -> str:
+        return str(self._value("PRAGMA journal_mode"))
 
-    def all(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        return list(self.conn.execute(sql, params).fetchall())
+    def _rows(self, cls: type[R], sql: str, params: Sequence[Any] = ()) -> list[R]:
+        return [cls(**row) for row in self.conn.execute(sql, params)]
 
-    def update_agent(self, name: str, **values: Any) -> None:
-        cols = ", ".join(f"{key} = ?" for key in values)
-        self.conn.execute(f"UPDATE agents SET {cols} WHERE name = ?", (*values.values(), name))
+    def _row(self, cls: type[R], sql: str, params: Sequence[Any] = ()) -> R | None:
+        row = self.conn.execute(sql, params).fetchone()
+        return cls(**row) if row is not None else None
+
+    def _value(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        row = self.conn.execute(sql, params).fetchone()
+        return next(iter(row.values())) if row else None
+
+    def _iter_dicts(self, sql: str, params: Sequence[Any] = ()) -> Iterator[dict[str, Any]]:
+        yield from self.conn.execute(sql, params)
 
     # -- agents ---------------------------------------------------------------------------------------
 
@@ -199,6 +189,7 @@ class Registry:
         workdir: str,
         git_common_dir: str | None,
         git_branch: str | None,
+        uid: str | None = None,
     ) -> None:
         if harness not in HARNESSES:
             raise RegistryError(f"unknown harness {harness!r}: one of {', '.join(HARNESSES)}")
@@ -206,21 +197,31 @@ class Registry:
             raise RegistryError(f"unknown role {role!r}: one of {', '.join(ROLES)}")
         try:
             self.conn.execute(
-                "INSERT INTO agents (name, harness, role, workdir, git_common_dir, git_branch, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (name, harness, role, workdir, git_common_dir, git_branch, time.time()),
+                "INSERT INTO agents (name, harness, role, workdir, git_common_dir, git_branch, created_at, uid)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (name, harness, role, workdir, git_common_dir, git_branch, time.time(), uid),
             )
         except sqlite3.IntegrityError:
             raise RegistryError(f"an agent named {name!r} already exists (ameesh remove {name} first)") from None
 
-    def agent(self, name: str) -> dict[str, Any]:
-        row = self.one("SELECT * FROM agents WHERE name = ?", (name,))
-        if row is None:
-            raise RegistryError(f"no agent named {name!r} (see ameesh list)")
-        return row
+    def find_agent(self, name: str) -> Agent | None:
+        return self._row(Agent, "SELECT * FROM agents WHERE name = ?", (name,))
 
-    def agents(self) -> list[dict[str, Any]]:
-        return self.all("SELECT * FROM agents ORDER BY name")
+    def agent(self, name: str) -> Agent:
+        found = self.find_agent(name)
+        if found is None:
+            raise RegistryError(f"no agent named {name!r} (see ameesh list)")
+        return found
+
+    def agents(self) -> list[Agent]:
+        return self._rows(Agent, "SELECT * FROM agents ORDER BY name")
+
+    def update_agent(self, name: str, **values: Any) -> None:
+        unknown = set(values) - AGENT_COLUMNS
+        if unknown:
+            raise ValueError(f"not an agent column: {', '.join(sorted(unknown))}")
+        cols = ", ".join(f"{key} = ?" for key in values)
+        self.conn.execute(f"UPDATE agents SET {cols} WHERE name = ?", (*values.values(), name))
 
     def remove_agent(self, name: str) -> None:
         self.agent(name)
@@ -235,17 +236,41 @@ class Registry:
         )
         return int(cur.lastrowid or 0)
 
-    def next_message(self, agent: str) -> dict[str, Any] | None:
-        return self.one("SELECT * FROM messages WHERE agent = ? AND state = 'waiting' ORDER BY num LIMIT 1", (agent,))
+    def next_message(self, agent: str) -> Message | None:
+        return self._row(
+            Message, "SELECT * FROM messages WHERE agent = ? AND state = 'waiting' ORDER BY num LIMIT 1", (agent,)
+        )
+
+    def messages(self, agent: str, state: str | None = None) -> list[Message]:
+        if state is None:
+            return self._rows(Message, "SELECT * FROM messages WHERE agent = ? ORDER BY num", (agent,))
+        return self._rows(Message, "SELECT * FROM messages WHERE agent = ? AND state = ? ORDER BY num", (agent, state))
 
     def waiting_agents(self) -> list[str]:
-        return [
-            r["agent"] for r in self.all("SELECT DISTINCT agent FROM messages WHERE state = 'waiting' ORDER BY agent")
-        ]
+        sql = "SELECT DISTINCT agent FROM messages WHERE state = 'waiting' ORDER BY agent"
+        return [row["agent"] for row in self._iter_dicts(sql)]
 
     def waiting_count(self, agent: str) -> int:
-        row = self.one("SELECT count(*) AS n FROM messages WHERE agent = ? AND state = 'waiting'", (agent,))
-        return int(row["n"]) if row else 0
+        return int(self._value("SELECT count(*) FROM messages WHERE agent = ? AND state = 'waiting'", (agent,)))
+
+    def message_started(self, num: int) -> None:
+        """A turn of the message is starting (if it never ends, its prompt may be in the harness's session)."""
+        self.conn.execute("UPDATE messages SET tried = tried + 1 WHERE num = ?", (num,))
+
+    def message_done(self, num: int) -> None:
+        self.conn.execute("UPDATE messages SET state = 'done' WHERE num = ?", (num,))
+
+    def message_failed(self, num: int, attempts: int, *, for_good: bool) -> None:
+        state = "failed" if for_good else "waiting"
+        self.conn.execute("UPDATE messages SET attempts = ?, state = ? WHERE num = ?", (attempts, state, num))
+
+    def requeue(self, agent: str, nums: Sequence[int] = ()) -> list[int]:
+        """Put the agent's failed messages (all, or those numbered) back in the inbox; the numbers re-queued."""
+        failed = {m.num for m in self.messages(agent, "failed")}
+        chosen = [n for n in nums if n in failed] if nums else sorted(failed)
+        for num in chosen:
+            self.conn.execute("UPDATE messages SET state = 'waiting', attempts = 0 WHERE num = ?", (num,))
+        return chosen
 
     # -- thread, alerts, sessions ---------------------------------------------------------------------
 
@@ -255,47 +280,87 @@ class Registry:
             (agent, kind, session_id, lot, text, time.time()),
         )
 
-    def thread(self, agent: str) -> list[dict[str, Any]]:
+    def thread(self, agent: str) -> list[ThreadItem]:
         self.agent(agent)
-        return self.all("SELECT kind, session_id, lot, text, at FROM thread WHERE agent = ? ORDER BY num", (agent,))
+        return self._rows(ThreadItem, "SELECT * FROM thread WHERE agent = ? ORDER BY num", (agent,))
 
-    def alert(self, agent: str, kind: str, message: str, *, session_id: str | None = None) -> bool:
-        """Raise an alert unless the same one (agent, kind, session) is already active; True if raised."""
-        active = self.one(
+    def alert(
+        self, agent: str, kind: str, message: str, *, session_id: str | None = None, refresh: bool = False
+    ) -> Alert | None:
+        """Raise an alert unless the same one (agent, kind, session) is already active (``refresh``: its
+        message is brought up to date); the new alert, if any (``on_alert`` is told of it)."""
+        active = self._value(
             "SELECT num FROM alerts WHERE agent = ? AND kind = ? AND session_id IS ? AND cleared_at IS NULL",
             (agent, kind, session_id),
         )
         if active:
-            return False
+            if refresh:
+                self.conn.execute("UPDATE alerts SET message = ? WHERE num = ?", (message, active))
+            return None
         with self.tx():
-            self.conn.execute(
+            cur = self.conn.execute(
                 "INSERT INTO alerts (agent, kind, session_id, message, at) VALUES (?, ?, ?, ?, ?)",
                 (agent, kind, session_id, message, time.time()),
             )
             self.note(agent, "alert", f"{kind}: {message}", session_id=session_id)
-        return True
+        raised = self._row(Alert, "SELECT * FROM alerts WHERE num = ?", (cur.lastrowid,))
+        if raised is not None and self.on_alert is not None:
+            self.on_alert(raised)
+        return raised
 
-    def alerts(self, agent: str | None = None) -> list[dict[str, Any]]:
-        sql = "SELECT agent, kind, session_id, message, at FROM alerts WHERE cleared_at IS NULL"
-        if agent is None:
-            return self.all(sql + " ORDER BY num")
-        return self.all(sql + " AND agent = ? ORDER BY num", (agent,))
-
-    def sessions(self, agent: str) -> list[dict[str, Any]]:
-        self.agent(agent)
-        return self.all(
-            "SELECT session_id, lot, opened_at, closed_at, close_reason, turns, last_context_tokens, summary"
-            " FROM sessions WHERE agent = ? ORDER BY num",
-            (agent,),
+    def last_note(self, agent: str, kind: str) -> ThreadItem | None:
+        return self._row(
+            ThreadItem, "SELECT * FROM thread WHERE agent = ? AND kind = ? ORDER BY num DESC LIMIT 1", (agent, kind)
         )
 
-    def session(self, agent: str, session_id: str) -> dict[str, Any] | None:
-        return self.one("SELECT * FROM sessions WHERE agent = ? AND session_id = ?", (agent, session_id))
+    def alerts(self, agent: str | None = None) -> list[Alert]:
+        """Active alerts."""
+        if agent is None:
+            return self._rows(Alert, "SELECT * FROM alerts WHERE cleared_at IS NULL ORDER BY num")
+        return self._rows(Alert, "SELECT * FROM alerts WHERE cleared_at IS NULL AND agent = ? ORDER BY num", (agent,))
 
-    def open_session(self, agent: str, session_id: str, lot: str | None) -> None:
+    def resolve_alerts(self, agent: str, *kinds: str, session_id: str | None = None, why: str = "resolved") -> int:
+        """Clear the agent's active alerts of these kinds (of one session, if given): their cause is gone."""
+        cleared = 0
+        for kind in kinds:
+            sql = (
+                "UPDATE alerts SET cleared_at = ?, cleared_reason = ?"
+                " WHERE agent = ? AND kind = ? AND cleared_at IS NULL"
+            )
+            params: tuple[Any, ...] = (time.time(), why, agent, kind)
+            if session_id is not None:
+                sql += " AND session_id IS NOT ?"  # a session_too_big alert of another session is stale
+                params += (session_id,)
+            cleared += self.conn.execute(sql, params).rowcount
+        if cleared:
+            self.note(agent, "alert", f"{cleared} alert(s) cleared ({', '.join(kinds)}): {why}")
+        return cleared
+
+    def ack_alert(self, num: int) -> Alert:
+        """Acknowledge one alert by its number (it leaves the active list)."""
+        found = self._row(Alert, "SELECT * FROM alerts WHERE num = ?", (num,))
+        if found is None:
+            raise RegistryError(f"no alert {num} (see ameesh alerts)")
+        if found.cleared_at is None:
+            with self.tx():
+                self.conn.execute(
+                    "UPDATE alerts SET cleared_at = ?, cleared_reason = 'acknowledged' WHERE num = ?",
+                    (time.time(), num),
+                )
+                self.note(found.agent, "alert", f"alert {num} ({found.kind}) acknowledged")
+        return found
+
+    def sessions(self, agent: str) -> list[Session]:
+        self.agent(agent)
+        return self._rows(Session, "SELECT * FROM sessions WHERE agent = ? ORDER BY num", (agent,))
+
+    def session(self, agent: str, session_id: str) -> Session | None:
+        return self._row(Session, "SELECT * FROM sessions WHERE agent = ? AND session_id = ?", (agent, session_id))
+
+    def open_session(self, agent: str, session_id: str, lot: str | None, model: str | None = None) -> None:
         self.conn.execute(
-            "INSERT OR IGNORE INTO sessions (agent, session_id, lot, opened_at) VALUES (?, ?, ?, ?)",
-            (agent, session_id, lot, time.time()),
+            "INSERT OR IGNORE INTO sessions (agent, session_id, lot, opened_at, model) VALUES (?, ?, ?, ?, ?)",
+            (agent, session_id, lot, time.time(), model),
         )
 
     def close_session(self, agent: str, session_id: str, reason: str) -> None:
@@ -303,6 +368,11 @@ class Registry:
             "UPDATE sessions SET closed_at = ?, close_reason = ?"
             " WHERE agent = ? AND session_id = ? AND closed_at IS NULL",
             (time.time(), reason, agent, session_id),
+        )
+
+    def set_summary(self, agent: str, session_id: str, summary: str) -> None:
+        self.conn.execute(
+            "UPDATE sessions SET summary = ? WHERE agent = ? AND session_id = ?", (summary, agent, session_id)
         )
 
     def record_turn(
@@ -345,5 +415,5 @@ class Registry:
                 (context_tokens, agent, session_id),
             )
 
-    def turns(self, agent: str) -> list[dict[str, Any]]:
-        return self.all("SELECT * FROM turns WHERE agent = ? ORDER BY num", (agent,))
+    def turns(self, agent: str) -> list[Turn]:
+        return self._rows(Turn, "SELECT * FROM turns WHERE agent = ? ORDER BY num", (agent,))

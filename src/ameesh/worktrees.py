@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from ameesh.gitid import git_identity
 from ameesh.harnesses import Harness
 from ameesh.registry import Registry
+from ameesh.rows import Agent
 
 MAX_DEPTH = 4
 SKIPPED = {".git", "node_modules", ".venv", "__pycache__"}
@@ -58,10 +58,10 @@ def candidates(common_dir: str, branch: str | None, search: list[Path]) -> list[
     return list(seen)
 
 
-def relocate(reg: Registry, agent: dict[str, Any], harness: Harness) -> Path | None:
+def relocate(reg: Registry, agent: Agent, harness: Harness) -> Path | None:
     """Adopt the agent's moved working directory; None (with an alert) when there is no unique free one."""
-    name, old = agent["name"], Path(agent["workdir"])
-    common, branch = agent["git_common_dir"], agent["git_branch"]
+    name, old = agent.name, Path(agent.workdir)
+    common, branch = agent.git_common_dir, agent.git_branch
     if not common:
         reg.alert(name, "workdir_missing", f"the working directory {old} is gone (not a git directory: no search)")
         return None
@@ -70,7 +70,7 @@ def relocate(reg: Registry, agent: dict[str, Any], harness: Harness) -> Path | N
         reg.alert(name, "workdir_missing", f"the working directory {old} is gone (AMEESH_WORKTREE_ROOTS is not set)")
         return None
     found = candidates(common, branch, search)
-    taken = {Path(a["workdir"]) for a in reg.agents() if a["name"] != name}
+    taken = {Path(a.workdir) for a in reg.agents() if a.name != name}
     free = [c for c in found if c not in taken]
     where = f"branch {branch or '(detached)'} of {common}"
     if not found:
@@ -86,10 +86,6 @@ def relocate(reg: Registry, agent: dict[str, Any], harness: Harness) -> Path | N
     with reg.tx():
         reg.update_agent(name, workdir=str(new))
         extra = f" ({followed})" if followed else ""
-        reg.note(name, "relocated", f"working directory moved: {old} → {new}{extra}", session_id=agent["session_id"])
-        reg.conn.execute(
-            "UPDATE alerts SET cleared_at = strftime('%s','now') WHERE agent = ? AND kind = 'workdir_missing'"
-            " AND cleared_at IS NULL",
-            (name,),
-        )
+        reg.note(name, "relocated", f"working directory moved: {old} → {new}{extra}", session_id=agent.session_id)
+        reg.resolve_alerts(name, "workdir_missing", why="the working directory was found")
     return new

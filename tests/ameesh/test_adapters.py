@@ -33,6 +33,8 @@ def _through_fake(adapter: Harness, request: TurnRequest) -> TurnResult:
         session_in = adapter.session_in
         attach_command = adapter.attach_command
         follow_move = adapter.follow_move
+        fatal_in = adapter.fatal_in
+        prepare_retry = adapter.prepare_retry
 
         def command(self, request: TurnRequest) -> list[str]:
             return FakeHarness().command(request)

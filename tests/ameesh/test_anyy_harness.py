@@ -8,8 +8,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ameesh.harnesses import CONTINUE_CUE
 from tests.ameesh.conftest import Ameesh
-from tests.cli.live import StartGateway, start_gateway
+from tests.cli.live import BROKEN_PROVIDER, StartGateway, start_gateway
 
 __all__ = ["start_gateway"]
 
@@ -48,3 +49,60 @@ def test_h1_h5_h8_ameesh_drives_anyy_through_anyy_chat(ameesh: Ameesh, start_gat
     opening = next(e["text"] for e in reversed(fresh) if e["kind"] == "user")
     assert opening.startswith("Resume summary of your previous session:")
     assert opening.endswith("fourth")
+
+
+def test_h13_an_anyy_agent_whose_profile_changed_rotates_by_itself(ameesh: Ameesh, start_gateway: StartGateway) -> None:
+    work = start_gateway(profile="work")
+    play = start_gateway(profile="play")
+    ameesh.monkeypatch.setenv("AMEESH_ANYY_BIN", str(Path(sys.executable).parent / "anyy"))
+    ameesh("add", "ann", "--harness", "anyy", "--dir", str(ameesh.work))
+    ameesh("set", "ann", "model=work", "session_policy=taille")
+    ameesh("send", "ann", "first: remember PINEAPPLE")
+    ameesh("run")
+    ameesh("set", "ann", "model=play")  # anyy session ids belong to a profile: the old one cannot go on
+    ameesh("send", "ann", "second: go on")
+    ameesh("run")  # exit 0: no failed turn, no ameesh restart needed
+    old, new = ameesh.json("sessions", "ann")
+    assert old["close_reason"] == "profile work → play"
+    assert old["summary"]  # played in the old session, under the profile it belongs to
+    assert new["model"] == "play"
+    assert new["turns"] == 1
+    with work.client() as client:
+        users = [e["text"] for e in client.call("session.history", {"session_id": old["session_id"]})["items"]]
+    assert any("resume summary" in text for text in users)
+    with play.client() as client:
+        fresh = client.call("session.history", {"session_id": new["session_id"]})["items"]
+    opening = next(e["text"] for e in reversed(fresh) if e["kind"] == "user")
+    assert opening.startswith("Resume summary of your previous session:")
+    assert opening.endswith("second: go on")
+    assert [t.outcome for t in ameesh.registry().turns("ann")] == ["ok", "ok", "ok"]
+
+
+def test_h13_a_failed_anyy_execution_is_continued_not_sent_twice(ameesh: Ameesh, start_gateway: StartGateway) -> None:
+    live = start_gateway(profile="work", config_extra=BROKEN_PROVIDER, retries=False)
+    ameesh.monkeypatch.setenv("AMEESH_ANYY_BIN", str(Path(sys.executable).parent / "anyy"))
+    ameesh.monkeypatch.setenv("AMEESH_SESSION_BACKOFF_BASE", "0")
+    ameesh.monkeypatch.setenv("AMEESH_SESSION_MAX_ATTEMPTS", "2")
+    ameesh("add", "ann", "--harness", "anyy", "--dir", str(ameesh.work))
+    ameesh("set", "ann", "model=work", "session_policy=jamais")
+    ameesh("send", "ann", "first: remember PINEAPPLE")
+    ameesh("run")
+    sid = ameesh.json("show", "ann")["session_id"]
+
+    def provider(name: str, model: str) -> None:
+        with live.client() as client:
+            client.call("session.settings", {"session_id": sid, "provider": name, "model": model})
+
+    provider("broken", "m")  # the model is unreachable: anyy fails the execution (exit 4), the prompt recorded
+    ameesh("send", "ann", "second: go on")
+    assert ameesh("run", ok=False).exit_code == 4
+    provider("offline", "offline")
+    ameesh("retry", "ann")
+    ameesh("run")
+    with live.client() as client:
+        history = client.call("session.history", {"session_id": sid})["items"]
+    users = [e["text"] for e in reversed(history) if e["kind"] == "user"]
+    assert users.count("second: go on") == 1  # never a second copy in anyy's session
+    assert users[-1] == CONTINUE_CUE
+    assert ameesh.json("show", "ann")["session_id"] == sid
+    assert len(ameesh.answers("ann")) == 2

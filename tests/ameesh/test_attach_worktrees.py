@@ -169,7 +169,7 @@ def test_h9_nothing_is_adopted_when_absent_ambiguous_or_taken(ameesh: Ameesh, re
     git(repo, "worktree", "move", str(ameesh.root.parent / "elsewhere"), str(trees / "wt2"))
     with ameesh.registry() as reg:
         reg.update_agent("ann", workdir=str((trees / "wt2").resolve()))
-        reg.conn.execute("UPDATE alerts SET cleared_at = 1")
+    ameesh("alerts", "ack", *(str(a["num"]) for a in ameesh.json("alerts")))
     assert ameesh("run", ok=False).exit_code == 3
     [alert] = ameesh.json("alerts", "bob")
     assert "already another agent's" in alert["message"]
@@ -177,7 +177,7 @@ def test_h9_nothing_is_adopted_when_absent_ambiguous_or_taken(ameesh: Ameesh, re
     # Ambiguous: two free worktrees on the same branch (a second clone sharing nothing is not a candidate).
     with ameesh.registry() as reg:
         reg.update_agent("ann", workdir=str(ameesh.work))
-        reg.conn.execute("UPDATE alerts SET cleared_at = 1")
+    ameesh("alerts", "ack", *(str(a["num"]) for a in ameesh.json("alerts")))
     git(repo, "worktree", "add", "-q", "-f", str(trees / "wt3"), "feature")
     assert ameesh("run", ok=False).exit_code == 3
     [alert] = ameesh.json("alerts", "bob")

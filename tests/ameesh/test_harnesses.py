@@ -30,9 +30,9 @@ def test_h11_a_hanging_turn_times_out_and_a_failing_harness_raises_an_alert(amee
     assert result.exit_code == 4  # a message failed for good
     assert "1 message(s) failed for good" in result.output
     turns = ameesh.registry().turns("bob")
-    assert [t["outcome"] for t in turns] == ["timeout", "ok", "failed", "failed", "failed"]
-    assert "no answer within 3 s" in turns[0]["error"]
-    assert "no result (exit 0)" in turns[2]["error"]  # exit 0, but no result: a failure
+    assert [t.outcome for t in turns] == ["timeout", "ok", "failed", "failed", "failed"]
+    assert "no answer within 3 s" in (turns[0].error or "")
+    assert "no result (exit 0)" in (turns[2].error or "")  # exit 0, but no result: a failure
     [alert] = ameesh.json("alerts", "bob")
     assert alert["kind"] == "harness_failing"
 

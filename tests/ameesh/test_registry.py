@@ -12,8 +12,8 @@ def test_h11_registry_is_wal_and_migrations_are_recorded_once(ameesh: Ameesh) ->
     ameesh("init")
     ameesh("init")
     with ameesh.registry() as reg:
-        assert reg.schema_versions() == [1]
-        assert reg.one("PRAGMA journal_mode")["journal_mode"] == "wal"  # type: ignore[index]
+        assert reg.schema_versions() == [1, 2]
+        assert reg.journal_mode() == "wal"
 
 
 def test_h11_add_list_show_remove(ameesh: Ameesh) -> None:

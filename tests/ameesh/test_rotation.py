@@ -79,7 +79,8 @@ def test_h8_a_failed_or_empty_summary_keeps_the_session(ameesh: Ameesh) -> None:
     assert old["turns"] == 5 + 1  # turns one to five and the summary that worked
     assert old["summary"] == "SUMMARY ok"
     assert ameesh.answers("bob")[3] == "RESUMED (3 earlier turns): four"  # still the old session
-    assert ameesh.answers("bob")[4] == "RESUMED (5 earlier turns): five"  # (the empty summary was a turn)
+    # H13: neither the failed nor the empty summary stays in the kept session (rewound before them).
+    assert ameesh.answers("bob")[4] == "RESUMED (4 earlier turns): five"
     assert ameesh.calls()[-1]["session_id"] == new["session_id"]
 
 

@@ -2,8 +2,8 @@
 
 Whatever the API (Anthropic Messages, OpenAI Responses, Chat Completions), the user prompts of the
 request are read in order — leaving out what the harness adds itself (blocks that start with ``<``, such
-as Claude Code's ``<system-reminder>`` or Codex's ``<environment_context>``) — and the answer says what it
-received:
+as Claude Code's ``<system-reminder>`` or Codex's ``<environment_context>``, and DeepSeek Harness's
+``Current runtime context. …`` snapshots) — and the answer says what it received:
 
 - ``ANSWER n: «last prompt» · first: «first prompt»``, n being how many prompts the request carries: a
   resumed session answers with n > 1 and names its first turn;
@@ -24,6 +24,7 @@ from tests.fakes.model_server import Received
 from tests.fakes.wire import Reply
 
 SUMMARY_CUE = "resume summary for your successor"
+HARNESS_NOTES = ("<", "Current runtime context.")  # what harnesses add to the user's turns themselves
 
 
 def _texts(content: Any) -> list[str]:
@@ -47,7 +48,9 @@ def user_prompts(body: dict[str, Any]) -> list[str]:
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict) or item.get("role") != "user":
             continue
-        prompts += [t.strip() for t in _texts(item.get("content")) if t.strip() and not t.strip().startswith("<")]
+        prompts += [
+            t.strip() for t in _texts(item.get("content")) if t.strip() and not t.strip().startswith(HARNESS_NOTES)
+        ]
     return prompts
 
 

@@ -1,5 +1,10 @@
 """Harness adapters: one interface over Claude Code, Codex CLI, pi, anyy and our scripted fake.
 
+``NAMES`` below is the one table of harness names: ``ameesh add --harness``, ``ameesh --help``, the
+registry's check and :func:`get` all read it. **Adding an adapter is one line there**
+(``"name": "module:Class"``); the class implements :class:`Harness` and is built as ``Class(state_dir=…)``
+(the agent's state directory, where an adapter may keep files; accept and ignore it if not needed).
+
 A turn is one run of the harness's command line under a timeout counted from the moment its process
 starts, in its own process group (killed whole on timeout), judged by what it printed — not only by its
 exit code. Its output is read as it comes: a session id the harness announces (Codex's ``thread.started``)
@@ -9,13 +14,25 @@ is handed to the caller at once, so it is on record before the turn ends, even i
 from __future__ import annotations
 
 import contextlib
+import importlib
+import json
 import os
-import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
+
+# The one table of harnesses: name → "module:Class" (built as ``Class(state_dir=...)``). One line per adapter.
+NAMES: dict[str, str] = {
+    "claude": "ameesh.harnesses.claude:ClaudeHarness",
+    "codex": "ameesh.harnesses.codex:CodexHarness",
+    "pi": "ameesh.harnesses.pi:PiHarness",
+    "anyy": "ameesh.harnesses.anyy:AnyyHarness",
+    "fake": "ameesh.harnesses.fake:FakeHarness",
+    "dsh": "ameesh.harnesses.dsh:DshHarness",
+    "acp": "ameesh.harnesses.acp:AcpHarness",
+}
 
 # ameesh's effort scale (the canon's); each harness takes part of it: ``nearest_effort`` maps onto that part.
 EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "max")
@@ -40,6 +57,29 @@ class TurnRequest:
     model: str | None = None
     effort: str | None = None
     timeout: float = 3600.0
+    rewind_to: str | None = None  # resume the session as it was at this point of its history (a Retry's)
+
+
+@dataclass(frozen=True)
+class Retry:
+    """How to play a message again after an attempt that may have left its prompt in the harness's session
+    (a failed turn, or a runner that died during one): never the same prompt twice in one session.
+
+    resend    the prompt is not in the session: send it as it is
+    rewind    resume the session at ``point`` (before the prompt) and send the prompt again
+    fresh     the prompt opened the session and nothing good came after: a new session, the prompt again
+    continue  the session keeps the prompt and the harness cannot rewind: send ``prompt`` (a cue to answer it)
+    """
+
+    kind: Literal["resend", "rewind", "fresh", "continue"]
+    point: str | None = None
+    prompt: str | None = None
+    note: str = ""
+
+
+CONTINUE_CUE = (
+    "(Your previous turn on my last message was cut off before you answered: the message is above, answer it now.)"
+)
 
 
 @dataclass
@@ -82,6 +122,14 @@ class Harness(Protocol):
         """Make the sessions kept for working directory ``old`` resumable from ``new`` (H9); a note for
         the thread saying what was done, or ``""``."""
 
+    def fatal_in(self, line: str) -> str | None:
+        """The error an output line reports if it means the turn cannot succeed (the harness's own fatal
+        error events: the turn is ended at once instead of waiting for its timeout), else None."""
+
+    def prepare_retry(self, session_id: str, cwd: Path, prompt: str) -> Retry:
+        """Before playing ``prompt`` again in ``session_id``: what the session recorded of the earlier
+        attempt decides how (see :class:`Retry`); a harness may rewind files it owns here."""
+
 
 async def play(
     harness: Harness,
@@ -98,54 +146,52 @@ async def play(
     import asyncio  # here, not at the top: the fake harness program imports this package and starts 3x faster
 
     started = time.monotonic()
+    from commons.processes import spawn_group
+
     env = {**os.environ, **harness.environment()}
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *harness.command(request),
-            cwd=request.cwd,
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
+        proc = await spawn_group(harness.command(request), cwd=request.cwd, env=env)
     except OSError as exc:
         return TurnResult("failed", error=f"cannot start {harness.name}: {exc}", duration=time.monotonic() - started)
     if on_start is not None:
         try:
             on_start(proc.pid)
         except BaseException:  # nothing may run that the caller does not know of
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
+            kill_group(proc.pid)
             await proc.wait()
             raise
     assert proc.stdout is not None
     assert proc.stderr is not None
     stdout, stderr = proc.stdout, proc.stderr
 
+    fatal: list[str] = []
+
     async def read_stdout() -> bytes:
         chunks: list[bytes] = []
-        pending = b""  # the start of a line not yet complete, while a session id may still be announced
+        pending = b""  # the start of a line not yet complete
         announced = on_session is None
         while chunk := await stdout.read(65536):
             chunks.append(chunk)
-            if announced:
-                continue
             *lines, pending = (pending + chunk).split(b"\n")
-            for line in lines:
-                sid = harness.session_in(line.decode("utf-8", "replace"))
-                if sid and sid != request.session_id and on_session is not None:
-                    on_session(sid)
-                    announced = True
-                    break
+            for raw in lines:
+                line = raw.decode("utf-8", "replace")
+                if not announced and on_session is not None:
+                    sid = harness.session_in(line)
+                    if sid and sid != request.session_id:
+                        on_session(sid)
+                        announced = True
+                why = harness.fatal_in(line)
+                if why is not None:  # fail fast: the harness said the turn cannot succeed
+                    fatal.append(why)
+                    kill_group(proc.pid)
+                    return b"".join(chunks)
         return b"".join(chunks)
 
     reading = asyncio.gather(read_stdout(), stderr.read(), proc.wait())
     try:
         out, err, _ = await asyncio.wait_for(reading, max(0.0, request.timeout - (time.monotonic() - started)))
     except (TimeoutError, asyncio.CancelledError) as exc:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        kill_group(proc.pid)
         await proc.wait()
         if isinstance(exc, asyncio.CancelledError):
             raise
@@ -153,6 +199,13 @@ async def play(
             "timeout",
             session_id=request.session_id,
             error=f"{harness.name} gave no answer within {request.timeout:g} s (killed)",
+            duration=time.monotonic() - started,
+        )
+    if fatal:
+        return TurnResult(
+            "failed",
+            session_id=request.session_id,
+            error=f"{harness.name}: {fatal[0]} (ended at once)",
             duration=time.monotonic() - started,
         )
     result = harness.parse(
@@ -170,6 +223,8 @@ def claude_style_flags(request: TurnRequest) -> list[str]:
     flags: list[str] = []
     if request.session_id:
         flags += ["--session-id" if request.new_session else "--resume", request.session_id]
+        if request.rewind_to and not request.new_session:
+            flags += ["--resume-session-at", request.rewind_to]
     if request.model:
         flags += ["--model", request.model]
     if request.effort:
@@ -177,31 +232,37 @@ def claude_style_flags(request: TurnRequest) -> list[str]:
     return flags
 
 
+def json_objects(text: str) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines text (an event stream, a transcript); other lines are skipped."""
+    found = []
+    for line in text.splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found
+
+
 def tail(text: str, limit: int = 400) -> str:
     text = text.strip()
     return text if len(text) <= limit else "…" + text[-limit:]
 
 
+def kill_group(pgid: int) -> None:
+    from commons.processes import kill_group as kill
+
+    with contextlib.suppress(ProcessLookupError):
+        kill(pgid)
+
+
 def get(name: str, state_dir: Path | None = None) -> Harness:
-    """The adapter for a harness name; ``state_dir`` is the agent's state directory (pi keeps its files there)."""
-    if name == "fake":
-        from ameesh.harnesses.fake import FakeHarness
-
-        return FakeHarness()
-    if name == "claude":
-        from ameesh.harnesses.claude import ClaudeHarness
-
-        return ClaudeHarness()
-    if name == "codex":
-        from ameesh.harnesses.codex import CodexHarness
-
-        return CodexHarness()
-    if name == "pi":
-        from ameesh.harnesses.pi import PiHarness
-
-        return PiHarness(state_dir / "pi-sessions" if state_dir else None)
-    if name == "anyy":
-        from ameesh.harnesses.anyy import AnyyHarness
-
-        return AnyyHarness()
-    raise NotImplementedError(f"unknown harness {name!r} (available: fake, claude, codex, pi, anyy)")
+    """The adapter for a harness name (``NAMES``); ``state_dir`` is the agent's state directory."""
+    target = NAMES.get(name)
+    if target is None:
+        raise NotImplementedError(f"unknown harness {name!r} (available: {', '.join(NAMES)})")
+    module_name, _, class_name = target.partition(":")
+    factory = getattr(importlib.import_module(module_name), class_name)
+    harness: Harness = factory(state_dir=state_dir)
+    return harness

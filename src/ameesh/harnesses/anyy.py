@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ameesh.harnesses import TurnRequest, TurnResult, tail
+from ameesh.harnesses import CONTINUE_CUE, Retry, TurnRequest, TurnResult, tail
 
 EXIT_MEANINGS = {3: "suspended", 4: "failed", 5: "interrupted", 6: "cleared", 7: "timeout"}
 
@@ -24,8 +24,29 @@ EXIT_MEANINGS = {3: "suspended", 4: "failed", 5: "interrupted", 6: "cleared", 7:
 class AnyyHarness:
     name = "anyy"
 
-    def __init__(self, binary: str | None = None) -> None:
+    # anyy session ids belong to a profile (the agent's model setting): a new profile needs a new session
+    sessions_follow_model = True
+
+    def __init__(self, binary: str | None = None, *, state_dir: Path | None = None) -> None:
         self.binary = binary or os.environ.get("AMEESH_ANYY_BIN") or "anyy"
+        # which profile each session belongs to (a session id is known to its profile's Gateway only)
+        self.profiles_file = state_dir / "anyy-sessions.json" if state_dir else None
+
+    def _profiles(self) -> dict[str, str]:
+        try:
+            data = json.loads(self.profiles_file.read_text(encoding="utf-8")) if self.profiles_file else {}
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _remember(self, session_id: str, profile: str) -> None:
+        known = self._profiles()
+        if self.profiles_file is None or known.get(session_id) == profile:
+            return
+        self.profiles_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.profiles_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps({**known, session_id: profile}), encoding="utf-8")
+        os.replace(tmp, self.profiles_file)
 
     def new_session_id(self) -> str | None:
         return None  # anyy chooses the session id
@@ -46,6 +67,34 @@ class AnyyHarness:
 
     def session_in(self, line: str) -> str | None:
         return None  # anyy prints its JSON record (with the session id) at the end of the turn
+
+    def fatal_in(self, line: str) -> str | None:
+        return None  # one JSON record at the end of the turn
+
+    def prepare_retry(self, session_id: str, cwd: Path, prompt: str) -> Retry:
+        """A failed execution keeps its user entry in anyy's session, and ``anyy chat`` cannot rewind: when
+        the current path's last user entry is the prompt (``anyy sessions show --json``), a cue to answer
+        it is sent instead of a second copy."""
+        import subprocess
+
+        profile = self._profiles().get(session_id)
+        argv = [self.binary, "sessions", "show", session_id, "--json", "--entries", "20"]
+        try:
+            done = subprocess.run(  # noqa: S603 - the harness's own command line
+                [*argv, *(["--profile", profile] if profile else [])],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            entries = json.loads(done.stdout).get("entries") if done.returncode == 0 else None
+        except (OSError, ValueError, AttributeError, subprocess.TimeoutExpired):
+            entries = None
+        users = [e.get("text") for e in entries or [] if isinstance(e, dict) and e.get("kind") == "user"]
+        asked = [text for text in users if text != CONTINUE_CUE]
+        if asked and asked[-1] == prompt:
+            return Retry("continue", prompt=CONTINUE_CUE, note="anyy's session keeps the prompt: a cue to answer it")
+        return Retry("resend")
 
     def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult:
         record: dict[str, Any] | None = None
@@ -69,6 +118,8 @@ class AnyyHarness:
                 error=f"anyy: no JSON answer (exit {returncode}): {tail(stderr)}",
             )
         sid = record.get("session_id") if isinstance(record.get("session_id"), str) else request.session_id
+        if sid and request.model:
+            self._remember(sid, request.model)
         if returncode != 0 or record.get("result") != "completed":
             word = EXIT_MEANINGS.get(returncode) or str(record.get("result") or f"exit {returncode}")
             detail = record.get("error") or record.get("question") or tail(stderr)

@@ -17,7 +17,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from ameesh.harnesses import TurnRequest, TurnResult, claude_style_flags, tail
+from ameesh.harnesses import Retry, TurnRequest, TurnResult, claude_style_flags, json_objects, tail
 
 
 def config_dir() -> Path:
@@ -40,6 +40,37 @@ def context_of(usage: Any) -> int | None:
     return sum(v for v in values if isinstance(v, int))
 
 
+def user_text(entry: dict[str, Any]) -> str | None:
+    """The text a person typed, for a transcript's user entry (None for tool results and other entries)."""
+    message = entry.get("message")
+    if entry.get("type") != "user" or not isinstance(message, dict):
+        return None
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(isinstance(c, dict) and c.get("type") == "text" for c in content):
+        return "".join(str(c.get("text") or "") for c in content)
+    return None
+
+
+def rewind_plan(entries: list[dict[str, Any]], prompt: str) -> Retry:
+    """Claude-style transcript → how to play ``prompt`` again: a failed attempt records the prompt (and a
+    synthetic ``isApiErrorMessage`` answer); ``--resume-session-at`` the assistant entry the prompt answered
+    (up its ``parentUuid`` chain) drops that branch, and with none (the prompt opened the session) a fresh
+    session is needed. Only the session's last prompt is undone: an older one was followed by others."""
+    typed = [i for i, e in enumerate(entries) if user_text(e) is not None]
+    if not typed or user_text(entries[typed[-1]]) != prompt:
+        return Retry("resend")
+    by_uuid = {e["uuid"]: e for e in entries if isinstance(e.get("uuid"), str)}
+    parent = entries[typed[-1]].get("parentUuid")
+    while isinstance(parent, str) and parent in by_uuid:
+        entry = by_uuid[parent]
+        if entry.get("type") == "assistant" and not entry.get("isApiErrorMessage"):
+            return Retry("rewind", point=parent, note=f"resumed at {parent}, before the failed attempt")
+        parent = entry.get("parentUuid")
+    return Retry("fresh", note="the failed attempt opened the session: a new one is opened")
+
+
 def last_assistant_context(lines: list[str]) -> int | None:
     """The context of the last assistant message among JSON lines (stream-json events or a transcript)."""
     found = None
@@ -55,10 +86,26 @@ def last_assistant_context(lines: list[str]) -> int | None:
     return found
 
 
+def fatal_event(line: str) -> str | None:
+    if '"result"' not in line and '"api_retry"' not in line:
+        return None
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(event, dict):
+        return None
+    if event.get("type") == "result" and event.get("is_error"):
+        return str(event.get("result") or event.get("subtype") or "error result")
+    if event.get("type") == "system" and event.get("subtype") == "api_retry":
+        return f"model API error {event.get('error_status') or ''} {event.get('error') or ''}".strip()
+    return None
+
+
 class ClaudeHarness:
     name = "claude"
 
-    def __init__(self, binary: str | None = None) -> None:
+    def __init__(self, binary: str | None = None, *, state_dir: Path | None = None) -> None:
         self.binary = binary or os.environ.get("AMEESH_CLAUDE_BIN") or "claude"
 
     def new_session_id(self) -> str | None:
@@ -83,6 +130,19 @@ class ClaudeHarness:
 
     def session_in(self, line: str) -> str | None:
         return None  # ameesh chose the id (--session-id); a different one only matters in the result
+
+    def fatal_in(self, line: str) -> str | None:
+        """A ``result`` with ``is_error``, or an ``api_retry`` (Claude Code would wait and retry on its own,
+        for minutes: ameesh's backoff decides instead)."""
+        return fatal_event(line)
+
+    def prepare_retry(self, session_id: str, cwd: Path, prompt: str) -> Retry:
+        path = transcript_path(session_id, cwd)
+        return (
+            rewind_plan(json_objects(path.read_text(encoding="utf-8", errors="replace")), prompt)
+            if path.exists()
+            else Retry("resend")
+        )
 
     def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult:
         lines = stdout.splitlines()

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ameesh.harnesses import TurnRequest, TurnResult, nearest_effort, tail
+from ameesh.harnesses import CONTINUE_CUE, Retry, TurnRequest, TurnResult, json_objects, nearest_effort, tail
 
 CODEX_EFFORTS = ("minimal", "low", "medium", "high", "xhigh")  # the Responses API's reasoning.effort
 
@@ -36,22 +36,10 @@ def rollout_path(thread_id: str) -> Path | None:
     return found[-1] if found else None
 
 
-def _events(text: str) -> list[dict[str, Any]]:
-    events = []
-    for line in text.splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict):
-            events.append(event)
-    return events
-
-
 def rollout_context(path: Path) -> int | None:
     """The input tokens of the last model call recorded in a rollout file (its last ``token_count``)."""
     found = None
-    for event in _events(path.read_text(encoding="utf-8", errors="replace")):
+    for event in json_objects(path.read_text(encoding="utf-8", errors="replace")):
         payload = event.get("payload") if event.get("type") == "event_msg" else event
         if not isinstance(payload, dict) or payload.get("type") != "token_count":
             continue
@@ -77,7 +65,7 @@ def _api_message(message: str) -> str:
 class CodexHarness:
     name = "codex"
 
-    def __init__(self, binary: str | None = None) -> None:
+    def __init__(self, binary: str | None = None, *, state_dir: Path | None = None) -> None:
         self.binary = binary or os.environ.get("AMEESH_CODEX_BIN") or "codex"
 
     def new_session_id(self) -> str | None:
@@ -105,16 +93,55 @@ class CodexHarness:
         """``thread.started`` carries the thread id Codex chose: the first line of a new thread."""
         if '"thread.started"' not in line:
             return None
-        event = _events(line)
+        event = json_objects(line)
         thread = event[0].get("thread_id") if event else None
         return thread if isinstance(thread, str) and thread else None
+
+    def fatal_in(self, line: str) -> str | None:
+        """An ``error`` event (Codex prints "Reconnecting... n/5" ones while it retries a dead server, for
+        minutes) or ``turn.failed``: ameesh's backoff decides instead."""
+        if '"error"' not in line and '"turn.failed"' not in line:
+            return None
+        events = json_objects(line)
+        event = events[0] if events else {}
+        if event.get("type") == "error":
+            return _api_message(str(event.get("message") or "error"))
+        if event.get("type") == "turn.failed":
+            error = event.get("error")
+            return str(error.get("message") if isinstance(error, dict) else error or "turn failed")
+        return None
+
+    def prepare_retry(self, session_id: str, cwd: Path, prompt: str) -> Retry:
+        """A failed turn leaves its prompt in the rollout (a user message with no answer after it) and
+        ``codex exec`` cannot rewind a thread: the prompt is not sent again, a cue to answer it is (one
+        per further attempt: cues are not prompts)."""
+        path = rollout_path(session_id)
+        if path is None:
+            return Retry("resend")
+        last_user, answered = None, False
+        for event in json_objects(path.read_text(encoding="utf-8", errors="replace")):
+            payload = event.get("payload")
+            if event.get("type") != "response_item" or not isinstance(payload, dict):
+                continue
+            if payload.get("type") != "message":
+                continue
+            content = payload.get("content")
+            parts = content if isinstance(content, list) else []
+            text = "".join(str(p.get("text") or "") for p in parts if isinstance(p, dict))
+            if payload.get("role") == "user" and text != CONTINUE_CUE:  # a cue continues the prompt before it
+                last_user, answered = text, False
+            elif payload.get("role") == "assistant":
+                answered = True
+        if last_user == prompt and not answered:
+            return Retry("continue", prompt=CONTINUE_CUE, note="the thread keeps the prompt: a cue to answer it")
+        return Retry("resend")
 
     def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult:
         sid = request.session_id
         texts: list[str] = []
         usage: dict[str, Any] | None = None
         errors: list[str] = []
-        for event in _events(stdout):
+        for event in json_objects(stdout):
             kind = event.get("type")
             if kind == "thread.started" and isinstance(event.get("thread_id"), str):
                 sid = event["thread_id"]

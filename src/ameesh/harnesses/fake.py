@@ -7,9 +7,11 @@ import os
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 from ameesh import paths
-from ameesh.harnesses import TurnRequest, TurnResult, claude_style_flags, tail
+from ameesh.harnesses import Retry, TurnRequest, TurnResult, claude_style_flags, tail
+from ameesh.harnesses.claude import fatal_event, rewind_plan
 
 
 def fake_home() -> Path:
@@ -19,6 +21,9 @@ def fake_home() -> Path:
 
 class FakeHarness:
     name = "fake"
+
+    def __init__(self, *, state_dir: Path | None = None) -> None:
+        pass
 
     def new_session_id(self) -> str | None:
         return str(uuid.uuid4())
@@ -41,6 +46,28 @@ class FakeHarness:
 
     def session_in(self, line: str) -> str | None:
         return None
+
+    def fatal_in(self, line: str) -> str | None:
+        return fatal_event(line)
+
+    def prepare_retry(self, session_id: str, cwd: Path, prompt: str) -> Retry:
+        """Like Claude Code: a failed attempt is in the history; rewind, or a fresh session."""
+        path = fake_home() / "sessions" / f"{session_id}.json"
+        if not path.exists():
+            return Retry("resend")
+        history = json.loads(path.read_text(encoding="utf-8"))
+        entries: list[dict[str, Any]] = []
+        parent = None
+        for n, turn in enumerate(history):  # the history as a Claude-style chain of entries
+            entries.append(
+                {"type": "user", "uuid": f"u{n}", "parentUuid": parent, "message": {"content": turn["prompt"]}}
+            )
+            failed = turn["answer"] is None
+            entries.append(
+                {"type": "assistant", "uuid": turn["uuid"], "parentUuid": f"u{n}", "isApiErrorMessage": failed}
+            )
+            parent = turn["uuid"]
+        return rewind_plan(entries, prompt)
 
     def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult:
         obj = None

@@ -11,8 +11,11 @@ after that; the context re-read grows with the history (1000 tokens + characters
 (``FAKE_HARNESS_SCRIPT``, a JSON file ``{"rules": [...]}``) changes that: the first rule whose ``match``
 is in the prompt (no ``match``: any prompt) and whose ``times`` is not used up applies. A rule may set
 ``answer``, ``context_tokens``, ``fail`` (an error result), ``exit`` (exit status), ``hang`` (never
-answer), ``notify`` (a path, FIFO or file, written with ``started`` before anything else), ``stdout`` or
-``stdout_file`` (printed verbatim instead of the JSON object).
+answer), ``notify`` (a path, FIFO or file, written with ``started`` once the prompt is in the session),
+``stdout`` or ``stdout_file`` (printed verbatim instead of the JSON object), ``spawn`` (a path: a
+``sleep`` process is left running, its pid written there). Like Claude Code, a failed or
+hanging turn leaves its prompt in the session (unanswered) and ``--resume-session-at UUID`` resumes the
+session as it was up to that answer; an answer given with unanswered prompts in the history says so.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import json
 import os
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-p", dest="prompt", required=True)
     parser.add_argument("--session-id")
     parser.add_argument("--resume")
+    parser.add_argument("--resume-session-at", dest="resume_at")
     parser.add_argument("--model")
     parser.add_argument("--effort")
     args = parser.parse_args(argv)
@@ -62,12 +67,11 @@ def main(argv: list[str] | None = None) -> int:
         log.write(json.dumps({**vars(args), "cwd": os.getcwd()}) + "\n")
 
     rule = _rule(home, args.prompt)
-    if rule.get("notify"):
-        with open(rule["notify"], "w", encoding="utf-8") as note:
-            note.write("started\n")
-    if rule.get("hang"):
-        while True:
-            time.sleep(60)
+    if rule.get("spawn"):  # leave a process behind, as `codex` leaves its `codex app-server`
+        import subprocess
+
+        child = subprocess.Popen(["sleep", "600"], start_new_session=True)  # noqa: S607
+        Path(rule["spawn"]).write_text(str(child.pid), encoding="utf-8")
     if rule.get("stdout_file"):
         sys.stdout.write(Path(rule["stdout_file"]).read_text(encoding="utf-8"))
         return int(rule.get("exit", 0))
@@ -86,8 +90,24 @@ def main(argv: list[str] | None = None) -> int:
     if args.resume and not path.exists():
         print(f"No conversation found with session ID: {sid}", file=sys.stderr)
         return 1
-    history: list[dict[str, str]] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+    history: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+    if args.resume_at:  # like Claude Code: the session as it was up to that answer
+        kept = [i for i, turn in enumerate(history) if turn.get("uuid") == args.resume_at]
+        if not kept:
+            print(f"No message found with message.uuid of: {args.resume_at}", file=sys.stderr)
+            return 1
+        history = history[: kept[0] + 1]
 
+    if rule.get("fail") or rule.get("hang") or rule.get("notify"):
+        # Like Claude Code, the prompt is in the session before the model answers (or fails).
+        pending = [*history, {"prompt": args.prompt, "answer": None, "uuid": str(uuid.uuid4())}]
+        path.write_text(json.dumps(pending), encoding="utf-8")
+    if rule.get("notify"):
+        with open(rule["notify"], "w", encoding="utf-8") as note:
+            note.write("started\n")
+    if rule.get("hang"):
+        while True:
+            time.sleep(60)
     if rule.get("fail"):
         print(json.dumps({"type": "result", "is_error": True, "result": rule["fail"], "session_id": sid}))
         return int(rule.get("exit", 1))
@@ -96,11 +116,13 @@ def main(argv: list[str] | None = None) -> int:
         answer = str(rule["answer"])
     elif history:
         answer = f"RESUMED ({len(history)} earlier turns): {first_line}"
+        if any(turn["answer"] is None for turn in history):
+            answer += f" [unanswered in history: {sum(turn['answer'] is None for turn in history)}]"
     else:
         answer = f"FRESH: {first_line}"
-    history.append({"prompt": args.prompt, "answer": answer})
+    history.append({"prompt": args.prompt, "answer": answer, "uuid": str(uuid.uuid4())})
     path.write_text(json.dumps(history), encoding="utf-8")
-    chars = sum(len(t["prompt"]) + len(t["answer"]) for t in history)
+    chars = sum(len(t["prompt"]) + len(t["answer"] or "") for t in history)
     context = int(rule.get("context_tokens", 1000 + chars // 4))
     usage = {"input_tokens": context, "output_tokens": max(1, len(answer) // 4)}
     result = {"type": "result", "is_error": False, "result": answer, "session_id": sid, "usage": usage}

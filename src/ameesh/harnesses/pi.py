@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ameesh import paths
-from ameesh.harnesses import TurnRequest, TurnResult, nearest_effort, tail
+from ameesh.harnesses import Retry, TurnRequest, TurnResult, nearest_effort, tail
 
 PI_EFFORTS = ("minimal", "low", "medium", "high", "xhigh")  # `pi --thinking` (also off)
 
@@ -46,8 +46,10 @@ def _context(usage: Any) -> int | None:
 class PiHarness:
     name = "pi"
 
-    def __init__(self, sessions_dir: Path | None = None, binary: str | None = None) -> None:
-        self.sessions_dir = sessions_dir or paths.home() / "pi-sessions"
+    def __init__(
+        self, sessions_dir: Path | None = None, binary: str | None = None, *, state_dir: Path | None = None
+    ) -> None:
+        self.sessions_dir = sessions_dir or (state_dir / "pi-sessions" if state_dir else paths.home() / "pi-sessions")
         self.binary = binary or os.environ.get("AMEESH_PI_BIN") or "pi"
 
     def session_path(self, session_id: str) -> Path:
@@ -76,6 +78,42 @@ class PiHarness:
 
     def session_in(self, line: str) -> str | None:
         return None  # ameesh owns the session file: its name is the id
+
+    def fatal_in(self, line: str) -> str | None:
+        """An assistant message that ended on an error (pi would retry on its own, waiting 2, 4, 8 s…)."""
+        if '"stopReason":"error"' not in line.replace(" ", "") or '"message_end"' not in line:
+            return None
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return None
+        message = event.get("message") if isinstance(event, dict) else None
+        if isinstance(message, dict) and message.get("role") == "assistant" and message.get("stopReason") == "error":
+            return str(message.get("errorMessage") or "the model call failed")
+        return None
+
+    def prepare_retry(self, session_id: str, cwd: Path, prompt: str) -> Retry:
+        """pi records the prompt and its error answers; ameesh owns the session file: it is cut back to
+        before the prompt (pi's files are append-only trees whose leaf is the last line)."""
+        path = self.session_path(session_id)
+        if not path.exists():
+            return Retry("resend")
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        index, last = None, None
+        for i, line in enumerate(lines):
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            message = entry.get("message") if isinstance(entry, dict) else None
+            if isinstance(message, dict) and message.get("role") == "user":
+                index, last = i, _text(message)
+        if index is None or last != prompt:  # only the session's last prompt is undone
+            return Retry("resend")
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text("".join(lines[:index]), encoding="utf-8")
+        os.replace(tmp, path)
+        return Retry("resend", note=f"the session file was cut back to before the failed attempt ({index} lines)")
 
     def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult:
         pi_id: str | None = None

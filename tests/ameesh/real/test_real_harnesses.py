@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from ameesh.harnesses import CONTINUE_CUE
 from tests.ameesh.real.conftest import Real, git
 from tests.fakes.harness_replies import SUMMARY_CUE, user_prompts
 from tests.fakes.model_server import ErrorReply, Received
@@ -135,7 +136,13 @@ def test_h2_a_runner_killed_mid_turn_is_restarted_on_the_same_session(real: Real
     assert real.ameesh.json("show", "bob")["session_id"] == sid
     assert [s["session_id"] for s in real.ameesh.json("sessions", "bob")] == [sid]
     answer = thread(real, "bob", "answer")[-1]
-    assert "«turn 2 HOLD: which word?» · first: «turn 1: remember PINEAPPLE»" in answer
+    prompts = user_prompts(real.turns()[-1].body)
+    assert prompts.count("turn 2 HOLD: which word?") == 1  # H13: the killed turn's prompt is not sent twice
+    if real.name == "codex":  # the thread kept the prompt of the killed turn: a cue to answer it
+        assert prompts[-2:] == ["turn 2 HOLD: which word?", CONTINUE_CUE]
+        assert f"«{CONTINUE_CUE}» · first: «turn 1: remember PINEAPPLE»" in answer
+    else:  # rewound to before it, sent again
+        assert "«turn 2 HOLD: which word?» · first: «turn 1: remember PINEAPPLE»" in answer
     assert any("was ended" in text for text in thread(real, "bob", "recovered"))
     assert real.ameesh.json("status")["waiting"] == 0
 
@@ -172,7 +179,7 @@ def test_h2_a_thread_id_codex_announced_is_on_record_before_the_first_turn_ends(
     try:
         real.server.wait_for(lambda r: "HOLD" in "".join(user_prompts(r.body)[-1:]), timeout=120)
         # thread.started came before the model call: the runner records it as soon as it reads it.
-        wait_until(lambda: real.ameesh.registry().agent("bob")["session_id"] is not None)
+        wait_until(lambda: real.ameesh.registry().agent("bob").session_id is not None)
     finally:
         runner.send_signal(signal.SIGKILL)
         runner.wait(timeout=30)
@@ -181,7 +188,8 @@ def test_h2_a_thread_id_codex_announced_is_on_record_before_the_first_turn_ends(
     assert real.ameesh.json("show", "bob")["session_id"] == sid
     assert [s["session_id"] for s in real.ameesh.json("sessions", "bob")] == [sid]
     last: Received = real.turns()[-1]
-    assert user_prompts(last.body)[-1] == "turn 1 HOLD: remember PINEAPPLE"
+    # The killed turn left its prompt in the thread: it is not sent again, a cue to answer it is (H13).
+    assert user_prompts(last.body) == ["turn 1 HOLD: remember PINEAPPLE", CONTINUE_CUE]
     assert os.path.basename(real.ameesh.json("show", "bob")["workdir"]) == "main"
     assert Path(real.ameesh.json("show", "bob")["workdir"]).is_dir()
 
@@ -193,7 +201,7 @@ def test_h11_a_refused_model_call_is_a_failed_turn_whatever_the_exit_status(real
     real.ameesh("send", "bob", "turn 1")
     assert real.ameesh("run", ok=False).exit_code == 4  # failed for good (one attempt allowed here)
     (turn,) = real.ameesh.registry().turns("bob")
-    assert turn["outcome"] == "failed"
-    assert "this request is refused" in turn["error"]  # the API's own words reach the thread
+    assert turn.outcome == "failed"
+    assert "this request is refused" in (turn.error or "")  # the API's own words reach the thread
     assert [a["kind"] for a in real.ameesh.json("alerts", "bob")] == ["harness_failing"]
     assert real.ameesh.json("status")["waiting"] == 0
