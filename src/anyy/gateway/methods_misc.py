@@ -74,12 +74,19 @@ class Status(msgspec.Struct, kw_only=True):
     version: str
     pid: int
     started_at: float
+    sandbox: str = ""  # how shell and Codemode are confined, or why they are not (N3)
 
 
 @TABLE.method("gateway.status", NoParams)
 async def status(gw: Gateway, conn: Connection | None, p: NoParams) -> Status:
     """Which profile this Gateway serves, its version and process."""
-    return Status(profile=gw.profile.name, version=__version__, pid=os.getpid(), started_at=gw.started_at)
+    return Status(
+        profile=gw.profile.name,
+        version=__version__,
+        pid=os.getpid(),
+        started_at=gw.started_at,
+        sandbox=gw.deps.tool_policy.sandbox.note,
+    )
 
 
 class SubscribeParams(Params):

@@ -65,11 +65,48 @@ def _default_tools() -> list[str]:
     return ["read_file", "write_file", "shell", "ask_user", "memory"]
 
 
+class SandboxSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``shell`` and Codemode in bubblewrap when the machine offers it (N3)."""
+
+    enabled: bool = True
+    network: bool = False  # programs in the sandbox may use the network
+
+
+class WebFetchSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    allow_private: bool = False  # loopback, private and link-local addresses (N3)
+
+
+ApprovalRule = Literal["allow", "ask", "deny"]
+
+
 class ToolSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Tools and Codemode belong to the profile, never to a role (M3)."""
 
     enabled: list[str] = msgspec.field(default_factory=_default_tools)
     codemode: bool = False
+    # Variables handed to programs although their names look secret (the filter withholds *_KEY, ...).
+    pass_env: list[str] = []
+    sandbox: SandboxSettings = msgspec.field(default_factory=SandboxSettings)
+    web_fetch: WebFetchSettings = msgspec.field(default_factory=WebFetchSettings)
+    # Per tool: "allow", "ask" or "deny", or a table of patterns to rules (N2); see docs/tools.md.
+    approval: dict[str, ApprovalRule | dict[str, ApprovalRule]] = {}
+
+
+class McpServerSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """One MCP server (N1): a program over stdio (``command``) or a streamable HTTP ``url``."""
+
+    command: str = ""
+    args: list[str] = []
+    env: dict[str, str] = {}  # added to a short allow-list of the Gateway's variables; never its secrets
+    url: str = ""
+    headers: dict[str, str] = {}
+    include: list[str] = []  # glob patterns of the server's tool names; empty: all
+    exclude: list[str] = []
+    timeout: Annotated[float, msgspec.Meta(gt=0)] = 60.0  # seconds for one call (and for starting)
+
+
+class McpSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    servers: dict[str, McpServerSettings] = {}
 
 
 class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -79,6 +116,7 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     compaction: CompactionSettings = msgspec.field(default_factory=CompactionSettings)
     queue: QueueSettings = msgspec.field(default_factory=QueueSettings)
     tools: ToolSettings = msgspec.field(default_factory=ToolSettings)
+    mcp: McpSettings = msgspec.field(default_factory=McpSettings)
     # Virtual models: a name for a "provider/model" pair, selected with provider = "alias" (SPEC M2).
     aliases: dict[str, str] = {}
 
@@ -121,6 +159,7 @@ def load_config(path: Path) -> Config:
             convert(table, ProviderSettings, label=CONFIG_FILE, path=path, prefix=("providers", name), root=Config)
     config = convert(raw, Config, label=CONFIG_FILE, path=path)
     where = f"{CONFIG_FILE} ({path})"
+    _check_mcp(config, where)
     if VIRTUAL_PROVIDER in config.providers:
         raise FileError(f"{where}: [providers.{VIRTUAL_PROVIDER}] is reserved for [aliases]: rename the table")
     for alias, target in config.aliases.items():
@@ -142,6 +181,21 @@ def load_config(path: Path) -> Config:
             f"{', '.join(config.provider_names())}"
         ) from None
     return config
+
+
+def _check_mcp(config: Config, where: str) -> None:
+    for name, server in config.mcp.servers.items():
+        if not is_valid_name(name) or "_" in name:
+            raise FileError(f"{where}: invalid MCP server name [mcp.servers.{name}]: use {NAME_RULE}, without '_'")
+        if bool(server.command) == bool(server.url):
+            raise FileError(
+                f"{where}: [mcp.servers.{name}] needs exactly one of 'command' (a program spoken to over stdio) "
+                "or 'url' (a streamable HTTP endpoint)"
+            )
+        if server.url and not server.url.startswith(("http://", "https://")):
+            raise FileError(
+                f"{where}: [mcp.servers.{name}] url must start with http:// or https://, not {server.url!r}"
+            )
 
 
 def _check_alias(config: Config, alias: str, target: str, where: str) -> None:
@@ -209,4 +263,29 @@ follow_up = "one-at-a-time"
 enabled = ["read_file", "write_file", "shell", "ask_user", "memory"]
 # Codemode: the model writes one script calling the tools instead of one call per tool.
 codemode = false
+# Variables handed to shell and Codemode although their names look like secrets (*_KEY, *_TOKEN...).
+pass_env = []
+
+[tools.sandbox]
+# shell and Codemode run in bubblewrap when it works here: the working directory writable, the rest
+# read-only, a private /tmp, and no network unless network = true.
+enabled = true
+network = false
+
+[tools.web_fetch]
+# web_fetch reaches public addresses only; true also allows loopback, private and link-local ones.
+allow_private = false
+
+[tools.approval]
+# Per tool: "allow", "ask" (the execution waits for your answer) or "deny"; or patterns (docs/tools.md).
+# shell = { "git status*" = "allow", "rm *" = "deny", "*" = "ask" }
+# write_file = "ask"
+
+# MCP servers: their tools are named mcp_<server>_<tool> (docs/tools.md).
+# [mcp.servers.files]
+# command = "npx"
+# args = ["-y", "@modelcontextprotocol/server-filesystem", "/home/me/notes"]
+# [mcp.servers.search]
+# url = "http://127.0.0.1:8931/mcp"
+# headers = { Authorization = "Bearer ..." }
 """

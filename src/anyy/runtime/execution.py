@@ -524,6 +524,7 @@ class ExecutionRun:
             timeout=settings.tool_timeout,
             output_cap=settings.tool_output_cap,
             env=self.deps.tool_env,
+            policy=self.deps.tool_policy,
         )
 
     def _tool_started(self, call_id: str, name: str, arguments: dict[str, Any], *, parent: str = "") -> None:
