@@ -13,10 +13,11 @@ from anyy.providers.registry import ModelRegistry
 from anyy.runtime.clock import Clock, SystemClock
 from anyy.runtime.deps import Deps, RuntimeSettings
 from anyy.runtime.prompt import read_memory, system_prompt
-from anyy.runtime.tooling import tool_environment, tool_policy
+from anyy.runtime.tooling import mcp_specs, tool_environment, tool_policy
 from anyy.storage.owner import StoreOwner
 from anyy.storage.sqlite import SqliteStore
 from anyy.tools import BuiltinToolSource
+from anyy.tools.mcp_servers import McpServers
 
 
 def settings_from(config: Config) -> RuntimeSettings:
@@ -56,10 +57,11 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
         return system_prompt(profile.load_role(session.role), read_memory(profile.memory_dir))
 
     owner: StoreOwner[SqliteStore] = StoreOwner(lambda: SqliteStore.open_profile(profile.path, profile=profile.name))
+    servers = McpServers(mcp_specs(config))
     deps = Deps(
         owner=owner,
         models=registry_from(config),
-        tools=BuiltinToolSource(),
+        tools=BuiltinToolSource(servers),
         system_prompt=prompt_for,
         workdir=workdir,
         memory_dir=profile.memory_dir,
@@ -67,6 +69,7 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
         clock=clock or SystemClock(),
         tool_env=tool_environment(config),
         tool_policy=tool_policy(config),
+        tool_servers=servers,
     )
 
     def reload_settings() -> str:
@@ -75,6 +78,7 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
         deps.models = registry_from(fresh)
         deps.tool_env = tool_environment(fresh)
         deps.tool_policy = tool_policy(fresh)
+        servers.configure(mcp_specs(fresh))  # applied by the reload's next step (tool servers)
         return f"config.toml re-read: {fresh.model.provider}/{fresh.model.model} by default"
 
     deps.reload_settings = reload_settings

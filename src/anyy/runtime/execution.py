@@ -276,6 +276,8 @@ class ExecutionRun:
                     lambda s: (s.get_session(self.session_id), s.context(self.session_id))
                 )
             fresh = False
+            if self.deps.tool_servers is not None:  # MCP servers listed once before the first use (N1)
+                await self.deps.tool_servers.ready()
             tools = self.deps.tools.tools_for(_enabled_tools(session), codemode=bool(session.tools.get("codemode")))
             if (
                 context.tokens > self.deps.settings.budget_tokens
@@ -570,6 +572,8 @@ class ExecutionRun:
         self._appended([e.id for e in appended])
         if waiting:
             session: Session = await self._store(lambda s: s.get_session(self.session_id))
+            if self.deps.tool_servers is not None:  # MCP servers listed once before the first use (N1)
+                await self.deps.tool_servers.ready()
             tools = self.deps.tools.tools_for(_enabled_tools(session), codemode=bool(session.tools.get("codemode")))
             plan = await self._run_calls([(c, n, dict(a)) for c, n, a in waiting], tools)
             results = _result_entries([(c, n) for c, n, _ in waiting], plan)

@@ -76,6 +76,8 @@ class Runtime:
         for actor in list(self._actors.values()):
             await actor.aclose()
         self._actors.clear()
+        if self.deps.tool_servers is not None:
+            await self.deps.tool_servers.aclose()
 
     def _actor(self, session_id: str) -> SessionActor:
         actor = self._actors.get(session_id)
@@ -271,6 +273,8 @@ class Runtime:
 
     async def configure_tools(self, session_id: str, enabled: Sequence[str], *, codemode: bool) -> Session:
         """Choose the session's tools (M3, M4): only when nothing runs, waits or is being admitted."""
+        if self.deps.tool_servers is not None:
+            await self.deps.tool_servers.ready()
         self.deps.tools.tools_for(list(enabled), codemode=codemode)  # unknown names: InvalidInput
 
         async def job() -> Session:
@@ -351,6 +355,8 @@ class Runtime:
         attempt("settings", lambda: self.deps.reload_settings() if self.deps.reload_settings else "unchanged")
         attempt("role and memory", lambda: f"{len(self.deps.system_prompt(session))} characters of system prompt")
         attempt("model", lambda: "/".join(self.deps.models.resolve(session.provider, session.model, None)))
+        if self.deps.tool_servers is not None:  # MCP servers restarted as changed and listed again (N1)
+            steps.append(ReloadStep(step="tool servers", applied=True, detail=await self.deps.tool_servers.refresh()))
         return steps
 
 

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from anyy.profiles.config import Config
 from anyy.tools.environment import tool_environment as filtered_environment
+from anyy.tools.mcp_servers import McpServerSpec
 from anyy.tools.policy import ToolPolicy
 from anyy.tools.sandbox import detect_sandbox
 
@@ -31,3 +32,21 @@ def tool_policy(config: Config) -> ToolPolicy:
         _said.add(sandbox.note)
         log.warning("%s", sandbox.note)
     return ToolPolicy(allow_private_network=config.tools.web_fetch.allow_private, sandbox=sandbox)
+
+
+def mcp_specs(config: Config) -> list[McpServerSpec]:
+    """The profile's ``[mcp.servers.NAME]`` tables, in their order."""
+    return [
+        McpServerSpec(
+            name=name,
+            command=server.command,
+            args=tuple(server.args),
+            env=tuple(server.env.items()),
+            url=server.url,
+            headers=tuple(server.headers.items()),
+            include=tuple(server.include),
+            exclude=tuple(server.exclude),
+            timeout=server.timeout,
+        )
+        for name, server in config.mcp.servers.items()
+    ]
