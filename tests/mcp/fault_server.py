@@ -71,7 +71,7 @@ def secret_env() -> str:
 def main() -> None:
     starts = os.environ.get("FAULT_SERVER_STARTS")
     if starts:
-        with open(starts, "a") as file:  # noqa: PTH123
+        with open(starts, "a") as file:
             file.write(f"{os.getpid()}\n")
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         server.settings.port = int(sys.argv[2])

@@ -138,8 +138,9 @@ class _Connection:
 
 async def _open_transport(spec: McpServerSpec, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
     if spec.command:
-        from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
+
+        from mcp import StdioServerParameters
 
         parameters = StdioServerParameters(
             command=spec.command,
