@@ -18,6 +18,7 @@ from anyy.storage.owner import StoreOwner
 from anyy.storage.sqlite import SqliteStore
 from anyy.tools import BuiltinToolSource
 from anyy.tools.mcp_servers import McpServers
+from anyy.tools.skills import find_skills, skill_dirs, skills_prompt
 
 
 def settings_from(config: Config) -> RuntimeSettings:
@@ -53,15 +54,19 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
     profile.require()
     config = profile.load_config()
 
+    skills = skill_dirs(profile.path / "skills", workdir)
+
     def prompt_for(session: Session) -> str:
-        return system_prompt(profile.load_role(session.role), read_memory(profile.memory_dir))
+        prompt = system_prompt(profile.load_role(session.role), read_memory(profile.memory_dir))
+        listing = skills_prompt(find_skills(skills))  # names and descriptions only (N4)
+        return f"{prompt}\n\n{listing}" if listing else prompt
 
     owner: StoreOwner[SqliteStore] = StoreOwner(lambda: SqliteStore.open_profile(profile.path, profile=profile.name))
     servers = McpServers(mcp_specs(config))
     deps = Deps(
         owner=owner,
         models=registry_from(config),
-        tools=BuiltinToolSource(servers),
+        tools=BuiltinToolSource(servers, skills),
         system_prompt=prompt_for,
         workdir=workdir,
         memory_dir=profile.memory_dir,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -23,6 +24,7 @@ from anyy.tools.mcp_servers import PREFIX as MCP_PREFIX
 from anyy.tools.mcp_servers import McpServers
 from anyy.tools.memory import MemoryTool
 from anyy.tools.shell import ShellTool
+from anyy.tools.skills import SkillTool, find_skills
 from anyy.tools.web_fetch import WebFetchTool
 
 # Every built-in tool by name, in the order the model is shown them.
@@ -127,14 +129,20 @@ class BuiltinToolSource:
     it now (not started yet, down, or its list changed) is left out, so that a session outlives them.
     """
 
-    def __init__(self, servers: McpServers | None = None) -> None:
+    def __init__(self, servers: McpServers | None = None, skill_dirs: Sequence[Path] = ()) -> None:
         self.servers = servers
+        self.skill_dirs = tuple(skill_dirs)
 
     def tools_for(self, enabled: Sequence[str], *, codemode: bool) -> ToolSet:
+        """The session's tools; ``skill`` joins them whenever there are skills (N4)."""
         if isinstance(enabled, str):
             enabled = [enabled]
         wanted = [name for name in enabled if name.startswith(MCP_PREFIX)]
-        builtin = [BUILTIN_TOOLS[name]() for name in check_tool_names([n for n in enabled if n not in wanted])]
+        builtin: list[Tool] = [
+            BUILTIN_TOOLS[name]() for name in check_tool_names([n for n in enabled if n not in wanted and n != "skill"])
+        ]
+        if self.skill_dirs and find_skills(self.skill_dirs):
+            builtin.append(SkillTool(self.skill_dirs))
         return ToolSet([*builtin, *self._mcp_tools(wanted)], codemode=codemode)
 
     def _mcp_tools(self, wanted: Sequence[str]) -> list[Tool]:
