@@ -38,6 +38,8 @@ class ProviderSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True)
     base_url: str = ""
     api_key_env: str = ""
     models: list[str] = []
+    # Whether its models read images (N5); false: a conversation with images gets a clear error, no call.
+    images: bool = True
 
 
 class RetrySettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

@@ -55,6 +55,7 @@ from anyy.domain.events import (
     ToolStarted,
 )
 from anyy.domain.model_io import (
+    ImagePart,
     ModelRequest,
     ReasoningEvent,
     StopEvent,
@@ -71,6 +72,7 @@ from anyy.providers.base import ProviderError
 from anyy.runtime.clock import retry_delay
 from anyy.runtime.compactor import Compactor
 from anyy.runtime.deps import CallTool, Deps, ToolSet
+from anyy.runtime.images import context_images
 from anyy.storage.sqlite import SqliteStore
 from anyy.tools.base import ToolContext, ToolOutcome
 
@@ -292,7 +294,7 @@ class ExecutionRun:
             request = ModelRequest(
                 model=model,
                 system=self.deps.system_prompt(session),
-                messages=tuple(context_to_messages(context)),
+                messages=tuple(context_to_messages(context, await self._images(context))),
                 tools=tuple(tools.specs()),
                 effort=session.effort,
             )
@@ -516,6 +518,10 @@ class ExecutionRun:
             return outcome
 
         return call_tool
+
+    async def _images(self, context: ModelContext) -> dict[int, tuple[ImagePart, ...]]:
+        """The image attachments of the context's user messages (N5)."""
+        return await self._store(lambda s: context_images(s, self.session_id, context))
 
     def _tool_context(self) -> ToolContext:
         settings = self.deps.settings
