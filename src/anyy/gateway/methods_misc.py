@@ -41,6 +41,20 @@ async def reload(gw: Gateway, conn: Connection | None, p: SessionRef) -> list[Re
     return await gw.runtime.reload(p.session_id)
 
 
+class ApproveParams(Params):
+    session_id: str
+    execution_id: str
+    decision: str  # once | session | deny
+
+
+@TABLE.method("session.approve", ApproveParams)
+async def approve(gw: Gateway, conn: Connection | None, p: ApproveParams) -> None:
+    """Answer the approval request a suspended execution waits on (N2): ``once`` runs the call this time,
+    ``session`` also allows the same call for the rest of the session, ``deny`` refuses it (the model is
+    told). The execution resumes."""
+    await gw.runtime.approve(p.session_id, p.execution_id, p.decision)
+
+
 class ToolsParams(Params):
     session_id: str
     enabled: list[str]

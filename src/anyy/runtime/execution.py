@@ -67,13 +67,15 @@ from anyy.domain.model_io import (
     context_to_messages,
 )
 from anyy.domain.queue import Submission
-from anyy.domain.sessions import Session
+from anyy.domain.sessions import Session, SessionPatch
 from anyy.providers.base import ProviderError
 from anyy.runtime.clock import retry_delay
 from anyy.runtime.compactor import Compactor
 from anyy.runtime.deps import CallTool, Deps, ToolSet
 from anyy.runtime.images import context_images
 from anyy.storage.sqlite import SqliteStore
+from anyy.tools.approval_rules import grant_key
+from anyy.tools.approvals import denied_by_user, gate
 from anyy.tools.base import ToolContext, ToolOutcome
 
 T = TypeVar("T")
@@ -133,6 +135,8 @@ class ExecutionRun:
         self.partial_text = ""  # what the model has streamed so far in this pass (for clients that join late)
         self.retry_wait: tuple[RetryWaiting, float] | None = None  # the wait now, and when it ends (clock time)
         self.finished = asyncio.Event()  # set once the execution settled (the actor is done with it)
+        self.approved_once: set[str] = set()  # call ids the user approved (N2)
+        self.granted: set[str] = set()  # what the user approved for the session (session.tools["approved"])
         self.queue_was_empty = False
         self._fallback_noted = False  # nothing was pending when it completed: the actor need not look again
         self._awaiting: asyncio.Task[Any] | None = None
@@ -280,6 +284,7 @@ class ExecutionRun:
             fresh = False
             if self.deps.tool_servers is not None:  # MCP servers listed once before the first use (N1)
                 await self.deps.tool_servers.ready()
+            self.granted = set(session.tools.get("approved") or ())
             tools = self.deps.tools.tools_for(_enabled_tools(session), codemode=bool(session.tools.get("codemode")))
             if (
                 context.tokens > self.deps.settings.budget_tokens
@@ -479,7 +484,11 @@ class ExecutionRun:
         self, call_id: str, name: str, arguments: dict[str, Any], tools: ToolSet, inner: list[InnerCall]
     ) -> ToolOutcome:
         self._tool_started(call_id, name, arguments)
-        if name not in tools.names():
+        rules = self.deps.tool_policy.approval
+        gated = None if call_id in self.approved_once else gate(rules, name, arguments, granted=self.granted)
+        if gated is not None:  # denied, or waiting for the user's approval (N2)
+            outcome = gated
+        elif name not in tools.names():
             outcome = ToolOutcome(
                 text=f"There is no tool named {name!r} in this session; the tools are: {', '.join(tools.names())}.",
                 is_error=True,
@@ -503,8 +512,10 @@ class ExecutionRun:
         async def call_tool(name: str, arguments: dict[str, Any]) -> ToolOutcome:
             inner_id = f"{outer_call}.{len(inner) + 1}"
             self._tool_started(inner_id, name, arguments, parent=outer_call)
+            rules = self.deps.tool_policy.approval
+            gated = gate(rules, name, arguments, granted=self.granted, can_wait=False)
             try:
-                outcome = await tools.run(name, arguments, self._tool_context(), call_tool)
+                outcome = gated or await tools.run(name, arguments, self._tool_context(), call_tool)
             except asyncio.CancelledError:
                 inner.append(InnerCall(name=name, arguments=arguments, result=STOPPED_WHILE_RUNNING, is_error=True))
                 self._tool_finished(inner_id, name, is_error=True, synthetic=False, parent=outer_call)
@@ -568,18 +579,39 @@ class ExecutionRun:
         recent = await self._store(lambda s: s.history(self.session_id, limit=200))
         question = next((e for e in recent.items if e.kind == EntryKind.QUESTION), None)
         call_id = question.data.get("call_id", "") if question is not None else ""
-        waiting = [call for call in unresolved_calls(context.items) if call[0] != call_id]
+        unresolved = unresolved_calls(context.items)
+        waiting = [call for call in unresolved if call[0] != call_id]
+        asked = next((call for call in unresolved if call[0] == call_id), None)
         await self._set_state("running")
         entries = [
-            NewEntry(kind=EntryKind.ANSWER, text=answer, data=AnswerData(question=question.id if question else 0)),
-            NewEntry(kind=EntryKind.TOOL_RESULT, text=answer, data=ToolResultData(call_id=call_id, name="ask_user")),
+            NewEntry(kind=EntryKind.ANSWER, text=answer, data=AnswerData(question=question.id if question else 0))
         ]
+        if asked is not None and asked[1] != "ask_user":  # an approval request (N2): once, session or deny
+            decision = answer.strip().lower()
+            if decision in ("once", "session"):
+                self.approved_once.add(call_id)
+                if decision == "session":
+                    await self._grant(grant_key(asked[1], asked[2]))
+                waiting = [asked, *waiting]
+            else:
+                entries.append(
+                    NewEntry(
+                        kind=EntryKind.TOOL_RESULT,
+                        text=denied_by_user(answer),
+                        data=ToolResultData(call_id=call_id, name=asked[1], is_error=True),
+                    )
+                )
+        else:
+            entries.append(
+                NewEntry(kind=EntryKind.TOOL_RESULT, text=answer, data=ToolResultData(call_id=call_id, name="ask_user"))
+            )
         appended = await self._store(lambda s: s.append_entries(self.session_id, entries))
         self._appended([e.id for e in appended])
         if waiting:
             session: Session = await self._store(lambda s: s.get_session(self.session_id))
             if self.deps.tool_servers is not None:  # MCP servers listed once before the first use (N1)
                 await self.deps.tool_servers.ready()
+            self.granted = set(session.tools.get("approved") or ())
             tools = self.deps.tools.tools_for(_enabled_tools(session), codemode=bool(session.tools.get("codemode")))
             plan = await self._run_calls([(c, n, dict(a)) for c, n, a in waiting], tools)
             results = _result_entries([(c, n) for c, n, _ in waiting], plan)
@@ -596,6 +628,16 @@ class ExecutionRun:
                 await self._set_state("suspended", note="waiting for the user's answer")
                 return Outcome.SUSPENDED
         return await self.run()
+
+    async def _grant(self, key: str) -> None:
+        """Remember an approval "for this session" in the session's tool settings (survives restarts)."""
+
+        def work(store: SqliteStore) -> None:
+            tools = dict(store.get_session(self.session_id).tools)
+            tools["approved"] = sorted({*(tools.get("approved") or ()), key})
+            store.update_session(self.session_id, SessionPatch(tools=tools))
+
+        await self._store(work)
 
 
 def _steering_pending(store: SqliteStore, session_id: str) -> bool:

@@ -32,6 +32,7 @@ from anyy.runtime.compactor import Compactor
 from anyy.runtime.deps import Deps
 from anyy.runtime.execution import Outcome
 from anyy.storage.sqlite import SqliteStore
+from anyy.tools.approvals import DECISIONS, QUESTION_PREFIX
 
 RECOVERY_NOTE = "The Gateway stopped while this response was running; it was marked interrupted. Nothing was lost."
 NO_ANSWER = "Not answered: the user stopped the response instead of answering."
@@ -196,6 +197,17 @@ class Runtime:
             raise Conflict(f"execution {execution_id} is {execution.state}: it is not waiting for an answer")
         actor = self._actor(session_id)
         actor.submit(lambda: actor.resume(execution_id, text))
+
+    async def approve(self, session_id: str, execution_id: str, decision: str) -> None:
+        """Answer the approval request a suspended execution waits on (N2): ``once`` runs the call,
+        ``session`` also allows the same call for the rest of the session, ``deny`` refuses it."""
+        if decision not in DECISIONS:
+            raise InvalidInput(f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}")
+        recent = await self.deps.owner.call(lambda s: s.history(session_id, limit=50))
+        question = next((e for e in recent.items if e.kind == EntryKind.QUESTION), None)
+        if question is None or not question.text.startswith(QUESTION_PREFIX):
+            raise Conflict("this session is not waiting for an approval: a question is answered with session.answer")
+        await self.answer(session_id, execution_id, decision)
 
     # -- operations on an idle session -----------------------------------------------------------
     async def _require_idle(self, session_id: str, what: str, *, queue_too: bool = False) -> None:

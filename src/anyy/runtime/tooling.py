@@ -8,6 +8,7 @@ import os
 from collections.abc import Mapping
 
 from anyy.profiles.config import Config
+from anyy.tools.approval_rules import ApprovalRules
 from anyy.tools.environment import tool_environment as filtered_environment
 from anyy.tools.mcp_servers import McpServerSpec
 from anyy.tools.policy import ToolPolicy
@@ -31,7 +32,11 @@ def tool_policy(config: Config) -> ToolPolicy:
     if not sandbox.active and sandbox.note not in _said:
         _said.add(sandbox.note)
         log.warning("%s", sandbox.note)
-    return ToolPolicy(allow_private_network=config.tools.web_fetch.allow_private, sandbox=sandbox)
+    return ToolPolicy(
+        allow_private_network=config.tools.web_fetch.allow_private,
+        sandbox=sandbox,
+        approval=ApprovalRules.from_config(config.tools.approval),
+    )
 
 
 def mcp_specs(config: Config) -> list[McpServerSpec]:

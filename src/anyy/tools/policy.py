@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
+from anyy.tools.approval_rules import ApprovalRules
 from anyy.tools.sandbox import Sandbox
 
 
@@ -16,3 +17,4 @@ class ToolPolicy(msgspec.Struct, frozen=True, kw_only=True):
     # web_fetch may reach loopback, private and link-local addresses ([tools.web_fetch] allow_private).
     allow_private_network: bool = False
     sandbox: Sandbox = msgspec.field(default_factory=Sandbox)
+    approval: ApprovalRules = msgspec.field(default_factory=ApprovalRules)  # [tools.approval] (N2)
