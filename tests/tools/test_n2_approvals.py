@@ -42,7 +42,7 @@ def _profile(tmp_path: Path, server: FakeModelServer) -> Profile:
     profile = create_profile(tmp_path / "home", "default", exist_ok=True)
     config_path = profile.path / "config.toml"
     config_path.write_text(
-        config_path.read_text().replace("[tools.approval]\n", "")
+        config_path.read_text()
         + f'\n[providers.fake]\nkind = "openai"\nbase_url = "{server.openai_url}"\napi_key_env = ""\n'
         + RULES
     )

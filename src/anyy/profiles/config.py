@@ -268,18 +268,19 @@ codemode = false
 # Variables handed to shell and Codemode although their names look like secrets (*_KEY, *_TOKEN...).
 pass_env = []
 
-[tools.sandbox]
 # shell and Codemode run in bubblewrap when it works here: the working directory writable, the rest
-# read-only, a private /tmp, and no network unless network = true.
-enabled = true
-network = false
+# read-only, a private /tmp, and no network unless network = true (docs/tools.md).
+# [tools.sandbox]
+# enabled = true
+# network = false
 
-[tools.web_fetch]
-# web_fetch reaches public addresses only; true also allows loopback, private and link-local ones.
-allow_private = false
+# web_fetch reaches public addresses only; allow_private = true also allows loopback, private and
+# link-local ones.
+# [tools.web_fetch]
+# allow_private = false
 
-[tools.approval]
 # Per tool: "allow", "ask" (the execution waits for your answer) or "deny"; or patterns (docs/tools.md).
+# [tools.approval]
 # shell = { "git status*" = "allow", "rm *" = "deny", "*" = "ask" }
 # write_file = "ask"
 
