@@ -523,10 +523,15 @@ function showQuestion(executionId, question = null) {
   const asked = document.createElement("p");
   asked.className = "asked";
   asked.textContent = question ? `The agent asks: ${question}` : "The agent asks:";
-  if (!question) {
+  if (question) {
+    addApprovalButtons(form, executionId, question);
+  } else {
     waitingQuestion(session, executionId)
       .then((text) => {
-        if (text && form.isConnected) asked.textContent = `The agent asks: ${text}`;
+        if (text && form.isConnected) {
+          asked.textContent = `The agent asks: ${text}`;
+          addApprovalButtons(form, executionId, text);
+        }
       })
       .catch(report);
   }
@@ -548,6 +553,34 @@ function showQuestion(executionId, question = null) {
   });
   $("status").after(form);
   input.focus();
+}
+
+// An approval request (N2: a tool call the profile's rules make wait) is a question answered with one of
+// three decisions: the buttons call session.approve; the text field still answers (any other text denies).
+const APPROVAL_PREFIX = "Approval needed:";
+const DECISIONS = [
+  ["once", "Approve once"],
+  ["session", "Approve for this session"],
+  ["deny", "Deny"],
+];
+
+function addApprovalButtons(form, executionId, question) {
+  if (!question.startsWith(APPROVAL_PREFIX) || form.querySelector(".approval")) return;
+  const box = document.createElement("p");
+  box.className = "approval";
+  for (const [decision, label] of DECISIONS) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = label;
+    button.addEventListener("click", () => {
+      state.rpc
+        .call("session.approve", { session_id: state.session.id, execution_id: executionId, decision })
+        .then(() => form.remove())
+        .catch(report);
+    });
+    box.append(button);
+  }
+  form.querySelector(".asked").after(box);
 }
 
 // -- tool activity ----------------------------------------------------------------------------------
