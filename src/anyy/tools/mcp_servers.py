@@ -332,7 +332,8 @@ class McpServers:
                 self._servers.setdefault(name, McpServer(spec))
         if not self._servers:
             return "no MCP servers configured"
-        reports = [await server.list_tools() for server in self._servers.values()]
+        # Listed side by side (a slow server does not hold the others up), reported in configuration order.
+        reports = await asyncio.gather(*(server.list_tools() for server in self._servers.values()))
         return "; ".join(reports)
 
     def server_tools(self) -> dict[str, list[McpTool]]:
