@@ -63,6 +63,10 @@ def test_b1_new_session_and_rename(dashboard: Dashboard) -> None:
     expect(page.locator("#sessions li")).to_have_count(0)
     page.get_by_role("button", name="New session").click()
     expect(page.locator("#conversation")).to_be_visible()
+    dashboard.live.model.enqueue("Hi.")
+    page.get_by_label("Message").fill("hello")
+    page.get_by_role("button", name="Send").click()
+    expect(page.locator("#entries .kind-assistant")).to_have_text(["Hi."])
     expect(page.locator("#sessions li")).to_have_count(1)
     page.get_by_role("button", name="Rename").click()
     page.get_by_label("Title").fill("Holiday plans")
@@ -74,6 +78,27 @@ def test_b1_new_session_and_rename(dashboard: Dashboard) -> None:
     page.reload()  # the open conversation is in the fragment; the token in sessionStorage
     expect(page.locator("body")).to_have_attribute("data-ready", "true")
     expect(page.locator("#title")).to_have_text("Holiday plans")
+
+
+def test_u1_a_new_session_is_created_by_its_first_message(dashboard: Dashboard) -> None:
+    """Opening the Dashboard, clicking New session and leaving leaves no empty session behind."""
+    live = dashboard.live
+    page = dashboard.open()
+    page.get_by_role("button", name="New session").click()
+    expect(page.locator("#title")).to_have_text("New session")
+    expect(page.get_by_label("Message")).to_be_focused()
+    assert live.call("session.list", {"kind": "chat"})["items"] == []
+    page.go_back()  # changed their mind
+    expect(page.locator("#empty")).to_be_visible()
+    page.get_by_role("button", name="New session").click()
+    live.model.enqueue("Created now.")
+    page.get_by_label("Message").fill("first words")
+    page.keyboard.press("Enter")
+    expect(page.locator("#entries .kind-assistant")).to_have_text(["Created now."])
+    listed = live.call("session.list", {"kind": "chat"})["items"]
+    assert len(listed) == 1
+    expect(page.locator("#sessions li")).to_have_count(1)
+    assert page.url.endswith(f"#session={listed[0]['id']}")
 
 
 def test_x1_missing_conversation_names_the_profile_and_lists(dashboard: Dashboard) -> None:

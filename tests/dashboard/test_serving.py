@@ -1,20 +1,25 @@
 """The Gateway serves the Dashboard (no browser needed here): the files and their headers, the page
-weight, the refusal of cross-origin WebSockets, and `anyy dashboard` with the token in the fragment."""
+weight, the refusal of cross-origin WebSockets, and `anyy dashboard` with a one-time code in the fragment
+(D5: the token never on a browser's command line)."""
 
 from __future__ import annotations
 
 import http.client
+import json
 import re
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from playwright.sync_api import expect
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from anyy.cli.main import main
+from tests.dashboard.conftest import Dashboard
 from tests.gateway.live import LiveGateway
 
 MAX_PAGE_BYTES = 200 * 1024
@@ -87,7 +92,17 @@ def test_cross_origin_websockets_are_refused(live: LiveGateway) -> None:
     assert _ws_close_code(live, None) is None  # not a browser
 
 
-def test_anyy_dashboard_starts_the_gateway_and_puts_the_token_in_the_fragment(
+def _exchange(url: str, code: str, origin: str | None = None) -> tuple[int, dict[str, str]]:
+    headers = {"Origin": origin} if origin else {}
+    request = urllib.request.Request(f"{url}/auth/exchange", data=code.encode(), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            return reply.status, json.loads(reply.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_d5_anyy_dashboard_starts_the_gateway_and_hands_the_browser_a_one_time_code(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from anyy.profiles import create_profile
@@ -105,9 +120,12 @@ def test_anyy_dashboard_starts_the_gateway_and_puts_the_token_in_the_fragment(
         address = read_address(profile)
         assert address is not None
         assert "Started the Gateway of profile default" in result.stderr
-        assert result.stdout.strip() == f"{address.url}/#token={address.token}&session=ses_1"
+        printed = result.stdout.strip()
+        match = re.fullmatch(re.escape(f"{address.url}/#code=") + r"([\w-]+)&session=ses_1", printed)
+        assert match is not None, printed
+        assert address.token not in printed
 
-        # It runs now: nothing more is started, and the browser gets the token in the fragment only.
+        # It runs now: nothing more is started, and the browser's command line holds a code, never the token.
         opened: list[str] = []
 
         def fake_open(url: str) -> bool:
@@ -118,10 +136,39 @@ def test_anyy_dashboard_starts_the_gateway_and_puts_the_token_in_the_fragment(
         result = runner.invoke(main, ["dashboard"])
         assert result.exit_code == 0, result.output
         assert "Started" not in result.stderr
-        assert opened == [f"{address.url}/#token={address.token}"]
+        assert len(opened) == 1
+        assert opened[0].startswith(f"{address.url}/#code=")
+        assert address.token not in opened[0]
         assert address.token not in result.stdout
+        code = opened[0].split("#code=", 1)[1]
+        # A foreign page may not trade it; the Dashboard's own page trades it once, then it is spent.
+        assert _exchange(address.url, code, origin="http://evil.example")[0] == 403
+        assert _exchange(address.url, code) == (200, {"token": address.token})
+        status, body = _exchange(address.url, code)
+        assert status == 401
+        assert "run `anyy dashboard` again" in body["error"]
+        assert _exchange(address.url, match.group(1))[0] == 200  # the printed one is still unused
         with urllib.request.urlopen(f"{address.url}/", timeout=10) as page:
             assert b"<title>" in page.read()
     finally:
         stopped = runner.invoke(main, ["gateway", "stop"])
         assert stopped.exit_code == 0, stopped.output
+
+
+def test_d5_the_page_trades_the_code_for_the_token_and_forgets_it(dashboard: Dashboard) -> None:
+    live = dashboard.live
+    code = live.call("dashboard.code")["code"]
+    page = dashboard.page
+    page.goto(f"{dashboard.base}#code={code}")
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    assert "code=" not in page.url
+    assert page.evaluate("sessionStorage.getItem('anyy.token')") == live.token
+    # The same code in another tab opens nothing: it was spent.
+    other = dashboard.context.browser.new_context() if dashboard.context.browser else None
+    assert other is not None
+    try:
+        again = other.new_page()
+        again.goto(f"{dashboard.base}#code={code}")
+        expect(again.locator("#banner")).to_contain_text("run `anyy dashboard` again")
+    finally:
+        other.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import resource
 import select
 import signal
 import subprocess
@@ -31,8 +32,9 @@ class RpcFailure(Exception):
 
 
 class GatewayProcess:
-    def __init__(self, home: Path, profile: str, *, cwd: Path, log: Path) -> None:
+    def __init__(self, home: Path, profile: str, *, cwd: Path, log: Path, fd_limit: int | None = None) -> None:
         self.home = home
+        self.fd_limit = fd_limit  # RLIMIT_NOFILE (soft and hard) of the child, as `ulimit -n` would set
         self.profile = profile
         self.cwd = cwd
         self.log = log
@@ -60,6 +62,7 @@ class GatewayProcess:
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     stderr=stderr,
+                    preexec_fn=self._limits if self.fd_limit else None,  # noqa: PLW1509 - only setrlimit
                 )
         finally:
             os.close(write_end)
@@ -76,6 +79,10 @@ class GatewayProcess:
         address = json.loads(line)
         self.host, self.port, self.token = address["host"], address["port"], address["token"]
         assert address["pid"] == self.proc.pid
+
+    def _limits(self) -> None:
+        assert self.fd_limit is not None
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.fd_limit, self.fd_limit))
 
     def kill(self) -> None:
         """SIGKILL, then wait on the pidfd until the process is gone (and reap it)."""

@@ -40,6 +40,19 @@ def sample_config() -> Config:
     )
 
 
+def _python(script: str) -> subprocess.CompletedProcess[str]:
+    """Run a script in a fresh interpreter with a bare environment (an OpenAI key set)."""
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-x"},
+        check=False,
+        timeout=60,
+    )
+
+
 def test_m5_import_and_offline_use_load_no_sdk() -> None:
     """The SDKs are imported when a provider of their kind is first built, never before."""
     script = textwrap.dedent(
@@ -69,15 +82,7 @@ def test_m5_import_and_offline_use_load_no_sdk() -> None:
         print("anthropic:", loaded())
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-x"},
-        check=False,
-        timeout=60,
-    )
+    done = _python(script)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "offline: []",
@@ -247,3 +252,40 @@ def test_m2_default_config_documents_aliases_and_model_lists() -> None:
 
     assert "[aliases]" in DEFAULT_CONFIG_TOML
     assert "# models = [" in DEFAULT_CONFIG_TOML
+
+
+def test_m5_a_missing_sdk_dependency_names_the_extra() -> None:
+    """Whichever module fails first (the SDK, or httpx2 under it), the error names the extra to install,
+    never a bare ModuleNotFoundError."""
+    script = textwrap.dedent(
+        """
+        import sys
+        sys.modules["httpx2"] = None  # as if the SDKs' HTTP package were not installed
+        from anyy.providers.base import ProviderError
+        from anyy.providers.registry import ModelRegistry
+        from anyy.profiles.config import Config
+
+        config = Config()
+        registry = ModelRegistry({n: config.provider(n) for n in config.provider_names()}, {})
+        for name in ("openai", "anthropic"):
+            try:
+                registry.provider(name)
+            except ProviderError as exc:
+                print(exc)
+        """
+    )
+    done = _python(script)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2, done.stdout
+    assert "'httpx2' package is not installed" in lines[0]
+    assert "pip install 'anyy[openai]'" in lines[0]
+    assert "pip install 'anyy[anthropic]'" in lines[1]
+
+
+def test_m5_the_default_install_has_both_sdks() -> None:
+    """A plain install (no extra) brings the SDKs: a configured provider works without a second step."""
+    from importlib.metadata import requires
+
+    needed = {r.split(";")[0].split(">=")[0].strip() for r in requires("anyy") or [] if "extra ==" not in r}
+    assert {"openai", "anthropic"} <= needed

@@ -28,7 +28,17 @@ const state = {
   search: { generation: 0, timer: null },
   tools: new Map(), // call id -> its activity line, for the running execution
   context: { tokens: null, budget: 0 }, // what the last response re-read, and the compaction budget
+  working: { since: 0, timer: null }, // when the page saw the running execution start (elapsed time)
+  asking: false, // a question waits for an answer (tab title, notification)
+  token: "", // the access token (uploads are HTTP requests)
+  attachments: [], // files attached to the message being written: {name, size, object?, media_type?}
+  draft: null, // a new conversation not created yet ({kind}): it is created by its first message (U1)
 };
+
+const APP_TITLE = "anyy Dashboard";
+const FOLD_LINES = 12; // tool output longer than this is folded until "Show all"
+const FOLD_CHARS = 1200;
+const NARROW = window.matchMedia("(max-width: 767px)");
 
 function banner(text) {
   const el = $("banner");
@@ -178,12 +188,26 @@ function entryNode(entry) {
   li.className = `entry kind-${entry.kind}`;
   li.dataset.entryId = String(entry.id);
   if (entry.kind === "assistant") {
-    li.append(renderMarkdown(entry.text));
+    if (entry.text) {
+      // (A response that only called tools has no text: its item stays empty, hidden by the style sheet.)
+      const body = document.createElement("div");
+      body.className = "body";
+      body.append(withCopyButtons(renderMarkdown(entry.text)));
+      li.append(body, copyButton(() => entry.text, "Copy this response"));
+      renderLater(li, entry.text);
+    }
     // Shown by the style sheet after the text (::after), so the message's own text stays what it was.
     const usage = usageOf(entry);
     if (usage) li.dataset.usage = usageLabel(usage);
   } else if (entry.kind === "user") {
     li.textContent = entry.text;
+    const files = entry.data && Array.isArray(entry.data.attachments) ? entry.data.attachments : [];
+    if (files.length) {
+      const line = document.createElement("span");
+      line.className = "files";
+      line.textContent = `📎 ${files.map((f) => f.name).join(", ")}`;
+      li.append(line);
+    }
   } else if (entry.kind === "tool_call" && entry.data) {
     li.classList.add("muted");
     li.textContent = `⚙ ${callText(entry.data.name, entry.data.arguments)}`;
@@ -192,11 +216,93 @@ function entryNode(entry) {
     const label = entry.kind === "tool_result" && entry.data && entry.data.name
       ? `${entry.data.name} ${entry.data.is_error ? "failed" : "returned"}`
       : entry.kind.replace(/_/g, " ");
-    li.textContent = entry.text ? `${label}: ${entry.text.slice(0, 500)}` : label;
+    if (entry.kind === "tool_result" && entry.text) {
+      li.append(document.createTextNode(`${label}: `), foldedOutput(entry.text));
+    } else {
+      li.textContent = entry.text ? `${label}: ${entry.text}` : label;
+    }
     const inner = entry.kind === "tool_result" && entry.data ? entry.data.inner_calls : null;
     if (Array.isArray(inner) && inner.length) li.append(recordedInnerCalls(inner));
   }
   return li;
+}
+
+function foldedOutput(text) {
+  // What a tool returned, with its lines; long output is folded, "Show all" unfolds it (and back).
+  const wrap = document.createElement("div");
+  const pre = document.createElement("pre");
+  pre.className = "output";
+  pre.textContent = text;
+  wrap.append(pre);
+  if (text.split("\n").length > FOLD_LINES || text.length > FOLD_CHARS) {
+    pre.classList.add("folded");
+    const toggle = button("Show all", () => {
+      const folded = pre.classList.toggle("folded");
+      toggle.textContent = folded ? "Show all" : "Show less";
+      toggle.setAttribute("aria-expanded", String(!folded));
+    });
+    toggle.className = "show-all";
+    toggle.setAttribute("aria-expanded", "false");
+    wrap.append(toggle);
+  }
+  return wrap;
+}
+
+function copyButton(text, label) {
+  // Its words come from the style sheet (::before), so a message's text stays the message alone.
+  const b = button("", () => {
+    navigator.clipboard.writeText(text()).then(
+      () => {
+        b.classList.add("copied");
+        setTimeout(() => b.classList.remove("copied"), 1500);
+      },
+      () => notice("The browser refused to copy (clipboard permission)."),
+    );
+  });
+  b.className = "copy";
+  b.setAttribute("aria-label", label);
+  return b;
+}
+
+function withCopyButtons(fragment) {
+  // Each code block gets its own Copy button (what it copies is the code's text only).
+  for (const pre of fragment.querySelectorAll("pre")) {
+    const block = document.createElement("div");
+    block.className = "code-block";
+    pre.replaceWith(block);
+    block.append(pre, copyButton(() => pre.textContent, "Copy this code"));
+  }
+  return fragment;
+}
+
+// -- Markdown: rendered and sanitised by the Gateway (markdown.render: CommonMark, GFM tables, highlighted
+// code, an allow-list of tags). A message shows at once through the small local renderer; its full
+// rendering replaces it when the Gateway answers (one call per batch of messages shown together).
+const toRender = [];
+
+function renderLater(li, text) {
+  toRender.push({ li, text });
+  if (toRender.length === 1) queueMicrotask(renderBatch);
+}
+
+function renderBatch() {
+  const batch = toRender.splice(0, 200);
+  if (toRender.length) queueMicrotask(renderBatch);
+  if (!state.rpc || !batch.length) return;
+  state.rpc
+    .call("markdown.render", { texts: batch.map((item) => item.text) })
+    .then(({ html }) => {
+      batch.forEach(({ li }, i) => {
+        const body = document.createElement("div");
+        body.className = "body";
+        body.innerHTML = html[i]; // sanitised by the Gateway's allow-list (gateway/markdown_html.py)
+        withCopyButtons(body);
+        const old = li.querySelector(":scope > .body");
+        if (old) old.replaceWith(body);
+        li.dataset.rendered = "true";
+      });
+    })
+    .catch(() => {}); // the local rendering stays
 }
 
 function atBottom(el) {
@@ -232,15 +338,25 @@ async function loadOlder() {
   }
 }
 
-async function appendNewEntries(count) {
-  // The newest page holds what was just appended; entries already shown are skipped.
+async function appendNewEntries(event) {
+  // The event carries the entries (as session.history shows them); a Gateway that sends only their ids
+  // is asked for the newest page. Entries already shown are skipped either way.
+  if (Array.isArray(event.entries) && event.entries.length === event.entry_ids.length) {
+    showAppended(event.entries, state.liveEpoch);
+    return;
+  }
   const session = state.session;
   const epoch = state.liveEpoch;
-  const page = await state.rpc.call("session.history", { session_id: session.id, limit: Math.max(count, 1) + 5 });
+  const limit = Math.max(event.entry_ids.length, 1) + 5;
+  const page = await state.rpc.call("session.history", { session_id: session.id, limit });
   if (!state.session || state.session.id !== session.id) return;
+  showAppended(page.items.slice().reverse(), epoch);
+}
+
+function showAppended(entries, epoch) {
   const box = $("messages");
   const follow = atBottom(box);
-  const fresh = page.items.filter((e) => !state.history.shown.has(e.id)).reverse();
+  const fresh = entries.filter((e) => !state.history.shown.has(e.id));
   for (const entry of fresh) {
     state.history.shown.add(entry.id);
     $("entries").append(entryNode(entry));
@@ -277,14 +393,63 @@ function setContext(tokens, budget) {
 }
 
 function setRunning(executionId, label) {
-  if (executionId !== state.running) state.liveEpoch++;
+  if (executionId !== state.running) {
+    state.liveEpoch++;
+    state.working.since = Date.now();
+  }
   state.running = executionId;
-  $("status").textContent = label || (executionId ? "Working… (Escape stops)" : "");
+  clearInterval(state.working.timer);
+  state.working.timer = null;
+  if (executionId && !label) {
+    const tick = () => {
+      const seconds = Math.floor((Date.now() - state.working.since) / 1000);
+      $("status").textContent = `Working… ${elapsed(seconds)} (Escape or Stop ends it)`;
+    };
+    tick();
+    state.working.timer = setInterval(tick, 1000);
+  } else {
+    $("status").textContent = label || "";
+  }
   document.body.classList.toggle("busy", executionId !== null);
+  $("stop").hidden = executionId === null;
   $("send").title = executionId ? "Adds a follow-up: it starts when this response ends" : "Sends a prompt";
 }
 
-async function openSession(id, entryId = null) {
+function elapsed(seconds) {
+  return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${String(seconds % 60).padStart(2, "0")} s`;
+}
+
+// -- attention: the tab's title and a notification when a question waits (U3) ----------------------
+function showTitle() {
+  const title = state.session ? `${state.session.title || "Untitled"} · ${APP_TITLE}` : APP_TITLE;
+  document.title = state.asking ? `(?) Question waiting · ${title}` : title;
+}
+
+function setAsking(question) {
+  const wasAsking = state.asking;
+  state.asking = question !== null;
+  showTitle();
+  if (!state.asking || wasAsking || document.hasFocus()) return;
+  if (!("Notification" in window) || Notification.permission !== "granted") return;
+  const note = new Notification("anyy: the agent asks", { body: question || "A question waits for your answer." });
+  note.addEventListener("click", () => {
+    window.focus();
+    note.close();
+  });
+}
+
+function askNotificationPermission() {
+  // Asked once, on a person's own action (sending), never on load.
+  if ("Notification" in window && Notification.permission === "default") Notification.requestPermission().catch(() => {});
+}
+
+// -- the drawer (narrow screens): the lists slide over the conversation ----------------------------
+function setDrawer(open) {
+  document.body.classList.toggle("drawer-open", open);
+  for (const menu of document.querySelectorAll(".menu")) menu.setAttribute("aria-expanded", String(open));
+}
+
+async function openSession(id, entryId = null, { push = true } = {}) {
   const started = performance.now();
   const generation = ++state.openGeneration;
   delete $("conversation").dataset.firstPageMs;
@@ -314,7 +479,15 @@ async function openSession(id, entryId = null) {
   }
   state.subscription = subscribed.subscription;
   state.session = view.session;
-  history.replaceState(null, "", `${location.pathname}#session=${encodeURIComponent(id)}`);
+  state.draft = null;
+  $("conv-header").classList.remove("draft");
+  // Each conversation opened is a step of the browser's history: Back returns to the previous one.
+  const address = `${location.pathname}#session=${encodeURIComponent(id)}`;
+  if (push && fragmentParams().get("session") !== id) history.pushState(null, "", address);
+  else history.replaceState(null, "", address);
+  setDrawer(false);
+  state.asking = false;
+  showTitle();
   for (const li of $("sessions").children) li.classList.toggle("current", li.dataset.id === id);
   $("empty").hidden = true;
   $("conversation").hidden = false;
@@ -335,6 +508,7 @@ async function openSession(id, entryId = null) {
   if (waiting) {
     setRunning(null, "Waiting for your answer");
     showQuestion(waiting.execution_id, waiting.question);
+    setAsking(waiting.question);
   }
   const retry = view.retry_wait; // opened during a retry wait: its countdown, from what is left
   if (retry) {
@@ -407,6 +581,54 @@ function showHeader() {
   select.value = value;
 }
 
+function openDraft() {
+  // "New session" opens an empty conversation; the session is created by its first message, so opening
+  // a client and leaving leaves nothing behind (U1).
+  closeSession();
+  state.draft = { kind: state.kind };
+  $("empty").hidden = true;
+  $("conversation").hidden = false;
+  $("conv-header").classList.add("draft");
+  $("title").textContent = "New session";
+  $("rename").hidden = true;
+  $("rename-form").hidden = true;
+  $("entries").replaceChildren();
+  setLive("");
+  state.queue = [];
+  renderQueue();
+  setContext(null, 0);
+  setDrawer(false);
+  if (fragmentParams().get("new") === null) history.pushState(null, "", `${location.pathname}#new`);
+  $("editor").focus();
+}
+
+async function createFromDraft() {
+  const session = await state.rpc.call("session.create", { kind: state.draft.kind });
+  await openSession(session.id, null, { push: false });
+  resetSessions().catch(report);
+}
+
+function closeSession() {
+  // Back to the page without a conversation (the browser's Back from the first one opened).
+  state.openGeneration++;
+  state.draft = null;
+  $("conv-header").classList.remove("draft");
+  if (state.subscription) {
+    state.rpc.call("events.unsubscribe", { subscription: state.subscription }).catch(() => {});
+    state.subscription = null;
+  }
+  state.session = null;
+  setRunning(null);
+  clearRetry();
+  clearTools();
+  removeQuestion();
+  for (const li of $("sessions").children) li.classList.remove("current");
+  $("conversation").hidden = true;
+  $("empty").hidden = false;
+  showTitle();
+  if (NARROW.matches) setDrawer(true);
+}
+
 // -- events -----------------------------------------------------------------------------------------
 function onEvent(event) {
   if (!state.session || event.session_id !== state.session.id) return;
@@ -425,10 +647,12 @@ function onEvent(event) {
       onExecutionState(event);
       return;
     case "entries_appended":
-      appendNewEntries(event.entry_ids.length).catch(report);
+      appendNewEntries(event).catch(report);
       return;
     case "queue_changed":
-      refreshQueue().catch(report);
+      // The event carries the queue as it is now; a Gateway that does not is asked.
+      if (Array.isArray(event.pending)) showQueue(event.pending);
+      else refreshQueue().catch(report);
       return;
     case "retry_wait":
       showRetry(event);
@@ -456,7 +680,9 @@ function onExecutionState(event) {
     }
   } else if (event.state === "suspended") {
     setRunning(null, "Waiting for your answer");
-    showQuestion(event.execution_id);
+    const question = event.question ? event.question.text : null; // carried by the event, else asked
+    showQuestion(event.execution_id, question);
+    if (question !== null) setAsking(question);
   } else if (event.execution_id === state.running || state.running === null) {
     setLive("");
     // An execution stopped from this page keeps saying so when its end arrives.
@@ -505,6 +731,7 @@ function showRetry(event) {
 function removeQuestion() {
   const old = $("question");
   if (old) old.remove();
+  if (state.asking) setAsking(null);
 }
 
 async function waitingQuestion(session, executionId) {
@@ -523,15 +750,15 @@ function showQuestion(executionId, question = null) {
   const asked = document.createElement("p");
   asked.className = "asked";
   asked.textContent = question ? `The agent asks: ${question}` : "The agent asks:";
-  if (question) {
-    addApprovalButtons(form, executionId, question);
-  } else {
+  if (!question) {
     waitingQuestion(session, executionId)
       .then((text) => {
-        if (text && form.isConnected) {
+        if (!form.isConnected) return;
+        if (text) {
           asked.textContent = `The agent asks: ${text}`;
           addApprovalButtons(form, executionId, text);
         }
+        setAsking(text);
       })
       .catch(report);
   }
@@ -543,6 +770,7 @@ function showQuestion(executionId, question = null) {
   button.type = "submit";
   button.textContent = "Answer";
   form.append(asked, label, input, button);
+  if (question) addApprovalButtons(form, executionId, question);
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     if (!input.value.trim()) return;
@@ -684,6 +912,10 @@ async function refreshQueue() {
   const session = state.session;
   const items = await state.rpc.call("session.queue.list", { session_id: session.id });
   if (!state.session || state.session.id !== session.id) return;
+  showQueue(items);
+}
+
+function showQueue(items) {
   state.queue = items;
   const present = new Set(items.map((item) => item.id));
   for (const [id, edit] of state.editing) {
@@ -802,12 +1034,67 @@ async function queueAction(method, item) {
 async function send() {
   const editor = $("editor");
   const text = editor.value;
-  if (!text.trim() || !state.session) return;
+  if (!text.trim() || (!state.session && !state.draft)) return;
+  if (state.attachments.some((file) => !file.object)) {
+    notice("A file is still being uploaded: send again when it is attached.");
+    return;
+  }
+  if (!state.session) await createFromDraft();
+  if (!state.session) return;
   const kind = state.running ? "follow_up" : "prompt";
-  await state.rpc.call("session.send", { session_id: state.session.id, text, kind });
-  // Only what was sent leaves the editor (the user may have typed on meanwhile).
+  const sent = state.attachments.slice();
+  const attachments = sent.map(({ object, name, media_type, size }) => ({ object, name, media_type, size }));
+  askNotificationPermission();
+  await state.rpc.call("session.send", { session_id: state.session.id, text, kind, attachments });
+  // Only what was sent leaves the editor (the user may have typed or attached on meanwhile).
   editor.value = editor.value.startsWith(text) ? editor.value.slice(text.length) : editor.value;
+  state.attachments = state.attachments.filter((file) => !sent.includes(file));
+  renderAttachments();
   notice("");
+}
+
+// -- attachments (Q2): uploaded when chosen, dropped or pasted; sent with the message -----------------
+async function attach(files) {
+  for (const file of files) {
+    const item = { name: file.name || "pasted", size: file.size };
+    state.attachments.push(item);
+    renderAttachments();
+    try {
+      const reply = await fetch(`/upload?name=${encodeURIComponent(item.name)}`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${state.token}`, "Content-Type": file.type || "application/octet-stream" },
+        body: file,
+      });
+      const body = await reply.json();
+      if (!reply.ok) throw new Error(body.error || `the upload failed (${reply.status})`);
+      Object.assign(item, body);
+    } catch (error) {
+      state.attachments = state.attachments.filter((other) => other !== item);
+      notice(`${item.name} was not attached: ${error.message}`);
+    }
+    renderAttachments();
+  }
+}
+
+function renderAttachments() {
+  const list = $("attachments");
+  list.replaceChildren(
+    ...state.attachments.map((item) => {
+      const li = document.createElement("li");
+      li.className = "chip";
+      li.dataset.state = item.object ? "attached" : "uploading";
+      const name = document.createElement("span");
+      name.textContent = item.object ? item.name : `${item.name} (uploading…)`;
+      const remove = button("×", () => {
+        state.attachments = state.attachments.filter((other) => other !== item);
+        renderAttachments();
+      });
+      remove.setAttribute("aria-label", `Remove ${item.name}`);
+      li.append(name, remove);
+      return li;
+    }),
+  );
+  list.hidden = state.attachments.length === 0;
 }
 
 function stopDisplayed() {
@@ -860,11 +1147,7 @@ async function changeSettings(params) {
 
 // -- wiring -----------------------------------------------------------------------------------------
 function wire() {
-  $("new-session").addEventListener("click", async () => {
-    const session = await state.rpc.call("session.create", { kind: state.kind });
-    await resetSessions();
-    await openSession(session.id);
-  });
+  $("new-session").addEventListener("click", () => openDraft());
   for (const tab of document.querySelectorAll(".tabs [role=tab]")) {
     tab.addEventListener("click", () => selectTab(tab.dataset.kind).catch(report));
   }
@@ -888,13 +1171,55 @@ function wire() {
     send().catch(report);
   });
   $("editor").addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+    // Enter sends, Shift+Enter starts a new line (Ctrl/Cmd+Enter send too); never while an input method
+    // is composing a character.
+    if (e.key === "Enter" && !e.shiftKey && !e.altKey && !e.isComposing) {
       e.preventDefault();
       send().catch(report);
     }
   });
+  $("stop").addEventListener("click", () => stopDisplayed());
+  $("attach").addEventListener("click", () => $("file-input").click());
+  $("file-input").addEventListener("change", () => {
+    const files = [...$("file-input").files];
+    $("file-input").value = "";
+    attach(files).catch(report);
+  });
+  const composer = $("composer");
+  composer.addEventListener("dragover", (e) => {
+    if (!e.dataTransfer || ![...e.dataTransfer.types].includes("Files")) return;
+    e.preventDefault();
+    composer.classList.add("dropping");
+  });
+  composer.addEventListener("dragleave", () => composer.classList.remove("dropping"));
+  composer.addEventListener("drop", (e) => {
+    composer.classList.remove("dropping");
+    if (!e.dataTransfer || !e.dataTransfer.files.length) return;
+    e.preventDefault();
+    attach([...e.dataTransfer.files]).catch(report);
+  });
+  $("editor").addEventListener("paste", (e) => {
+    const files = e.clipboardData ? [...e.clipboardData.files] : [];
+    if (!files.length) return; // text pastes as text
+    e.preventDefault();
+    attach(files).catch(report);
+  });
+  for (const menu of document.querySelectorAll(".menu")) {
+    menu.addEventListener("click", () => setDrawer(!document.body.classList.contains("drawer-open")));
+  }
+  $("drawer-backdrop").addEventListener("click", () => setDrawer(false));
+  window.addEventListener("popstate", () => {
+    const wanted = fragmentParams().get("session");
+    if (wanted && (!state.session || state.session.id !== wanted)) openSession(wanted, null, { push: false }).catch(report);
+    else if (fragmentParams().get("new") !== null) openDraft();
+    else if (!wanted) closeSession();
+  });
   document.addEventListener("keydown", (e) => {
     if (e.key !== "Escape" || e.defaultPrevented) return;
+    if (document.body.classList.contains("drawer-open")) {
+      setDrawer(false); // a local window takes Escape first (S5)
+      return;
+    }
     if (!$("rename-form").hidden) {
       $("rename-form").hidden = true;
       $("rename").hidden = false;
@@ -920,6 +1245,7 @@ function wire() {
       title: $("rename-input").value,
     });
     state.session = session;
+    showTitle();
     $("rename-form").hidden = true;
     $("rename").hidden = false;
     showHeader();
@@ -938,11 +1264,18 @@ function wire() {
 
 async function main() {
   wire();
-  const token = takeToken();
+  let token;
+  try {
+    token = await takeToken();
+  } catch (error) {
+    banner(`${error.message}`);
+    return;
+  }
   if (!token) {
     banner("No access token: open the Dashboard with `anyy dashboard` (it passes the profile's token).");
     return;
   }
+  state.token = token;
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const url = `${scheme}://${location.host}/ws?token=${encodeURIComponent(token)}`;
   state.rpc = new Rpc(url, onEvent, (event) => {
@@ -958,7 +1291,8 @@ async function main() {
   $("profile").textContent = status.profile;
   await Promise.all([loadModels().then(() => state.session && showHeader()), selectTab("chat")]);
   const wanted = fragmentParams().get("session");
-  if (wanted) await openSession(wanted);
+  if (wanted) await openSession(wanted, null, { push: false });
+  else if (NARROW.matches) setDrawer(true); // a phone opens on the lists
   document.body.dataset.ready = "true";
   performance.mark("anyy-ready"); // time to interactive, read by the tests
 }

@@ -1,6 +1,7 @@
-// The Dashboard's connection to its Gateway: the access token (it arrives in the URL fragment, #token=…,
-// never sent to a server nor in a Referer; it is kept in the tab's sessionStorage and passed on the
-// WebSocket URL) and JSON-RPC over one WebSocket (docs/api.md), events included.
+// The Dashboard's connection to its Gateway: the access token (a one-time code in the URL fragment,
+// #code=…, traded for it; a fragment is never sent to a server nor in a Referer; the token is kept in the
+// tab's sessionStorage and passed on the WebSocket URL) and JSON-RPC over one WebSocket (docs/api.md),
+// events included.
 
 export const CONFLICT = -32009;
 const TOKEN_KEY = "anyy.token";
@@ -10,14 +11,27 @@ export function fragmentParams() {
   return new URLSearchParams(location.hash.replace(/^#/, ""));
 }
 
-export function takeToken() {
+function dropFromFragment(...names) {
   const params = fragmentParams();
+  for (const name of names) params.delete(name);
+  const rest = params.toString();
+  history.replaceState(null, "", location.pathname + (rest ? "#" + rest : ""));
+}
+
+// The token, from the tab's sessionStorage, or from the address: `anyy dashboard` gives a one-time code
+// (#code=…) that the page trades for the token at once (POST /auth/exchange), so the token itself never
+// appears on a command line; #token=… is taken as it is. Either leaves the address bar at once.
+export async function takeToken() {
+  const params = fragmentParams();
+  const code = params.get("code");
   const given = params.get("token");
-  if (given) {
-    sessionStorage.setItem(TOKEN_KEY, given);
-    params.delete("token");
-    const rest = params.toString();
-    history.replaceState(null, "", location.pathname + (rest ? "#" + rest : ""));
+  if (code || given) dropFromFragment("code", "token");
+  if (given) sessionStorage.setItem(TOKEN_KEY, given);
+  if (code) {
+    const reply = await fetch("/auth/exchange", { method: "POST", body: code, cache: "no-store" });
+    const body = await reply.json();
+    if (!reply.ok) throw new Error(body.error || "the Gateway refused the code");
+    sessionStorage.setItem(TOKEN_KEY, body.token);
   }
   return sessionStorage.getItem(TOKEN_KEY);
 }

@@ -24,6 +24,7 @@ log = logging.getLogger("anyy.gateway")
 
 MAX_FRAME_BYTES = 8 * 1024 * 1024
 MAX_BATCH = 100
+MAX_DEPTH = 64  # JSON nesting: far beyond any method's parameters, far below the interpreter's recursion limit
 
 _CODES: list[tuple[type[AnyyError], int]] = [
     (NotFound, jsonrpc.NOT_FOUND),
@@ -35,6 +36,34 @@ _CODES: list[tuple[type[AnyyError], int]] = [
 
 def _error(id: Any, code: int, message: str) -> Response:
     return Response(id=id if isinstance(id, int | str) else None, error=ErrorObject(code=code, message=message))
+
+
+def _too_deep(data: Any) -> bool:
+    """Whether the decoded frame nests lists and objects deeper than :data:`MAX_DEPTH` (no recursion)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values() if isinstance(v, dict | list))
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value if isinstance(v, dict | list))
+    return False
+
+
+def _decode(frame: bytes | str) -> tuple[Any, Response | None]:
+    """The frame's JSON, or the parse error to answer (bad JSON, or nested too deeply)."""
+    too_deep = _error(None, jsonrpc.PARSE_ERROR, f"JSON nested too deeply: at most {MAX_DEPTH} levels")
+    try:
+        data = msgspec.json.decode(frame)
+    except msgspec.DecodeError as exc:
+        return None, _error(None, jsonrpc.PARSE_ERROR, f"not valid JSON: {exc}")
+    except RecursionError:  # deeper than the decoder can go
+        return None, too_deep
+    if isinstance(data, dict | list) and _too_deep(data):
+        return None, too_deep
+    return data, None
 
 
 class Dispatcher:
@@ -53,10 +82,9 @@ class Dispatcher:
                 None, jsonrpc.INVALID_REQUEST, f"frame too large: {size} bytes, at most {MAX_FRAME_BYTES}"
             )
             return jsonrpc.encode(reply)
-        try:
-            data = msgspec.json.decode(frame)
-        except msgspec.DecodeError as exc:
-            return jsonrpc.encode(_error(None, jsonrpc.PARSE_ERROR, f"not valid JSON: {exc}"))
+        data, error = _decode(frame)
+        if error is not None:
+            return jsonrpc.encode(error)
         if isinstance(data, list):
             if not data:
                 return jsonrpc.encode(_error(None, jsonrpc.INVALID_REQUEST, "an empty batch"))
@@ -66,6 +94,18 @@ class Dispatcher:
             return jsonrpc.encode(replies) if replies else None
         reply = await self.one(data, conn)
         return None if reply is None else jsonrpc.encode(reply)
+
+    def busy(self, frame: bytes | str, why: str) -> bytes | None:
+        """The reply to a frame the Gateway will not run now: a busy error for each call in it."""
+        data, error = _decode(frame)
+        if error is not None:
+            return jsonrpc.encode(error)
+        calls = data if isinstance(data, list) else [data]
+        ids = [c.get("id") for c in calls if isinstance(c, dict) and "id" in c]
+        replies = [_error(id, jsonrpc.BUSY, f"the Gateway is busy: {why}; try again shortly") for id in ids]
+        if not replies:
+            return None
+        return jsonrpc.encode(replies if isinstance(data, list) else replies[0])
 
     async def one(self, data: Any, conn: Connection | None) -> Response | None:
         raw_id = data.get("id") if isinstance(data, dict) else None

@@ -10,6 +10,7 @@ import msgspec
 
 from anyy import __version__
 from anyy.domain.sessions import Goal, Session
+from anyy.gateway.codes import CODE_SECONDS
 from anyy.gateway.methods_sessions import SessionRef
 from anyy.gateway.state import Connection, Gateway
 from anyy.gateway.table import TABLE, NoParams, Params
@@ -142,3 +143,16 @@ async def unsubscribe(gw: Gateway, conn: Connection | None, p: UnsubscribeParams
     if found is not None:
         found[0].close()
         found[1].cancel()
+
+
+class CodeResult(msgspec.Struct, kw_only=True):
+    code: str
+    expires_in: float  # seconds
+
+
+@TABLE.method("dashboard.code", NoParams)
+async def dashboard_code(gw: Gateway, conn: Connection | None, p: NoParams) -> CodeResult:
+    """A one-time code that opens the Dashboard: the page at ``/#code=CODE`` trades it for the access
+    token (``POST /auth/exchange``), once, within ``expires_in`` seconds. ``anyy dashboard`` uses it so that
+    the token never appears on a browser's command line."""
+    return CodeResult(code=gw.codes.issue(CODE_SECONDS), expires_in=CODE_SECONDS)

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import errno
 import fcntl
-import json
 import logging
 import os
 import secrets
@@ -28,6 +27,8 @@ import msgspec
 from anyy.domain.errors import Conflict
 from anyy.gateway.app import create_app
 from anyy.gateway.dispatcher import Dispatcher
+from anyy.gateway.guard import ACCEPT_BURST, guarded_protocol, raise_fd_limit
+from anyy.gateway.logs import setup_logging
 from anyy.gateway.methods import TABLE
 from anyy.gateway.state import Gateway
 from anyy.profiles.gateway_address import Address, address_path, read_address, write_address
@@ -38,7 +39,6 @@ from anyy.runtime.runtime import Runtime
 log = logging.getLogger("anyy.gateway")
 
 LOCK_FILE = "gateway.lock"
-LOG_FILE = "logs/gateway.log"
 
 
 @contextlib.contextmanager
@@ -63,37 +63,12 @@ def profile_lock(profile: Profile) -> Iterator[None]:
         handle.close()
 
 
-class JsonLines(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        line: dict[str, Any] = {
-            "time": round(record.created, 3),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
-        if record.exc_info:
-            line["exception"] = self.formatException(record.exc_info)
-        return json.dumps(line, ensure_ascii=False)
-
-
-def setup_logging(profile: Profile) -> None:
-    path = profile.path / LOG_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(path, encoding="utf-8")
-    handler.setFormatter(JsonLines())
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(logging.INFO)
-    for noisy in ("uvicorn.access",):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-
-
 def bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # asyncio then sets TCP_NODELAY
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
-    sock.listen(512)
+    sock.listen(ACCEPT_BURST)
     sock.set_inheritable(False)
     return sock
 
@@ -125,7 +100,9 @@ async def serve(profile: Profile, *, host: str = "127.0.0.1", port: int = 0, rea
 
     profile.require()
     with profile_lock(profile):
-        setup_logging(profile)
+        setup_logging(profile.path)
+        raise_fd_limit()
+        limits = profile.load_config().gateway
         deps = build_deps(profile, workdir=Path.cwd())
         deps.owner.start()
         runtime = Runtime(deps)
@@ -159,6 +136,9 @@ async def serve(profile: Profile, *, host: str = "127.0.0.1", port: int = 0, rea
             lifespan="off",
             ws_max_size=16 * 1024 * 1024,
             timeout_graceful_shutdown=5,
+            backlog=ACCEPT_BURST,  # also what one round of asyncio's accept loop may take at once
+            # A header timeout and a connection cap (D2), and uvicorn's own WebSocket keep-alive pings.
+            http=guarded_protocol(limits.max_connections or None, limits.header_timeout),
         )
         server = _server_class()(config)
         try:

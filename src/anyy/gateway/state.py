@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from anyy.domain.events import RuntimeEvent
+from anyy.gateway.codes import CodeBook
 from anyy.profiles.profile import Profile
 from anyy.runtime.bus import Subscription
 from anyy.runtime.deps import Deps
@@ -25,6 +26,7 @@ class Gateway:
     runtime: Runtime
     token: str
     started_at: float = field(default_factory=time.time)
+    codes: CodeBook = field(default_factory=CodeBook)  # one-time codes that open the Dashboard (D5)
 
     async def store(self, fn: Callable[[SqliteStore], T]) -> T:
         return await self.deps.owner.call(fn)

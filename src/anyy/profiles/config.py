@@ -111,6 +111,13 @@ class McpSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     servers: dict[str, McpServerSettings] = {}
 
 
+class GatewaySettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Limits that keep the Gateway answering when something opens connections and sends nothing (D2)."""
+
+    header_timeout: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 10.0  # seconds to send a request head
+    max_connections: Annotated[int, msgspec.Meta(ge=0)] = 0  # 0: from the open-file limit (at most 2048)
+
+
 class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     model: ModelSettings = msgspec.field(default_factory=ModelSettings)
     providers: dict[str, ProviderSettings] = {}
@@ -119,6 +126,7 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     queue: QueueSettings = msgspec.field(default_factory=QueueSettings)
     tools: ToolSettings = msgspec.field(default_factory=ToolSettings)
     mcp: McpSettings = msgspec.field(default_factory=McpSettings)
+    gateway: GatewaySettings = msgspec.field(default_factory=GatewaySettings)
     # Virtual models: a name for a "provider/model" pair, selected with provider = "alias" (SPEC M2).
     aliases: dict[str, str] = {}
 

@@ -235,12 +235,13 @@ class ModelRegistry:
                     images=getattr(settings, "images", True),
                 )
         except ModuleNotFoundError as exc:
-            package = _PACKAGES.get(settings.kind, exc.name or settings.kind)
-            if exc.name != package:
-                raise
+            # The SDK, or one of the packages it needs (httpx2 for both), is missing: always say which
+            # extra brings them back, whichever module failed first.
+            package = _PACKAGES.get(settings.kind, settings.kind)
+            missing = f"the {exc.name!r} package" if exc.name else "a package"
             raise ProviderError(
                 "fatal",
-                f"the provider {name!r} needs the {package!r} package, which is not installed: "
-                f"pip install 'anyy[{package}]'",
+                f"the provider {name!r} ({settings.kind}) cannot load: {missing} is not installed; "
+                f"reinstall anyy with its SDKs: pip install 'anyy[{package}]' (or bash scripts/install)",
             ) from exc
         raise ProviderError("fatal", f"the provider {name!r} has an unknown kind {settings.kind!r}")
