@@ -204,7 +204,7 @@ def test_m6_codemode_inner_calls_shown_under_the_script(dashboard: Dashboard) ->
 
 def test_m6_a_page_opened_while_a_script_runs_puts_its_calls_under_it(dashboard: Dashboard, tmp_path: Path) -> None:
     live = dashboard.live
-    fifo = tmp_path / "go.fifo"
+    fifo = live.workdir / "go.fifo"  # in the working directory: the sandbox gives the script its own /tmp
     os.mkfifo(fifo)
     session_id = live.call("session.create", {"title": "script"})["id"]
     live.call("session.tools.configure", {"session_id": session_id, "enabled": ["shell"], "codemode": True})

@@ -11,6 +11,7 @@ import pytest
 
 from anyy.tools import web_fetch
 from anyy.tools.base import ToolContext
+from anyy.tools.policy import ToolPolicy
 from anyy.tools.web_fetch import WebFetchTool
 
 pytestmark = pytest.mark.anyio
@@ -54,6 +55,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:
         pass
+
+
+@pytest.fixture
+def context(context: ToolContext) -> ToolContext:
+    """The test server is on loopback, which web_fetch reaches only when the profile allows it (N3)."""
+    return msgspec.structs.replace(context, policy=ToolPolicy(allow_private_network=True))
 
 
 @pytest.fixture

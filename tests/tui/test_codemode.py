@@ -85,7 +85,8 @@ async def test_m6_codemode_inner_calls_shown_under_the_script(start_gateway: Sta
         f'print(tools.shell(command="head -n 1 {fifo}"))\n'
     )
     with fake_model() as server, held_fifo(fifo) as release:
-        live = start_gateway(config_extra=fake_provider(server))
+        # The FIFO is in the host's /tmp, which the sandbox replaces with its own: programs run unconfined here.
+        live = start_gateway(config_extra=fake_provider(server) + "\n[tools.sandbox]\nenabled = false\n")
         session_id = codemode_session(live)
         server.enqueue(
             Reply(tool_calls=[ToolCall("run_script", {"script": script}, "script-1")]),

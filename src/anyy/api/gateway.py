@@ -30,6 +30,7 @@ class Status(msgspec.Struct, kw_only=True):
     version: str
     pid: int
     started_at: float
+    sandbox: str = ""  # how shell and Codemode are confined, or why they are not (N3)
 
 
 class Subscribed(msgspec.Struct, kw_only=True):

@@ -61,6 +61,7 @@ SESSION_RETRY_CANCEL: MethodSpec[p.ExecutionRef, StopResult] = MethodSpec(
 )
 SESSION_EXECUTION: MethodSpec[p.ExecutionRef, Execution] = MethodSpec("session.execution", p.ExecutionRef, Execution)
 SESSION_ANSWER: MethodSpec[p.AnswerParams, None] = MethodSpec("session.answer", p.AnswerParams, None)
+SESSION_APPROVE: MethodSpec[p.ApproveParams, None] = MethodSpec("session.approve", p.ApproveParams, None)
 SESSION_NAVIGATE: MethodSpec[p.NavigateParams, NavigateResult] = MethodSpec(
     "session.navigate", p.NavigateParams, NavigateResult
 )

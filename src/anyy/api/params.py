@@ -70,6 +70,12 @@ class AnswerParams(Params):
     text: str
 
 
+class ApproveParams(Params):
+    session_id: str
+    execution_id: str
+    decision: Literal["once", "session", "deny"]
+
+
 class NavigateParams(Params):
     session_id: str
     entry_id: int | None

@@ -53,7 +53,8 @@ Exit status:
   0  completed
   1  other errors (no Gateway, unknown session or role, ...)
   2  usage error
-  3  suspended: the agent asked a question (answer it with the RPC session.answer)
+  3  suspended: the agent asked a question (answer it with the RPC session.answer) or waits for
+     your approval of a tool call (answer it with the RPC session.approve)
   4  failed (the error is printed)
   5  interrupted (stopped before it finished)
   6  removed from the queue before it started (cleared or cancelled)
@@ -219,6 +220,15 @@ def _explain(
     if result == "suspended":
         if recorded.question and not as_json:
             click.echo(recorded.question)
+        if recorded.question and recorded.question.startswith("Approval needed:"):
+            click.echo(
+                f"the agent waits for your approval of a tool call (session {session_id}, execution "
+                f"{execution_id}); answer with the RPC session.approve "
+                f'{{"session_id": "{session_id}", "execution_id": "{execution_id}", "decision": "once"}} '
+                '(or "session", or "deny").',
+                err=True,
+            )
+            return
         click.echo(
             f"the agent asks a question and waits for your answer (session {session_id}, execution "
             f"{execution_id}); answer it with the RPC session.answer "

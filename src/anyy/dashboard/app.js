@@ -754,7 +754,10 @@ function showQuestion(executionId, question = null) {
     waitingQuestion(session, executionId)
       .then((text) => {
         if (!form.isConnected) return;
-        if (text) asked.textContent = `The agent asks: ${text}`;
+        if (text) {
+          asked.textContent = `The agent asks: ${text}`;
+          addApprovalButtons(form, executionId, text);
+        }
         setAsking(text);
       })
       .catch(report);
@@ -767,6 +770,7 @@ function showQuestion(executionId, question = null) {
   button.type = "submit";
   button.textContent = "Answer";
   form.append(asked, label, input, button);
+  if (question) addApprovalButtons(form, executionId, question);
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     if (!input.value.trim()) return;
@@ -777,6 +781,34 @@ function showQuestion(executionId, question = null) {
   });
   $("status").after(form);
   input.focus();
+}
+
+// An approval request (N2: a tool call the profile's rules make wait) is a question answered with one of
+// three decisions: the buttons call session.approve; the text field still answers (any other text denies).
+const APPROVAL_PREFIX = "Approval needed:";
+const DECISIONS = [
+  ["once", "Approve once"],
+  ["session", "Approve for this session"],
+  ["deny", "Deny"],
+];
+
+function addApprovalButtons(form, executionId, question) {
+  if (!question.startsWith(APPROVAL_PREFIX) || form.querySelector(".approval")) return;
+  const box = document.createElement("p");
+  box.className = "approval";
+  for (const [decision, label] of DECISIONS) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = label;
+    button.addEventListener("click", () => {
+      state.rpc
+        .call("session.approve", { session_id: state.session.id, execution_id: executionId, decision })
+        .then(() => form.remove())
+        .catch(report);
+    });
+    box.append(button);
+  }
+  form.querySelector(".asked").after(box);
 }
 
 // -- tool activity ----------------------------------------------------------------------------------

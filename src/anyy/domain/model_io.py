@@ -6,6 +6,7 @@ A provider adapter turns a :class:`ModelRequest` into its API's request and its 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import msgspec
@@ -28,8 +29,17 @@ class ToolCallPart(msgspec.Struct, kw_only=True, frozen=True):
     arguments: dict[str, Any]
 
 
+class ImagePart(msgspec.Struct, kw_only=True, frozen=True):
+    """An image attached to a user message (N5): its media type (image/png...) and its bytes."""
+
+    media_type: str
+    data: bytes
+    name: str = ""
+
+
 class UserMessage(msgspec.Struct, kw_only=True, frozen=True, tag="user"):
     text: str
+    images: tuple[ImagePart, ...] = ()
 
 
 class AssistantMessage(msgspec.Struct, kw_only=True, frozen=True, tag="assistant"):
@@ -55,6 +65,19 @@ class ModelRequest(msgspec.Struct, kw_only=True, frozen=True):
     tools: tuple[ToolSpec, ...] = ()
     effort: str = ""  # "" lets the provider choose; otherwise low | medium | high (adapters map it)
     max_tokens: int = 4096
+
+
+def image_count(request: ModelRequest) -> int:
+    return sum(len(message.images) for message in request.messages if isinstance(message, UserMessage))
+
+
+def refuse_images(provider: str, model: str, hint: str = "") -> str:
+    """The error for a model that reads text only, given before any call is made (N5)."""
+    return (
+        f"the model {provider}/{model} does not accept images, and this conversation has image attachments: "
+        "switch to a model that reads images, or remove the images (edit the message, or branch before it)."
+        + (f" {hint}" if hint else "")
+    )
 
 
 # -- the normalised stream ---------------------------------------------------------------------------
@@ -100,8 +123,11 @@ SUMMARY_PREFIX = "Summary of the earlier conversation (older messages were compa
 BRANCH_SUMMARY_PREFIX = "Summary of a branch of this conversation that was left:\n\n"
 
 
-def context_to_messages(context: ModelContext) -> list[Message]:
-    """The stored context as provider-neutral messages.
+def context_to_messages(
+    context: ModelContext, images: Mapping[int, tuple[ImagePart, ...]] | None = None
+) -> list[Message]:
+    """The stored context as provider-neutral messages; ``images`` are the image attachments of user
+    entries, by entry id.
 
     Consecutive assistant text and tool calls become one assistant message (as every API expects);
     a compaction summary and branch summaries are given to the model as user-side context.
@@ -152,7 +178,7 @@ def context_to_messages(context: ModelContext) -> list[Message]:
             )
         elif kind == EntryKind.USER:
             flush()
-            messages.append(UserMessage(text=item[2]))
+            messages.append(UserMessage(text=item[2], images=images.get(item[0], ()) if images else ()))
         elif kind == EntryKind.BRANCH_SUMMARY:
             flush()
             messages.append(UserMessage(text=BRANCH_SUMMARY_PREFIX + item[2]))

@@ -10,7 +10,15 @@ from anyy import __version__
 from anyy.api import methods as api
 from anyy.api import sessions as wire
 from anyy.api.gateway import AliasInfo, DashboardCode, Models, ProviderInfo, Status, Subscribed
-from anyy.api.params import GoalParams, NoParams, SessionRef, SubscribeParams, ToolsParams, UnsubscribeParams
+from anyy.api.params import (
+    ApproveParams,
+    GoalParams,
+    NoParams,
+    SessionRef,
+    SubscribeParams,
+    ToolsParams,
+    UnsubscribeParams,
+)
 from anyy.gateway.codes import CODE_SECONDS
 from anyy.gateway.state import Connection, Gateway
 from anyy.gateway.table import TABLE
@@ -31,6 +39,14 @@ async def reload(gw: Gateway, conn: Connection | None, p: SessionRef) -> list[wi
     its model), keeping history, storage, tools and queue. Steps run in order; each says whether it
     applied; a failed step does not undo the ones before. Never stops work, never starts a turn."""
     return views.convert(await gw.runtime.reload(p.session_id), list[wire.ReloadStep])
+
+
+@TABLE.method(api.SESSION_APPROVE)
+async def approve(gw: Gateway, conn: Connection | None, p: ApproveParams) -> None:
+    """Answer the approval request a suspended execution waits on (N2): ``once`` runs the call this time,
+    ``session`` also allows the same call for the rest of the session, ``deny`` refuses it (the model is
+    told). The execution resumes."""
+    await gw.runtime.approve(p.session_id, p.execution_id, p.decision)
 
 
 @TABLE.method(api.SESSION_TOOLS_CONFIGURE)
@@ -58,7 +74,13 @@ async def models(gw: Gateway, conn: Connection | None, p: NoParams) -> Models:
 @TABLE.method(api.GATEWAY_STATUS)
 async def status(gw: Gateway, conn: Connection | None, p: NoParams) -> Status:
     """Which profile this Gateway serves, its version and process."""
-    return Status(profile=gw.profile.name, version=__version__, pid=os.getpid(), started_at=gw.started_at)
+    return Status(
+        profile=gw.profile.name,
+        version=__version__,
+        pid=os.getpid(),
+        started_at=gw.started_at,
+        sandbox=gw.deps.tool_policy.sandbox.note,
+    )
 
 
 @TABLE.method(api.EVENTS_SUBSCRIBE)

@@ -39,6 +39,8 @@ class ProviderSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True)
     base_url: str = ""
     api_key_env: str = ""
     models: list[str] = []
+    # Whether its models read images (N5); false: a conversation with images gets a clear error, no call.
+    images: bool = True
 
 
 class RetrySettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -66,11 +68,48 @@ def _default_tools() -> list[str]:
     return ["read_file", "write_file", "shell", "ask_user", "memory"]
 
 
+class SandboxSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``shell`` and Codemode in bubblewrap when the machine offers it (N3)."""
+
+    enabled: bool = True
+    network: bool = False  # programs in the sandbox may use the network
+
+
+class WebFetchSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    allow_private: bool = False  # loopback, private and link-local addresses (N3)
+
+
+ApprovalRule = Literal["allow", "ask", "deny"]
+
+
 class ToolSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Tools and Codemode belong to the profile, never to a role (M3)."""
 
     enabled: list[str] = msgspec.field(default_factory=_default_tools)
     codemode: bool = False
+    # Variables handed to programs although their names look secret (the filter withholds *_KEY, ...).
+    pass_env: list[str] = []
+    sandbox: SandboxSettings = msgspec.field(default_factory=SandboxSettings)
+    web_fetch: WebFetchSettings = msgspec.field(default_factory=WebFetchSettings)
+    # Per tool: "allow", "ask" or "deny", or a table of patterns to rules (N2); see docs/tools.md.
+    approval: dict[str, ApprovalRule | dict[str, ApprovalRule]] = {}
+
+
+class McpServerSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """One MCP server (N1): a program over stdio (``command``) or a streamable HTTP ``url``."""
+
+    command: str = ""
+    args: list[str] = []
+    env: dict[str, str] = {}  # added to a short allow-list of the Gateway's variables; never its secrets
+    url: str = ""
+    headers: dict[str, str] = {}
+    include: list[str] = []  # glob patterns of the server's tool names; empty: all
+    exclude: list[str] = []
+    timeout: Annotated[float, msgspec.Meta(gt=0)] = 60.0  # seconds for one call (and for starting)
+
+
+class McpSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    servers: dict[str, McpServerSettings] = {}
 
 
 class StoreSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -95,6 +134,7 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     queue: QueueSettings = msgspec.field(default_factory=QueueSettings)
     tools: ToolSettings = msgspec.field(default_factory=ToolSettings)
     store: StoreSettings = msgspec.field(default_factory=StoreSettings)
+    mcp: McpSettings = msgspec.field(default_factory=McpSettings)
     gateway: GatewaySettings = msgspec.field(default_factory=GatewaySettings)
     # Virtual models: a name for a "provider/model" pair, selected with provider = "alias" (SPEC M2).
     aliases: dict[str, str] = {}
@@ -149,6 +189,7 @@ def load_config(path: Path) -> Config:
             convert(table, ProviderSettings, label=CONFIG_FILE, path=path, prefix=("providers", name), root=Config)
     config = convert(raw, Config, label=CONFIG_FILE, path=path)
     where = f"{CONFIG_FILE} ({path})"
+    _check_mcp(config, where)
     if VIRTUAL_PROVIDER in config.providers:
         raise FileError(f"{where}: [providers.{VIRTUAL_PROVIDER}] is reserved for [aliases]: rename the table")
     for alias, target in config.aliases.items():
@@ -170,6 +211,21 @@ def load_config(path: Path) -> Config:
             f"{', '.join(config.provider_names())}"
         ) from None
     return config
+
+
+def _check_mcp(config: Config, where: str) -> None:
+    for name, server in config.mcp.servers.items():
+        if not is_valid_name(name) or "_" in name:
+            raise FileError(f"{where}: invalid MCP server name [mcp.servers.{name}]: use {NAME_RULE}, without '_'")
+        if bool(server.command) == bool(server.url):
+            raise FileError(
+                f"{where}: [mcp.servers.{name}] needs exactly one of 'command' (a program spoken to over stdio) "
+                "or 'url' (a streamable HTTP endpoint)"
+            )
+        if server.url and not server.url.startswith(("http://", "https://")):
+            raise FileError(
+                f"{where}: [mcp.servers.{name}] url must start with http:// or https://, not {server.url!r}"
+            )
 
 
 def _check_alias(config: Config, alias: str, target: str, where: str) -> None:
@@ -237,6 +293,33 @@ follow_up = "one-at-a-time"
 enabled = ["read_file", "write_file", "shell", "ask_user", "memory"]
 # Codemode: the model writes one script calling the tools instead of one call per tool.
 codemode = false
+
+# Variables handed to shell and Codemode although their names look like secrets (*_KEY, *_TOKEN...).
+pass_env = []
+
+# shell and Codemode run in bubblewrap when it works here: the working directory writable, the rest
+# read-only, a private /tmp, and no network unless network = true (docs/tools.md).
+# [tools.sandbox]
+# enabled = true
+# network = false
+
+# web_fetch reaches public addresses only; allow_private = true also allows loopback, private and
+# link-local ones.
+# [tools.web_fetch]
+# allow_private = false
+
+# Per tool: "allow", "ask" (the execution waits for your answer) or "deny"; or patterns (docs/tools.md).
+# [tools.approval]
+# shell = { "git status*" = "allow", "rm *" = "deny", "*" = "ask" }
+# write_file = "ask"
+
+# MCP servers: their tools are named mcp_<server>_<tool> (docs/tools.md).
+# [mcp.servers.files]
+# command = "npx"
+# args = ["-y", "@modelcontextprotocol/server-filesystem", "/home/me/notes"]
+# [mcp.servers.search]
+# url = "http://127.0.0.1:8931/mcp"
+# headers = { Authorization = "Bearer ..." }
 
 [store]
 # Where sessions live: "" keeps them in this profile's state.db (SQLite). A PostgreSQL URL

@@ -19,6 +19,7 @@ runtime owns retries, SPEC R3) and its HTTP timeouts stay on.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -40,6 +41,8 @@ from anyy.domain.model_io import (
     ToolCallEvent,
     ToolResultMessage,
     UsageEvent,
+    image_count,
+    refuse_images,
 )
 from anyy.providers import http_errors
 from anyy.providers.base import ProviderError
@@ -70,10 +73,12 @@ class AnthropicProvider:
         api_key: str = "",
         key_env: str = "",
         key_required: bool = False,
+        images: bool = True,
         connect_timeout: float = 10.0,
         read_timeout: float = 300.0,
     ) -> None:
         self.name = name
+        self.images = images  # whether its models read images (N5)
         self.base_url = base_url.rstrip("/")
         self._key_env = key_env
         self._key_missing = key_required and not api_key
@@ -94,6 +99,9 @@ class AnthropicProvider:
     async def _stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         if self._key_missing:
             raise missing_key(self.name, self._key_env)
+        if not self.images and image_count(request):
+            hint = f"If they do, set images = true in [providers.{self.name}] of config.toml."
+            raise ProviderError("fatal", refuse_images(self.name, request.model, hint))
         try:
             stream = await self._client.messages.create(stream=True, **to_anthropic_params(request))
         except anthropic.APIError as exc:
@@ -243,8 +251,19 @@ def to_anthropic_messages(request: ModelRequest, *, replay: AssistantMessage | N
             if message.is_error:
                 result["is_error"] = True
             add("user", [result])
-        elif message.text:
-            add("user", [{"type": "text", "text": message.text}])
+        elif message.text or message.images:
+            images = [
+                {
+                    "type": "image",
+                    "source": {
+                        "type": "base64",
+                        "media_type": image.media_type,
+                        "data": base64.b64encode(image.data).decode("ascii"),
+                    },
+                }
+                for image in message.images
+            ]
+            add("user", [*images, *([{"type": "text", "text": message.text}] if message.text else [])])
     return turns
 
 

@@ -41,6 +41,8 @@ from anyy.domain.model_io import (
     ToolCallEvent,
     UsageEvent,
     UserMessage,
+    image_count,
+    refuse_images,
 )
 from anyy.providers.base import ProviderError
 from anyy.providers.gates import Gate
@@ -82,6 +84,8 @@ class OfflineProvider:
         return len(self._script)
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        if image_count(request):  # a text-only model: said before anything is played (N5)
+            return self._refuse(request)
         # Taken now, not when iteration starts: calls made in a row get their responses in that order.
         self.requests.append(request)
         self._calls += 1
@@ -92,6 +96,10 @@ class OfflineProvider:
             )
         steps = self._steps(request, script)
         return self._play(request, steps)
+
+    async def _refuse(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
+        raise ProviderError("fatal", refuse_images(self.name, request.model))
+        yield  # pragma: no cover - makes this an async generator
 
     async def aclose(self) -> None:
         return None

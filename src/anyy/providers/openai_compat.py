@@ -15,6 +15,7 @@ first used. A provider belongs to the event loop it is first used on (its connec
 
 from __future__ import annotations
 
+import base64
 import json
 import urllib.parse
 from collections.abc import AsyncIterator, Mapping
@@ -36,6 +37,8 @@ from anyy.domain.model_io import (
     ToolCallEvent,
     ToolResultMessage,
     UsageEvent,
+    image_count,
+    refuse_images,
 )
 from anyy.providers import http_errors
 from anyy.providers.base import ProviderError
@@ -71,11 +74,13 @@ class OpenAICompatProvider:
         api_key: str = "",
         key_env: str = "",
         key_required: bool = False,
+        images: bool = True,
         connect_timeout: float = 10.0,
         read_timeout: float = 300.0,
         token_field: TokenField | None = None,
     ) -> None:
         self.name = name
+        self.images = images  # whether its models read images (N5)
         self.base_url = base_url.rstrip("/")
         self._key_env = key_env
         self._key_missing = key_required and not api_key
@@ -99,6 +104,9 @@ class OpenAICompatProvider:
     async def _stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         if self._key_missing:
             raise missing_key(self.name, self._key_env)
+        if not self.images and image_count(request):
+            hint = f"If they do, set images = true in [providers.{self.name}] of config.toml."
+            raise ProviderError("fatal", refuse_images(self.name, request.model, hint))
         params = self._params(request)
         try:
             stream = await self._client.chat.completions.create(stream=True, **params)
@@ -240,9 +248,20 @@ def to_openai_messages(request: ModelRequest) -> list[dict[str, Any]]:
         elif isinstance(message, ToolResultMessage):
             text = f"Error: {message.text}" if message.is_error else message.text
             messages.append({"role": "tool", "tool_call_id": message.call_id, "content": text})
+        elif message.images:
+            parts: list[dict[str, Any]] = [{"type": "text", "text": message.text}] if message.text else []
+            parts += [
+                {"type": "image_url", "image_url": {"url": f"data:{image.media_type};base64,{_base64(image.data)}"}}
+                for image in message.images
+            ]
+            messages.append({"role": "user", "content": parts})
         else:
             messages.append({"role": "user", "content": message.text})
     return messages
+
+
+def _base64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
 
 
 def _usage(raw: Any) -> Usage:

@@ -221,6 +221,7 @@ class ModelRegistry:
                     api_key=api_key,
                     key_env=key_env,
                     key_required=bool(key_env),
+                    images=getattr(settings, "images", True),
                 )
             if settings.kind == "anthropic":
                 from anyy.providers.anthropic_messages import AnthropicProvider
@@ -231,6 +232,7 @@ class ModelRegistry:
                     api_key=api_key,
                     key_env=key_env,
                     key_required=bool(key_env),
+                    images=getattr(settings, "images", True),
                 )
         except ModuleNotFoundError as exc:
             # The SDK, or one of the packages it needs (httpx2 for both), is missing: always say which

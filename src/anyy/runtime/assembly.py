@@ -4,9 +4,6 @@ tools, the system prompt from the session's role and the profile's memory, the s
 
 from __future__ import annotations
 
-import os
-import re
-from collections.abc import Mapping
 from pathlib import Path
 
 from anyy.domain.sessions import NewSession, Session, SessionKind
@@ -17,9 +14,12 @@ from anyy.providers.registry import ModelRegistry
 from anyy.runtime.clock import Clock, SystemClock
 from anyy.runtime.deps import Deps, RuntimeSettings
 from anyy.runtime.prompt import read_memory, system_prompt
+from anyy.runtime.tooling import mcp_specs, tool_environment, tool_policy
 from anyy.storage.owner import StoreOwner
 from anyy.storage.protocol import SessionStore
 from anyy.tools import BuiltinToolSource
+from anyy.tools.mcp_servers import McpServers
+from anyy.tools.skills import find_skills, skill_dirs, skills_prompt
 
 
 def settings_from(config: Config) -> RuntimeSettings:
@@ -32,18 +32,6 @@ def settings_from(config: Config) -> RuntimeSettings:
 
 def registry_from(config: Config) -> ModelRegistry:
     return ModelRegistry({name: config.provider(name) for name in config.provider_names()}, config.aliases)
-
-
-# Variables that commonly hold credentials: never handed to programs the model asks to run.
-SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
-
-
-def tool_environment(config: Config, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The Gateway's environment without the providers' keys (every ``api_key_env`` of the profile) and
-    without variables whose names say they hold a secret."""
-    source = os.environ if environ is None else environ
-    keys = {config.provider(name).api_key_env for name in config.provider_names()} - {""}
-    return {name: value for name, value in source.items() if name not in keys and not SECRET_NAME.search(name)}
 
 
 def new_session(config: Config, *, role: str = "default", kind: SessionKind = "chat", title: str = "") -> NewSession:
@@ -67,20 +55,27 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
     profile.require()
     config = profile.load_config()
 
+    skills = skill_dirs(profile.path / "skills", workdir)
+
     def prompt_for(session: Session) -> str:
-        return system_prompt(profile.load_role(session.role), read_memory(profile.memory_dir))
+        prompt = system_prompt(profile.load_role(session.role), read_memory(profile.memory_dir))
+        listing = skills_prompt(find_skills(skills))  # names and descriptions only (N4)
+        return f"{prompt}\n\n{listing}" if listing else prompt
 
     owner: StoreOwner[SessionStore] = StoreOwner(lambda: open_store(profile))
+    servers = McpServers(mcp_specs(config))
     deps = Deps(
         owner=owner,
         models=registry_from(config),
-        tools=BuiltinToolSource(),
+        tools=BuiltinToolSource(servers, skills),
         system_prompt=prompt_for,
         workdir=workdir,
         memory_dir=profile.memory_dir,
         settings=settings_from(config),
         clock=clock or SystemClock(),
         tool_env=tool_environment(config),
+        tool_policy=tool_policy(config),
+        tool_servers=servers,
     )
 
     def reload_settings() -> str:
@@ -88,6 +83,8 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
         deps.settings = settings_from(fresh)
         deps.models = registry_from(fresh)
         deps.tool_env = tool_environment(fresh)
+        deps.tool_policy = tool_policy(fresh)
+        servers.configure(mcp_specs(fresh))  # applied by the reload's next step (tool servers)
         return f"config.toml re-read: {fresh.model.provider}/{fresh.model.model} by default"
 
     deps.reload_settings = reload_settings

@@ -15,6 +15,8 @@ from anyy.runtime.clock import Clock, SystemClock
 from anyy.storage.owner import StoreOwner
 from anyy.storage.protocol import SessionStore
 from anyy.tools.base import ToolContext, ToolOutcome
+from anyy.tools.mcp_servers import McpServers
+from anyy.tools.policy import ToolPolicy
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[ToolOutcome]]
 
@@ -66,3 +68,5 @@ class Deps:
     bus: EventBus = field(default_factory=EventBus)
     reload_settings: Callable[[], str] | None = None  # re-reads config.toml (R1); says what changed
     tool_env: dict[str, str] | None = None  # the environment of programs tools run; None: the Gateway's
+    tool_policy: ToolPolicy = field(default_factory=ToolPolicy)  # private addresses, the sandbox (N3)
+    tool_servers: McpServers | None = None  # the profile's MCP servers (N1)

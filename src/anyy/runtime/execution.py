@@ -52,6 +52,7 @@ from anyy.domain.entries import (
 )
 from anyy.domain.errors import AnyyError
 from anyy.domain.model_io import (
+    ImagePart,
     ModelRequest,
     ReasoningEvent,
     StopEvent,
@@ -63,13 +64,16 @@ from anyy.domain.model_io import (
     context_to_messages,
 )
 from anyy.domain.queue import Execution
-from anyy.domain.sessions import Session
+from anyy.domain.sessions import Session, SessionPatch
 from anyy.providers.base import ProviderError
 from anyy.runtime.announce import Announcer, question_in
 from anyy.runtime.clock import retry_delay
 from anyy.runtime.compactor import Compactor
 from anyy.runtime.deps import CallTool, Deps, ToolSet
+from anyy.runtime.images import context_images
 from anyy.storage.protocol import SessionStore
+from anyy.tools.approval_rules import grant_key
+from anyy.tools.approvals import denied_by_user, gate
 from anyy.tools.base import ToolContext, ToolOutcome
 
 T = TypeVar("T")
@@ -130,6 +134,8 @@ class ExecutionRun:
         self.retry_wait: tuple[RetryWaiting, float] | None = None  # the wait now, and when it ends (clock time)
         self.finished = asyncio.Event()  # set once the execution settled (the actor is done with it)
         self.question: Entry | None = None  # the question entry, while suspended on it
+        self.approved_once: set[str] = set()  # call ids the user approved (N2)
+        self.granted: set[str] = set()  # what the user approved for the session (session.tools["approved"])
         self.queue_was_empty = False
         self._fallback_noted = False  # nothing was pending when it completed: the actor need not look again
         self._awaiting: asyncio.Task[Any] | None = None
@@ -275,6 +281,9 @@ class ExecutionRun:
                     lambda s: (s.get_session(self.session_id), s.context(self.session_id))
                 )
             fresh = False
+            if self.deps.tool_servers is not None:  # MCP servers listed once before the first use (N1)
+                await self.deps.tool_servers.ready()
+            self.granted = set(session.tools.get("approved") or ())
             tools = self.deps.tools.tools_for(_enabled_tools(session), codemode=bool(session.tools.get("codemode")))
             if (
                 context.tokens > self.deps.settings.budget_tokens
@@ -289,7 +298,7 @@ class ExecutionRun:
             request = ModelRequest(
                 model=model,
                 system=self.deps.system_prompt(session),
-                messages=tuple(context_to_messages(context)),
+                messages=tuple(context_to_messages(context, await self._images(context))),
                 tools=tuple(tools.specs()),
                 effort=session.effort,
             )
@@ -470,7 +479,11 @@ class ExecutionRun:
         self, call_id: str, name: str, arguments: dict[str, Any], tools: ToolSet, inner: list[InnerCall]
     ) -> ToolOutcome:
         self._tool_started(call_id, name, arguments)
-        if name not in tools.names():
+        rules = self.deps.tool_policy.approval
+        gated = None if call_id in self.approved_once else gate(rules, name, arguments, granted=self.granted)
+        if gated is not None:  # denied, or waiting for the user's approval (N2)
+            outcome = gated
+        elif name not in tools.names():
             outcome = ToolOutcome(
                 text=f"There is no tool named {name!r} in this session; the tools are: {', '.join(tools.names())}.",
                 is_error=True,
@@ -494,8 +507,10 @@ class ExecutionRun:
         async def call_tool(name: str, arguments: dict[str, Any]) -> ToolOutcome:
             inner_id = f"{outer_call}.{len(inner) + 1}"
             self._tool_started(inner_id, name, arguments, parent=outer_call)
+            rules = self.deps.tool_policy.approval
+            gated = gate(rules, name, arguments, granted=self.granted, can_wait=False)
             try:
-                outcome = await tools.run(name, arguments, self._tool_context(), call_tool)
+                outcome = gated or await tools.run(name, arguments, self._tool_context(), call_tool)
             except asyncio.CancelledError:
                 inner.append(InnerCall(name=name, arguments=arguments, result=STOPPED_WHILE_RUNNING, is_error=True))
                 self._tool_finished(inner_id, name, is_error=True, synthetic=False, parent=outer_call)
@@ -510,6 +525,10 @@ class ExecutionRun:
 
         return call_tool
 
+    async def _images(self, context: ModelContext) -> dict[int, tuple[ImagePart, ...]]:
+        """The image attachments of the context's user messages (N5)."""
+        return await self._store(lambda s: context_images(s, self.session_id, context))
+
     def _tool_context(self) -> ToolContext:
         settings = self.deps.settings
         return ToolContext(
@@ -519,6 +538,7 @@ class ExecutionRun:
             timeout=settings.tool_timeout,
             output_cap=settings.tool_output_cap,
             env=self.deps.tool_env,
+            policy=self.deps.tool_policy,
         )
 
     def _tool_started(self, call_id: str, name: str, arguments: dict[str, Any], *, parent: str = "") -> None:
@@ -554,15 +574,39 @@ class ExecutionRun:
         recent = await self._store(lambda s: s.history(self.session_id, limit=200))
         question = next((e for e in recent.items if e.kind == EntryKind.QUESTION), None)
         call_id = question.data.get("call_id", "") if question is not None else ""
-        waiting = [call for call in unresolved_calls(context.items) if call[0] != call_id]
+        unresolved = unresolved_calls(context.items)
+        waiting = [call for call in unresolved if call[0] != call_id]
+        asked = next((call for call in unresolved if call[0] == call_id), None)
         await self._set_state("running")
         entries = [
-            NewEntry(kind=EntryKind.ANSWER, text=answer, data=AnswerData(question=question.id if question else 0)),
-            NewEntry(kind=EntryKind.TOOL_RESULT, text=answer, data=ToolResultData(call_id=call_id, name="ask_user")),
+            NewEntry(kind=EntryKind.ANSWER, text=answer, data=AnswerData(question=question.id if question else 0))
         ]
-        self._appended(await self._store(lambda s: s.append_entries(self.session_id, entries)))
+        if asked is not None and asked[1] != "ask_user":  # an approval request (N2): once, session or deny
+            decision = answer.strip().lower()
+            if decision in ("once", "session"):
+                self.approved_once.add(call_id)
+                if decision == "session":
+                    await self._grant(grant_key(asked[1], asked[2]))
+                waiting = [asked, *waiting]
+            else:
+                entries.append(
+                    NewEntry(
+                        kind=EntryKind.TOOL_RESULT,
+                        text=denied_by_user(answer),
+                        data=ToolResultData(call_id=call_id, name=asked[1], is_error=True),
+                    )
+                )
+        else:
+            entries.append(
+                NewEntry(kind=EntryKind.TOOL_RESULT, text=answer, data=ToolResultData(call_id=call_id, name="ask_user"))
+            )
+        appended = await self._store(lambda s: s.append_entries(self.session_id, entries))
+        self._appended(appended)
         if waiting:
             session: Session = await self._store(lambda s: s.get_session(self.session_id))
+            if self.deps.tool_servers is not None:  # MCP servers listed once before the first use (N1)
+                await self.deps.tool_servers.ready()
+            self.granted = set(session.tools.get("approved") or ())
             tools = self.deps.tools.tools_for(_enabled_tools(session), codemode=bool(session.tools.get("codemode")))
             plan = await self._run_calls([(c, n, dict(a)) for c, n, a in waiting], tools)
             results = _result_entries([(c, n) for c, n, _ in waiting], plan)
@@ -579,6 +623,16 @@ class ExecutionRun:
                 await self._set_state("suspended", note="waiting for the user's answer", question=question_in(done))
                 return Outcome.SUSPENDED
         return await self.run()
+
+    async def _grant(self, key: str) -> None:
+        """Remember an approval "for this session" in the session's tool settings (survives restarts)."""
+
+        def work(store: SessionStore) -> None:
+            tools = dict(store.get_session(self.session_id).tools)
+            tools["approved"] = sorted({*(tools.get("approved") or ()), key})
+            store.update_session(self.session_id, SessionPatch(tools=tools))
+
+        await self._store(work)
 
 
 def _steering_pending(store: SessionStore, session_id: str) -> bool:

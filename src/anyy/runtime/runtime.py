@@ -35,6 +35,7 @@ from anyy.runtime.deps import Deps
 from anyy.runtime.execution import Outcome
 from anyy.runtime.session_writes import SessionWrites
 from anyy.storage.protocol import SessionStore
+from anyy.tools.approvals import DECISIONS, QUESTION_PREFIX
 
 RECOVERY_NOTE = "The Gateway stopped while this response was running; it was marked interrupted. Nothing was lost."
 NO_ANSWER = "Not answered: the user stopped the response instead of answering."
@@ -76,6 +77,8 @@ class Runtime(SessionWrites):
         for actor in list(self._actors.values()):
             await actor.aclose()
         self._actors.clear()
+        if self.deps.tool_servers is not None:
+            await self.deps.tool_servers.aclose()
 
     def _actor(self, session_id: str) -> SessionActor:
         actor = self._actors.get(session_id)
@@ -206,6 +209,17 @@ class Runtime(SessionWrites):
         actor = self._actor(session_id)
         actor.submit(lambda: actor.resume(execution_id, text))
 
+    async def approve(self, session_id: str, execution_id: str, decision: str) -> None:
+        """Answer the approval request a suspended execution waits on (N2): ``once`` runs the call,
+        ``session`` also allows the same call for the rest of the session, ``deny`` refuses it."""
+        if decision not in DECISIONS:
+            raise InvalidInput(f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}")
+        recent = await self.deps.owner.call(lambda s: s.history(session_id, limit=50))
+        question = next((e for e in recent.items if e.kind == EntryKind.QUESTION), None)
+        if question is None or not question.text.startswith(QUESTION_PREFIX):
+            raise Conflict("this session is not waiting for an approval: a question is answered with session.answer")
+        await self.answer(session_id, execution_id, decision)
+
     # -- operations on an idle session -----------------------------------------------------------
     async def _require_idle(self, session_id: str, what: str, *, queue_too: bool = False) -> None:
         actor = self._actors.get(session_id)
@@ -282,6 +296,8 @@ class Runtime(SessionWrites):
 
     async def configure_tools(self, session_id: str, enabled: Sequence[str], *, codemode: bool) -> Session:
         """Choose the session's tools (M3, M4): only when nothing runs, waits or is being admitted."""
+        if self.deps.tool_servers is not None:
+            await self.deps.tool_servers.ready()
         self.deps.tools.tools_for(list(enabled), codemode=codemode)  # unknown names: InvalidInput
 
         async def job() -> Session:
@@ -363,6 +379,8 @@ class Runtime(SessionWrites):
         attempt("settings", lambda: self.deps.reload_settings() if self.deps.reload_settings else "unchanged")
         attempt("role and memory", lambda: f"{len(self.deps.system_prompt(session))} characters of system prompt")
         attempt("model", lambda: "/".join(self.deps.models.resolve(session.provider, session.model, None)))
+        if self.deps.tool_servers is not None:  # MCP servers restarted as changed and listed again (N1)
+            steps.append(ReloadStep(step="tool servers", applied=True, detail=await self.deps.tool_servers.refresh()))
         return steps
 
 

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import msgspec
 
 from anyy.domain.model_io import ToolSpec
+from anyy.tools.policy import ToolPolicy
 
 
 class ToolContext(msgspec.Struct, kw_only=True):
@@ -30,6 +31,8 @@ class ToolContext(msgspec.Struct, kw_only=True):
     env: dict[str, str] | None = None
     # Runs one tool by name for a Codemode script and records it; None runs it unrecorded (tests).
     call_tool: ToolCallback | None = None
+    # What the profile allows beyond the enabled tools: private addresses, the sandbox (SPEC N3).
+    policy: ToolPolicy = msgspec.field(default_factory=ToolPolicy)
 
 
 class ToolOutcome(msgspec.Struct, kw_only=True):

@@ -5,8 +5,9 @@ wall-clock timeout and capped output like ``shell``. Each ``tools.NAME(...)`` ca
 a JSON line to this process, which runs it through ``ToolContext.call_tool`` -- the runtime's callback, so
 every inner call is recorded as tool activity -- and sends the tool's text back.
 
-A script is not a sandbox: it runs with the Gateway's user rights, like ``shell``. Only the tool calls go
-through anyy (and their rules, such as the file tools' working-directory confinement).
+A script runs like ``shell``: in the bubblewrap sandbox when the machine offers one (SPEC N3), else with
+the Gateway's user rights. Its tool calls go through anyy (and their rules, such as the file tools'
+working-directory confinement), so a sandboxed script still reaches what its tools may reach.
 """
 
 from __future__ import annotations
@@ -71,7 +72,9 @@ class RunScriptTool(BuiltinTool):
                 await self._serve(process, request_file, script, call_tool, calls)
 
             result = await run_in_process_group(
-                [sys.executable, "-I", "-u", str(BOOTSTRAP), str(request_write)],
+                context.policy.sandbox.wrap(
+                    [sys.executable, "-I", "-u", str(BOOTSTRAP), str(request_write)], context.workdir
+                ),
                 cwd=context.workdir,
                 timeout=timeout,
                 output_cap=context.output_cap,

@@ -1,19 +1,25 @@
 """File tools: ``read_file``, ``write_file``, ``edit_file``, ``list_dir``, all confined to the working directory.
 
-The file work itself is blocking and runs in a worker thread, so a large file never stalls the Gateway's
-event loop.
+Every file is opened through :mod:`anyy.tools.paths` (a descriptor walk with no symlink followed out of the
+working directory). Only regular files are read or written: a FIFO or a device is refused rather than
+waited on. The file work itself is blocking and runs in a worker thread, so a large file never stalls the
+Gateway's event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import stat
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from anyy.domain.model_io import ToolSpec
 from anyy.tools.base import ToolContext, ToolOutcome
 from anyy.tools.builtin import Arguments, BuiltinTool, ToolFailure, object_schema
-from anyy.tools.paths import confine, shown
+from anyy.tools.paths import Walk, open_in, walked
 
 DEFAULT_LINE_LIMIT = 2000
 MAX_LIST_DEPTH = 10
@@ -23,32 +29,75 @@ NOT_EXPANDED = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", 
 _PATH_PROPERTY = {"type": "string", "description": "Relative to the working directory (or absolute inside it)."}
 
 
-def _missing(workdir: Path, path: Path) -> ToolFailure:
-    return ToolFailure(f"there is no file {shown(workdir, path)!r}: check the name with list_dir")
+@contextlib.contextmanager
+def _open_file(workdir: Path, raw: str, *, write: bool = False) -> Iterator[tuple[BinaryIO, str, bool]]:
+    """The regular file ``raw`` names, opened for reading (or truncated for writing, created with its
+    folders if missing), its name as shown to the model, and whether it existed before."""
+    with walked(workdir, raw, create_folders=write) as walk:
+        name = walk.shown()
+        try:
+            fd = _open_regular(walk, write=write)
+        except FileExistsError:  # only from write's first, exclusive attempt: cannot happen twice
+            raise ToolFailure(f"cannot write {name!r}: it changed while being opened; try again") from None
+        except FileNotFoundError:
+            raise ToolFailure(f"there is no file {name!r}: check the name with list_dir") from None
+        except IsADirectoryError:
+            what = "give the path of a file inside it" if write else "use list_dir to see inside"
+            raise ToolFailure(f"{name!r} is a directory, not a file: {what}") from None
+        except OSError as error:
+            verb = "write" if write else "read"
+            raise ToolFailure(f"cannot {verb} {name!r}: {error.strerror or error}") from None
+        existed = fd < 0
+        fd = abs(fd)
+        with os.fdopen(fd, "wb" if write else "rb") as file:
+            yield file, walk.shown(), existed
 
 
-def _read_text(workdir: Path, path: Path) -> str:
-    """The whole file as text, for tools that rewrite it; refused if it is not UTF-8."""
-    if path.is_dir():
-        raise ToolFailure(f"{shown(workdir, path)!r} is a directory, not a file: use list_dir to see inside")
+def _open_regular(walk: Walk, *, write: bool) -> int:
+    """A descriptor of the walk's file (negated when ``write`` found it already there)."""
+    existed = False
+    if write:
+        try:
+            fd = open_in(walk, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NONBLOCK)
+        except FileExistsError:
+            existed = True
+            fd = open_in(walk, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK)
+    else:
+        fd = open_in(walk, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        return path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise _missing(workdir, path) from None
-    except UnicodeDecodeError:
-        raise ToolFailure(f"{shown(workdir, path)!r} is not UTF-8 text: change it with shell instead") from None
-    except OSError as error:
-        raise ToolFailure(f"cannot read {shown(workdir, path)!r}: {error.strerror}") from None
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError
+        if not stat.S_ISREG(mode):
+            raise OSError(0, "not a regular file (a device, FIFO or socket): file tools use regular files only")
+        os.set_blocking(fd, True)
+        if existed:
+            os.ftruncate(fd, 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    return -fd if existed else fd
 
 
-def _write_text(workdir: Path, path: Path, text: str) -> None:
-    if path.is_dir():
-        raise ToolFailure(f"{shown(workdir, path)!r} is a directory: give the path of a file inside it")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text.encode("utf-8"))
-    except OSError as error:
-        raise ToolFailure(f"cannot write {shown(workdir, path)!r}: {error.strerror or error}") from None
+def _read_text(workdir: Path, raw: str) -> tuple[str, str]:
+    """The whole file as text and its shown name, for tools that rewrite it; refused if it is not UTF-8."""
+    with _open_file(workdir, raw) as (file, name, _):
+        try:
+            return file.read().decode("utf-8"), name
+        except UnicodeDecodeError:
+            raise ToolFailure(f"{name!r} is not UTF-8 text: change it with shell instead") from None
+        except OSError as error:
+            raise ToolFailure(f"cannot read {name!r}: {error.strerror}") from None
+
+
+def _write_text(workdir: Path, raw: str, text: str) -> tuple[str, bool]:
+    """Write ``text`` to ``raw``; its shown name and whether it existed before."""
+    with _open_file(workdir, raw, write=True) as (file, name, existed):
+        try:
+            file.write(text.encode("utf-8"))
+        except OSError as error:
+            raise ToolFailure(f"cannot write {name!r}: {error.strerror or error}") from None
+        return name, existed
 
 
 class ReadFileTool(BuiltinTool):
@@ -74,19 +123,16 @@ class ReadFileTool(BuiltinTool):
     )
 
     async def execute(self, args: Arguments, context: ToolContext) -> ToolOutcome:
-        path = confine(context.workdir, args.string("path"))
+        path = args.string("path")
         offset = args.optional_int("offset", 1, minimum=1)
         limit = args.optional_int("limit", DEFAULT_LINE_LIMIT, minimum=1)
         text = await asyncio.to_thread(_read_lines, context.workdir, path, offset, limit, context.output_cap)
         return ToolOutcome(text=text)
 
 
-def _read_lines(workdir: Path, path: Path, offset: int, limit: int, cap: int) -> str:
-    name = shown(workdir, path)
-    if path.is_dir():
-        raise ToolFailure(f"{name!r} is a directory, not a file: use list_dir to see inside")
-    try:
-        with path.open("rb") as file:
+def _read_lines(workdir: Path, path: str, offset: int, limit: int, cap: int) -> str:
+    with _open_file(workdir, path) as (file, name, _):
+        try:
             if b"\0" in file.read(8192):
                 size = os.fstat(file.fileno()).st_size
                 raise ToolFailure(
@@ -111,10 +157,8 @@ def _read_lines(workdir: Path, path: Path, offset: int, limit: int, cap: int) ->
                     cut_line = total
                 kept.append(line)
                 used += len(line)
-    except FileNotFoundError:
-        raise _missing(workdir, path) from None
-    except OSError as error:
-        raise ToolFailure(f"cannot read {name!r}: {error.strerror}") from None
+        except OSError as error:
+            raise ToolFailure(f"cannot read {name!r}: {error.strerror}") from None
     if total == 0:
         return f"[{name} is empty]"
     if offset > total:
@@ -149,13 +193,12 @@ class WriteFileTool(BuiltinTool):
     )
 
     async def execute(self, args: Arguments, context: ToolContext) -> ToolOutcome:
-        path = confine(context.workdir, args.string("path"))
+        path = args.string("path")
         content = args.string("content", allow_empty=True)
-        existed = path.exists()
-        await asyncio.to_thread(_write_text, context.workdir, path, content)
+        name, existed = await asyncio.to_thread(_write_text, context.workdir, path, content)
         verb = "replaced" if existed else "created"
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
-        return ToolOutcome(text=f"{verb} {shown(context.workdir, path)} ({len(content)} characters, {lines} lines)")
+        return ToolOutcome(text=f"{verb} {name} ({len(content)} characters, {lines} lines)")
 
 
 class EditFileTool(BuiltinTool):
@@ -178,15 +221,15 @@ class EditFileTool(BuiltinTool):
     )
 
     async def execute(self, args: Arguments, context: ToolContext) -> ToolOutcome:
-        path = confine(context.workdir, args.string("path"))
+        path = args.string("path")
         old_text = args.string("old_text")
         new_text = args.string("new_text", allow_empty=True)
         return await asyncio.to_thread(self._edit, context.workdir, path, old_text, new_text)
 
     @staticmethod
-    def _edit(workdir: Path, path: Path, old_text: str, new_text: str) -> ToolOutcome:
-        name = shown(workdir, path)
-        edited, line = replace_once(_read_text(workdir, path), old_text, new_text, name)
+    def _edit(workdir: Path, path: str, old_text: str, new_text: str) -> ToolOutcome:
+        text, name = _read_text(workdir, path)
+        edited, line = replace_once(text, old_text, new_text, name)
         _write_text(workdir, path, edited)
         return ToolOutcome(text=f"edited {name}: replaced the text at line {line}")
 
@@ -232,24 +275,37 @@ class ListDirTool(BuiltinTool):
     )
 
     async def execute(self, args: Arguments, context: ToolContext) -> ToolOutcome:
-        path = confine(context.workdir, args.optional_string("path", ".") or ".")
+        path = args.optional_string("path", ".") or "."
         depth = args.optional_int("depth", 1, minimum=1)
         if depth > MAX_LIST_DEPTH:
             raise ToolFailure(f"list_dir: depth must be at most {MAX_LIST_DEPTH}, not {depth}: list a subfolder")
-        if not path.is_dir():
-            what = "a file: read it with read_file" if path.exists() else "not there: check the path"
-            raise ToolFailure(f"{shown(context.workdir, path)!r} is {what}")
-        lines = await asyncio.to_thread(_listing, path, depth, context.output_cap)
-        header = f"{shown(context.workdir, path)}/"
+        name, lines = await asyncio.to_thread(_list_folder, context.workdir, path, depth, context.output_cap)
+        header = f"{name}/"
         return ToolOutcome(text="\n".join([header, *lines]) if lines else f"{header} is empty")
 
 
-def _listing(folder: Path, depth: int, cap: int) -> list[str]:
+def _list_folder(workdir: Path, raw: str, depth: int, cap: int) -> tuple[str, list[str]]:
+    with walked(workdir, raw) as walk:
+        try:
+            fd = open_in(walk, os.O_RDONLY | os.O_DIRECTORY)
+        except NotADirectoryError:
+            raise ToolFailure(f"{walk.shown()!r} is a file: read it with read_file") from None
+        except FileNotFoundError:
+            raise ToolFailure(f"{walk.shown()!r} is not there: check the path") from None
+        except OSError as error:
+            raise ToolFailure(f"cannot list {walk.shown()!r}: {error.strerror or error}") from None
+        try:
+            return walk.shown(), _listing(fd, depth, cap)
+        finally:
+            os.close(fd)
+
+
+def _listing(folder: int, depth: int, cap: int) -> list[str]:
     lines: list[str] = []
     used = 0
 
-    def walk(current: Path, level: int) -> bool:
-        """Append ``current``'s entries; False once the output limit is reached."""
+    def walk(current: int, level: int) -> bool:
+        """Append the entries of the folder ``current`` (a descriptor); False once the output limit is reached."""
         nonlocal used
         try:
             entries = sorted(os.scandir(current), key=lambda entry: (entry.name.lower(), entry.name))
@@ -261,11 +317,11 @@ def _listing(folder: Path, depth: int, cap: int) -> list[str]:
             expand = False
             if entry.is_symlink():
                 try:
-                    target = os.readlink(entry.path)
+                    target = os.readlink(entry.name, dir_fd=current)
                 except OSError:
                     target = "?"
                 line = f"{indent}{entry.name} -> {target}"
-            elif entry.is_dir():
+            elif entry.is_dir(follow_symlinks=False):
                 expand = level + 1 < depth and entry.name not in NOT_EXPANDED
                 line = f"{indent}{entry.name}/"
             else:
@@ -275,9 +331,20 @@ def _listing(folder: Path, depth: int, cap: int) -> list[str]:
                 return False
             lines.append(line)
             used += len(line) + 1
-            if expand and not walk(Path(entry.path), level + 1):
+            if expand and not _expand(entry.name, current, level):
                 return False
         return True
+
+    def _expand(name: str, parent: int, level: int) -> bool:
+        try:
+            child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+        except OSError as error:
+            lines.append("  " * (level + 1) + f"(unreadable: {error.strerror})")
+            return True
+        try:
+            return walk(child, level + 1)
+        finally:
+            os.close(child)
 
     walk(folder, 0)
     return lines

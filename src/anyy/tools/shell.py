@@ -1,4 +1,4 @@
-"""``shell``: one bash command in the working directory."""
+"""``shell``: one bash command in the working directory, in the sandbox when there is one (SPEC N3)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ class ShellTool(BuiltinTool):
         # knows the limit, and running with the allowed time is what it meant.
         timeout = min(args.optional_seconds("timeout", context.timeout), context.timeout)
         result = await run_in_process_group(
-            ["bash", "-c", command],
+            context.policy.sandbox.wrap(["bash", "-c", command], context.workdir),
             cwd=context.workdir,
             timeout=timeout,
             output_cap=context.output_cap,

@@ -7,7 +7,9 @@ runs those inner calls through :meth:`ToolSet.run`, which knows every enabled to
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -18,8 +20,11 @@ from anyy.tools.ask_user import AskUserTool
 from anyy.tools.base import Tool, ToolCallback, ToolContext, ToolOutcome
 from anyy.tools.codemode import NOT_IN_SCRIPTS, RUN_SCRIPT, RunScriptTool
 from anyy.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from anyy.tools.mcp_servers import PREFIX as MCP_PREFIX
+from anyy.tools.mcp_servers import McpServers
 from anyy.tools.memory import MemoryTool
 from anyy.tools.shell import ShellTool
+from anyy.tools.skills import SkillTool, find_skills
 from anyy.tools.web_fetch import WebFetchTool
 
 # Every built-in tool by name, in the order the model is shown them.
@@ -88,6 +93,12 @@ class ToolSet:
             return ToolOutcome(text=f"{name} failed unexpectedly: {type(error).__name__}: {error}", is_error=True)
 
 
+def _names_server(pattern: str, server: str) -> bool:
+    """Whether ``pattern`` (a name or glob of MCP tool names) can match tools of ``server``."""
+    prefix = f"{MCP_PREFIX}{server}_"
+    return fnmatch.fnmatchcase(prefix, pattern[: len(prefix)]) or fnmatch.fnmatchcase(prefix, pattern)
+
+
 def check_tool_names(names: Sequence[str]) -> tuple[str, ...]:
     """``names`` without repeats, in the built-in order; :class:`InvalidInput` for a name that is not a tool."""
     if isinstance(names, str):  # a lone name would be read as a list of letters
@@ -110,7 +121,47 @@ def build_tools(enabled: Sequence[str], *, codemode: bool) -> ToolSet:
 
 
 class BuiltinToolSource:
-    """Tool sets of the built-in tools, for the runtime (its ``ToolSource``)."""
+    """Tool sets of the built-in tools and the profile's MCP servers' tools, for the runtime (its
+    ``ToolSource``).
+
+    An MCP tool is enabled by its name (``mcp_files_read_file``) or a glob of names (``mcp_files_*``). A
+    name for a server that is not configured is refused; one for a configured server that does not offer
+    it now (not started yet, down, or its list changed) is left out, so that a session outlives them.
+    """
+
+    def __init__(self, servers: McpServers | None = None, skill_dirs: Sequence[Path] = ()) -> None:
+        self.servers = servers
+        self.skill_dirs = tuple(skill_dirs)
 
     def tools_for(self, enabled: Sequence[str], *, codemode: bool) -> ToolSet:
-        return build_tools(enabled, codemode=codemode)
+        """The session's tools; ``skill`` joins them whenever there are skills (N4)."""
+        if isinstance(enabled, str):
+            enabled = [enabled]
+        wanted = [name for name in enabled if name.startswith(MCP_PREFIX)]
+        builtin: list[Tool] = [
+            BUILTIN_TOOLS[name]() for name in check_tool_names([n for n in enabled if n not in wanted and n != "skill"])
+        ]
+        if self.skill_dirs and find_skills(self.skill_dirs):
+            builtin.append(SkillTool(self.skill_dirs))
+        return ToolSet([*builtin, *self._mcp_tools(wanted)], codemode=codemode)
+
+    def _mcp_tools(self, wanted: Sequence[str]) -> list[Tool]:
+        if not wanted:
+            return []
+        offered = self.servers.server_tools() if self.servers is not None else {}
+        chosen: list[Tool] = []
+        for pattern in dict.fromkeys(wanted):
+            servers = [
+                name
+                for name in offered
+                if fnmatch.fnmatchcase(f"{MCP_PREFIX}{name}_", pattern[: len(MCP_PREFIX) + len(name) + 1])
+            ]
+            if not servers:
+                known = ", ".join(offered) or "none configured"
+                raise InvalidInput(
+                    f"{pattern!r} names no configured MCP server (MCP tools are mcp_<server>_<tool>; servers: {known})"
+                )
+            for name in servers:
+                chosen += [tool for tool in offered[name] if fnmatch.fnmatchcase(tool.spec.name, pattern)]
+        unique = {tool.spec.name: tool for tool in chosen}
+        return list(unique.values())

@@ -1,24 +1,29 @@
 """``web_fetch``: the text of one http(s) URL. Off unless the profile enables it (it reaches the network on
 the model's say-so, SPEC M6).
 
-The standard library does the fetching in a worker thread, with a deadline for the whole transfer (not only
-per socket operation) and a cap on the bytes read. A cancelled call stops waiting at once, but the worker
-thread finishes its current read (at most the socket timeout) before it ends.
+Every hop (the URL, then each redirect, at most ``MAX_REDIRECTS``) is resolved and checked by
+:mod:`anyy.tools.addresses` -- public addresses only unless the profile allows others -- and the connection
+goes to the checked address, with the host name kept for the Host header and TLS (SN3). The standard
+library's ``http.client`` does the fetching in a worker thread. The deadline covers the whole transfer:
+each socket operation waits at most the time left, and when the deadline passes the socket is shut down
+from outside, so a server that dribbles one byte at a time cannot hold the call past it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
+import socket
+import ssl
+import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
-from typing import IO
 
 import msgspec
 
 from anyy.domain.model_io import ToolSpec
+from anyy.tools.addresses import IPAddress, resolve
 from anyy.tools.base import ToolContext, ToolOutcome
 from anyy.tools.builtin import Arguments, BuiltinTool, ToolFailure, object_schema
 from anyy.tools.html_text import html_to_text
@@ -27,6 +32,7 @@ from anyy.tools.output import cap_text
 MAX_BYTES = 2_000_000
 FETCH_TIMEOUT = 30.0
 USER_AGENT = "anyy-web-fetch/0.1"
+MAX_REDIRECTS = 5
 _TEXT_TYPES = ("application/json", "application/xml", "application/javascript", "application/xhtml+xml")
 
 
@@ -49,7 +55,18 @@ class WebFetchTool(BuiltinTool):
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ToolFailure(f"web_fetch takes an absolute http:// or https:// URL, not {url!r}")
-        page = await asyncio.to_thread(_fetch, url, min(context.timeout, FETCH_TIMEOUT))
+        timeout = min(context.timeout, FETCH_TIMEOUT)
+        fetch = _Fetch(url, timeout, allow_private=context.policy.allow_private_network)
+        worker = asyncio.create_task(asyncio.to_thread(fetch.run))
+        worker.add_done_callback(lambda task: task.cancelled() or task.exception())  # seen, never logged
+        try:
+            page = await asyncio.wait_for(asyncio.shield(worker), timeout)
+        except TimeoutError:
+            fetch.abort()  # the worker's blocked read fails at once; its outcome is not wanted
+            raise ToolFailure(f"fetching {url} timed out after {timeout:g} s: stopped") from None
+        finally:
+            if not worker.done():
+                fetch.abort()
         try:
             text = page.body.decode(page.charset or "utf-8", errors="replace")
         except LookupError:  # a charset Python does not know: UTF-8 is the likeliest truth
@@ -69,60 +86,127 @@ class _Page(msgspec.Struct, frozen=True):
     truncated: bool
 
 
-class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
-    """Follows redirects to http(s) only (the stock handler would also follow one to ftp://)."""
-
-    def redirect_request(  # noqa: PLR0917 - urllib's signature
-        self,
-        req: urllib.request.Request,
-        fp: IO[bytes],
-        code: int,
-        msg: str,
-        headers: http.client.HTTPMessage,
-        newurl: str,
-    ) -> urllib.request.Request | None:
-        if urllib.parse.urlsplit(newurl).scheme not in ("http", "https"):
-            raise urllib.error.HTTPError(newurl, code, "redirect to a non-http(s) URL refused", headers, fp)
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
 def _is_text(content_type: str) -> bool:
     return content_type.startswith("text/") or content_type in _TEXT_TYPES or content_type.endswith(("+json", "+xml"))
 
 
-def _fetch(url: str, timeout: float) -> _Page:
-    opener = urllib.request.build_opener(_HttpOnlyRedirects)
-    headers = {"User-Agent": USER_AGENT, "Accept": "text/*, */*;q=0.5"}
-    request = urllib.request.Request(url, headers=headers)  # noqa: S310 - the caller checked: http(s) only
-    deadline = time.monotonic() + timeout
-    try:
-        with opener.open(request, timeout=timeout) as response:
+class _PinnedHTTP(http.client.HTTPConnection):
+    """An HTTP connection to an address checked beforehand; the URL's host name is the Host header."""
+
+    def __init__(self, host: str, port: int, address: IPAddress, timeout: float) -> None:
+        super().__init__(host, port, timeout=timeout)
+        self._address = address
+        # Kept here: http.client hands the socket to the response (and forgets it) when the server closes.
+        self.held: socket.socket | None = None
+
+    def connect(self) -> None:
+        self.sock = self.held = socket.create_connection((str(self._address), self.port), self.timeout)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+class _PinnedHTTPS(_PinnedHTTP):
+    default_port = http.client.HTTPS_PORT
+
+    def connect(self) -> None:
+        super().connect()
+        context = ssl.create_default_context()
+        self.sock = self.held = context.wrap_socket(self.sock, server_hostname=self.host)
+
+
+class _Fetch:
+    """One fetch, run in a worker thread; :meth:`abort` (from any thread) ends it at once."""
+
+    def __init__(self, url: str, timeout: float, *, allow_private: bool) -> None:
+        self.url = url
+        self.timeout = timeout
+        self.allow_private = allow_private
+        self.deadline = time.monotonic() + timeout
+        self._lock = threading.Lock()
+        self._connection: _PinnedHTTP | None = None
+        self._aborted = False
+
+    def abort(self) -> None:
+        with self._lock:
+            self._aborted = True
+            connection = self._connection
+        if connection is not None and connection.held is not None:
+            with contextlib.suppress(OSError):
+                connection.held.shutdown(socket.SHUT_RDWR)
+
+    def _left(self) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0 or self._aborted:
+            raise ToolFailure(f"fetching {self.url} timed out after {self.timeout:g} s: stopped")
+        return left
+
+    def run(self) -> _Page:
+        url = self.url
+        try:
+            for _ in range(MAX_REDIRECTS + 1):
+                outcome = self._hop(url)
+                if isinstance(outcome, _Page):
+                    return outcome
+                url = outcome
+            raise ToolFailure(f"{self.url} redirected more than {MAX_REDIRECTS} times: stopped")
+        except ToolFailure:
+            raise
+        except TimeoutError:
+            raise ToolFailure(f"fetching {self.url} timed out after {self.timeout:g} s") from None
+        except (http.client.HTTPException, OSError, ValueError) as error:
+            if self._aborted or time.monotonic() >= self.deadline:
+                raise ToolFailure(f"fetching {self.url} timed out after {self.timeout:g} s: stopped") from None
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+            raise ToolFailure(f"cannot fetch {url}: {reason}") from None
+
+    def _hop(self, url: str) -> _Page | str:
+        """The page at ``url``, or the URL it redirects to."""
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ToolFailure(f"{self.url}: redirect to a non-http(s) URL refused ({url})")
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        addresses = resolve(parts.hostname, port, allow_private=self.allow_private)
+        kind = _PinnedHTTPS if parts.scheme == "https" else _PinnedHTTP
+        connection = kind(parts.hostname, port, addresses[0], self._left())
+        with self._lock:
+            if self._aborted:
+                raise ToolFailure(f"fetching {self.url} timed out after {self.timeout:g} s: stopped")
+            self._connection = connection
+        try:
+            path = urllib.parse.urlunsplit(("", "", parts.path or "/", parts.query, ""))
+            connection.request("GET", path, headers={"User-Agent": USER_AGENT, "Accept": "text/*, */*;q=0.5"})
+            if connection.held is not None:
+                connection.held.settimeout(self._left())
+            response = connection.getresponse()
+            location = response.getheader("Location")
+            if response.status in (301, 302, 303, 307, 308) and location:
+                return urllib.parse.urljoin(url, location)
+            if response.status >= 400:
+                raise ToolFailure(f"{url} answered HTTP {response.status} {response.reason}")
             content_type = response.headers.get_content_type()
             if not _is_text(content_type):
                 raise ToolFailure(f"{url} is {content_type}, not text: web_fetch returns text only")
-            chunks: list[bytes] = []
-            size = 0
-            while size <= MAX_BYTES:
-                if time.monotonic() > deadline:
-                    raise ToolFailure(f"fetching {url} took more than {timeout:g} s: stopped")
-                chunk = response.read(min(65536, MAX_BYTES + 1 - size))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-            body = b"".join(chunks)
+            body, truncated = self._read(connection, response)
             return _Page(
-                url=response.geturl(),
+                url=url,
                 content_type=content_type,
                 charset=response.headers.get_content_charset(),
-                body=body[:MAX_BYTES],
-                truncated=len(body) > MAX_BYTES,
+                body=body,
+                truncated=truncated,
             )
-    except urllib.error.HTTPError as error:
-        raise ToolFailure(f"{url} answered HTTP {error.code} {error.reason}") from None
-    except urllib.error.URLError as error:
-        raise ToolFailure(f"cannot fetch {url}: {error.reason}") from None
-    except TimeoutError:
-        raise ToolFailure(f"fetching {url} timed out after {timeout:g} s") from None
-    except (http.client.HTTPException, OSError, ValueError) as error:
-        raise ToolFailure(f"cannot fetch {url}: {error}") from None
+        finally:
+            connection.close()
+
+    def _read(self, connection: _PinnedHTTP, response: http.client.HTTPResponse) -> tuple[bytes, bool]:
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_BYTES:
+            if connection.held is not None:
+                connection.held.settimeout(self._left())
+            # read1: at most one receive, so that every wait is bounded by the time left.
+            chunk = response.read1(min(65536, MAX_BYTES + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        body = b"".join(chunks)
+        return body[:MAX_BYTES], len(body) > MAX_BYTES

@@ -1,0 +1,39 @@
+"""Image attachments of the context's user messages, for the model request (SPEC N5).
+
+The stored context carries no payload for user entries, so each user entry is looked at once (entries
+never change) and which of its attachments are images is remembered; the image bytes are read from the
+profile's objects at every call, like the rest of the context.
+"""
+
+from __future__ import annotations
+
+from anyy.domain.context import ModelContext
+from anyy.domain.entries import EntryKind
+from anyy.domain.model_io import ImagePart
+from anyy.storage.protocol import SessionStore
+
+# (session id, entry id) -> the entry's image attachments as (object, media type, name)
+_seen: dict[tuple[str, int], tuple[tuple[str, str, str], ...]] = {}
+
+
+def context_images(store: SessionStore, session_id: str, context: ModelContext) -> dict[int, tuple[ImagePart, ...]]:
+    """The image attachments of every user entry of ``context``, by entry id (run on the store thread)."""
+    images: dict[int, tuple[ImagePart, ...]] = {}
+    for item in context.items:
+        if item[1] != EntryKind.USER:
+            continue
+        key = (session_id, item[0])
+        refs = _seen.get(key)
+        if refs is None:
+            attachments = store.get_entry(session_id, item[0]).data.get("attachments") or []
+            refs = _seen[key] = tuple(
+                (str(a.get("object", "")), str(a.get("media_type", "")), str(a.get("name", "")))
+                for a in attachments
+                if isinstance(a, dict) and str(a.get("media_type", "")).startswith("image/")
+            )
+        if refs:
+            images[item[0]] = tuple(
+                ImagePart(media_type=media_type, data=store.read_object(obj), name=name)
+                for obj, media_type, name in refs
+            )
+    return images

@@ -1,0 +1,57 @@
+"""What config.toml says about tools, turned into what the tools take (SPEC N3): their environment (no
+secrets) and their policy (private addresses, the sandbox). The machine's sandbox is probed once."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+
+from anyy.profiles.config import Config
+from anyy.tools.approval_rules import ApprovalRules
+from anyy.tools.environment import tool_environment as filtered_environment
+from anyy.tools.mcp_servers import McpServerSpec
+from anyy.tools.policy import ToolPolicy
+from anyy.tools.sandbox import detect_sandbox
+
+log = logging.getLogger("anyy.tools")
+_said: set[str] = set()
+
+
+def tool_environment(config: Config, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The Gateway's environment without the providers' keys (every ``api_key_env`` of the profile) and
+    without variables whose names say they hold a secret, except those in ``[tools] pass_env``."""
+    source = os.environ if environ is None else environ
+    keys = {config.provider(name).api_key_env for name in config.provider_names()} - {""}
+    return filtered_environment(source, withheld=keys, pass_through=config.tools.pass_env)
+
+
+def tool_policy(config: Config) -> ToolPolicy:
+    """The profile's tool policy; the first time the sandbox is found missing, the log says so."""
+    sandbox = detect_sandbox(enabled=config.tools.sandbox.enabled, network=config.tools.sandbox.network)
+    if not sandbox.active and sandbox.note not in _said:
+        _said.add(sandbox.note)
+        log.warning("%s", sandbox.note)
+    return ToolPolicy(
+        allow_private_network=config.tools.web_fetch.allow_private,
+        sandbox=sandbox,
+        approval=ApprovalRules.from_config(config.tools.approval),
+    )
+
+
+def mcp_specs(config: Config) -> list[McpServerSpec]:
+    """The profile's ``[mcp.servers.NAME]`` tables, in their order."""
+    return [
+        McpServerSpec(
+            name=name,
+            command=server.command,
+            args=tuple(server.args),
+            env=tuple(server.env.items()),
+            url=server.url,
+            headers=tuple(server.headers.items()),
+            include=tuple(server.include),
+            exclude=tuple(server.exclude),
+            timeout=server.timeout,
+        )
+        for name, server in config.mcp.servers.items()
+    ]

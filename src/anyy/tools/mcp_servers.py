@@ -1,0 +1,350 @@
+"""MCP servers as tool sources (SPEC N1), through the official ``mcp`` SDK's client session and its stdio
+and streamable HTTP transports.
+
+Each configured server gets one :class:`McpServer`: a connection opened on first need, its tools listed
+(filtered by the ``include``/``exclude`` globs) and offered as ``mcp_<server>_<tool>``. A call that does
+not answer within its timeout, a server that exits or writes garbage, all end the call with an error
+result and drop the connection; the next use starts the server again. ``notifications/tools/list_changed``
+re-lists the server's tools in the background. Output is capped like the built-in tools'.
+
+The SDK is imported only when a server is used: profiles without ``[mcp.servers]`` never load it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fnmatch
+import logging
+import os
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from anyy.domain.model_io import ToolSpec
+from anyy.tools.base import ToolContext, ToolOutcome
+from anyy.tools.environment import mcp_environment
+from anyy.tools.output import cap_text
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+
+log = logging.getLogger("anyy.tools.mcp")
+PREFIX = "mcp_"
+_CLOSE_SECONDS = 5.0
+# Starting a server (npx fetching nothing, a Python interpreter importing its SDK) may take longer than
+# one call is allowed: it gets at least this long.
+STARTUP_SECONDS = 30.0
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+class McpServerSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """One server as the profile describes it (``[mcp.servers.NAME]``)."""
+
+    name: str
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    url: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    timeout: float = 60.0
+    cwd: str = ""
+
+
+def exposed_name(server: str, tool: str) -> str:
+    """``mcp_<server>_<tool>``, with characters models refuse in tool names replaced, at most 64 long."""
+    return _UNSAFE.sub("_", f"{PREFIX}{server}_{tool}")[:64]
+
+
+class McpFailure(Exception):
+    """The server could not be reached or did not answer; the message says which and what happened."""
+
+
+class _Connection:
+    """A live client session to one server, owned by a task that holds the SDK's context managers."""
+
+    def __init__(self, spec: McpServerSpec, on_list_changed: Any) -> None:
+        self.spec = spec
+        self.session: ClientSession | None = None
+        self._on_list_changed = on_list_changed
+        self._ready = asyncio.Event()
+        self._closing = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.failure: BaseException | None = None
+
+    @property
+    def _startup(self) -> float:
+        return max(self.spec.timeout, STARTUP_SECONDS)
+
+    @property
+    def alive(self) -> bool:
+        return self._task is not None and not self._task.done() and self.session is not None
+
+    async def open(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"mcp-{self.spec.name}")
+        ended: asyncio.Future[Any] = asyncio.ensure_future(asyncio.shield(self._task))
+        ready: asyncio.Future[Any] = asyncio.ensure_future(self._ready.wait())
+        try:
+            done, _ = await asyncio.wait({ended, ready}, timeout=self._startup, return_when="FIRST_COMPLETED")
+        finally:
+            ready.cancel()
+            ended.cancel()
+        if ready in done and self.session is not None:
+            return
+        await self.close()
+        if not done:
+            raise McpFailure(f"did not start within {self._startup:g} s")
+        raise McpFailure(f"could not start: {_describe(self.failure)}")
+
+    async def _run(self) -> None:
+        from mcp import ClientSession
+
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                read, write = await _open_transport(self.spec, stack)
+                session = await stack.enter_async_context(ClientSession(read, write, message_handler=self._message))
+                await session.initialize()
+                self.session = session
+                self._ready.set()
+                await self._closing.wait()
+        except BaseException as error:
+            self.failure = error
+        finally:
+            self.session = None
+
+    async def _message(self, message: Any) -> None:
+        from mcp import types
+
+        if isinstance(message, types.ServerNotification) and isinstance(
+            message.root, types.ToolListChangedNotification
+        ):
+            self._on_list_changed()
+
+    async def close(self) -> None:
+        self._closing.set()
+        task = self._task
+        if task is None or task.done():
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(task), _CLOSE_SECONDS)
+        if not task.done():
+            task.cancel()
+            await asyncio.wait([task], timeout=_CLOSE_SECONDS)
+
+
+async def _open_transport(spec: McpServerSpec, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
+    if spec.command:
+        from mcp.client.stdio import stdio_client
+
+        from mcp import StdioServerParameters
+
+        parameters = StdioServerParameters(
+            command=spec.command,
+            args=list(spec.args),
+            env=mcp_environment(os.environ, dict(spec.env)),
+            cwd=spec.cwd or None,
+        )
+        errlog = stack.enter_context(open(os.devnull, "w"))  # noqa: SIM115 - closed by the stack
+        read, write = await stack.enter_async_context(stdio_client(parameters, errlog=errlog))
+        return read, write
+    import httpx
+    from mcp.client.streamable_http import streamable_http_client
+
+    client = await stack.enter_async_context(
+        httpx.AsyncClient(headers=dict(spec.headers), timeout=httpx.Timeout(spec.timeout), follow_redirects=True)
+    )
+    read, write, _ = await stack.enter_async_context(streamable_http_client(spec.url, http_client=client))
+    return read, write
+
+
+def _describe(error: BaseException | None) -> str:
+    if error is None:
+        return "it ended without a reason"
+    if isinstance(error, BaseExceptionGroup):
+        return "; ".join(_describe(inner) for inner in error.exceptions)
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+class McpServer:
+    """One configured server: its tools (as last listed) and calls to them, restarting it when needed."""
+
+    def __init__(self, spec: McpServerSpec) -> None:
+        self.spec = spec
+        self.tools: dict[str, tuple[str, ToolSpec]] = {}  # exposed name -> (the server's name, spec)
+        self.error = ""  # why the last listing failed
+        self._connection: _Connection | None = None
+        self._lock = asyncio.Lock()
+        self._relist: asyncio.Task[str] | None = None
+
+    def _wanted(self, tool: str) -> bool:
+        included = not self.spec.include or any(fnmatch.fnmatchcase(tool, p) for p in self.spec.include)
+        return included and not any(fnmatch.fnmatchcase(tool, p) for p in self.spec.exclude)
+
+    async def _session(self) -> ClientSession:
+        async with self._lock:
+            connection = self._connection
+            if connection is None or not connection.alive:
+                if connection is not None:
+                    await connection.close()
+                connection = self._connection = _Connection(self.spec, self._list_changed)
+                await connection.open()
+            if connection.session is None:  # ended between the check and now
+                raise McpFailure("the connection closed")
+            return connection.session
+
+    async def drop(self) -> None:
+        """Close the connection (the next use starts the server again)."""
+        async with self._lock:
+            connection, self._connection = self._connection, None
+        if connection is not None:
+            await connection.close()
+
+    def _list_changed(self) -> None:
+        if self._relist is None or self._relist.done():
+            self._relist = asyncio.create_task(self.list_tools())
+
+    async def list_tools(self) -> str:
+        """List the server's tools again; a sentence saying what was found (or why nothing was)."""
+        try:
+            session = await self._session()
+            tools: list[Any] = []
+            cursor: str | None = None
+            while True:
+                result = await asyncio.wait_for(session.list_tools(cursor=cursor), self.spec.timeout)
+                tools.extend(result.tools)
+                cursor = result.nextCursor
+                if not cursor:
+                    break
+        except (McpFailure, TimeoutError, Exception) as error:
+            await self.drop()
+            self.tools = {}
+            self.error = error.args[0] if isinstance(error, McpFailure) else _describe(error)
+            return f"{self.spec.name}: unavailable ({self.error})"
+        self.error = ""
+        self.tools = {
+            exposed_name(self.spec.name, tool.name): (
+                tool.name,
+                ToolSpec(
+                    name=exposed_name(self.spec.name, tool.name),
+                    description=(tool.description or tool.title or tool.name)[:2000],
+                    parameters=dict(tool.inputSchema or {"type": "object", "properties": {}}),
+                ),
+            )
+            for tool in tools
+            if self._wanted(tool.name)
+        }
+        return f"{self.spec.name}: {len(self.tools)} tool{'s' if len(self.tools) != 1 else ''}"
+
+    async def call(self, tool: str, arguments: dict[str, Any], context: ToolContext) -> ToolOutcome:
+        timeout = min(self.spec.timeout, context.timeout)
+        try:
+            session = await self._session()
+            result = await asyncio.wait_for(session.call_tool(tool, arguments), timeout)
+        except TimeoutError:
+            await self.drop()
+            return ToolOutcome(
+                text=f"the MCP server {self.spec.name!r} did not answer {tool} within {timeout:g} s: the call was "
+                "abandoned and the server will be started again on its next use",
+                is_error=True,
+            )
+        except McpFailure as failure:
+            return ToolOutcome(text=f"the MCP server {self.spec.name!r} {failure}", is_error=True)
+        except Exception as error:  # the server crashed, closed the connection or answered garbage
+            await self.drop()
+            return ToolOutcome(
+                text=f"the MCP server {self.spec.name!r} failed during {tool} ({_describe(error)}); it will be "
+                "started again on its next use",
+                is_error=True,
+            )
+        return ToolOutcome(text=cap_text(_result_text(result), context.output_cap), is_error=bool(result.isError))
+
+
+def _result_text(result: Any) -> str:
+    parts: list[str] = []
+    for block in result.content:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(block.text)
+        elif kind in ("image", "audio"):
+            parts.append(f"[{kind} content, {block.mimeType}, {len(block.data) * 3 // 4} bytes: not shown]")
+        elif kind == "resource":
+            resource = block.resource
+            parts.append(getattr(resource, "text", None) or f"[resource {resource.uri}]")
+        elif kind == "resource_link":
+            parts.append(f"[resource {block.uri}]")
+    if not parts and result.structuredContent is not None:
+        parts.append(msgspec.json.encode(result.structuredContent).decode())
+    return "\n".join(parts) if parts else "[no content]"
+
+
+class McpTool:
+    """One server tool as a session's tool (the :class:`anyy.tools.base.Tool` protocol)."""
+
+    def __init__(self, server: McpServer, original: str, spec: ToolSpec) -> None:
+        self._server = server
+        self._original = original
+        self.spec = spec
+
+    async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutcome:
+        if not isinstance(arguments, dict):
+            return ToolOutcome(text=f"{self.spec.name} takes a JSON object of arguments", is_error=True)
+        return await self._server.call(self._original, arguments, context)
+
+
+class McpServers:
+    """Every configured server of the profile; the runtime's handle for readiness, reload and shutdown."""
+
+    def __init__(self, specs: Sequence[McpServerSpec] = ()) -> None:
+        self._servers: dict[str, McpServer] = {spec.name: McpServer(spec) for spec in specs}
+        self._pending: dict[str, McpServerSpec] | None = None
+        self._first: asyncio.Task[str] | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._servers)
+
+    def configure(self, specs: Sequence[McpServerSpec]) -> None:
+        """New settings (config.toml re-read); applied by the next :meth:`refresh`."""
+        self._pending = {spec.name: spec for spec in specs}
+
+    async def ready(self) -> None:
+        """Wait for the first listing of every server (started on first need)."""
+        if not self._servers:
+            return
+        if self._first is None:
+            self._first = asyncio.create_task(self.refresh())
+        await asyncio.shield(self._first)
+
+    async def refresh(self) -> str:
+        """Apply new settings (servers added, changed, removed) and list every server's tools again, in
+        the order of the configuration; one line per server."""
+        if self._pending is not None:
+            wanted, self._pending = self._pending, None
+            for name, server in list(self._servers.items()):
+                if wanted.get(name) != server.spec:
+                    await server.drop()
+                    del self._servers[name]
+            for name, spec in wanted.items():
+                self._servers.setdefault(name, McpServer(spec))
+        if not self._servers:
+            return "no MCP servers configured"
+        # Listed side by side (a slow server does not hold the others up), reported in configuration order.
+        reports = await asyncio.gather(*(server.list_tools() for server in self._servers.values()))
+        return "; ".join(reports)
+
+    def server_tools(self) -> dict[str, list[McpTool]]:
+        return {
+            name: [McpTool(server, original, spec) for original, spec in server.tools.values()]
+            for name, server in self._servers.items()
+        }
+
+    def status(self) -> Mapping[str, str]:
+        return {name: server.error or f"{len(server.tools)} tools" for name, server in self._servers.items()}
+
+    async def aclose(self) -> None:
+        for server in self._servers.values():
+            await server.drop()
