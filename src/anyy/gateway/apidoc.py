@@ -52,7 +52,19 @@ or `?token=TOKEN` on the WebSocket URL for clients that cannot set headers. With
 
 Parameters are passed **by name** (a JSON object); unknown names are refused. A frame holds at most
 {max_frame} bytes and a batch at most {max_batch} calls. Ids (sessions, submissions, executions) resolve
-only inside the Gateway's own profile: an id of another profile is `not_found`.
+only inside the Gateway's own profile: an id of another profile is `not_found`. JSON nested deeper than
+64 levels is a `parse_error`. One WebSocket runs at most 256 calls at once and the Gateway 4,096 (both
+transports together): past that a call is answered `busy` at once; try it again shortly.
+
+Beside JSON-RPC, two plain HTTP routes:
+
+- **`POST /upload?name=FILE`** (with the token; the body is the file, its `Content-Type` the media type;
+  at most 32 MiB): stores the file once in the profile by its hash and answers the attachment to put in
+  `session.send`'s `attachments` (`object`, `name`, `media_type`, `size`). A file never sent is swept
+  after a day.
+- **`POST /auth/exchange`** (body: a one-time code from `dashboard.code`; only from the Gateway's own
+  origin): answers `{{"token": …}}` once, within two minutes. This is how `anyy dashboard` opens the
+  Dashboard without putting the token on a browser's command line.
 
 ## Events
 
