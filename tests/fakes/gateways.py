@@ -425,6 +425,17 @@ def wait_queued(client: Client, session_id: str, text: str, timeout: float = PRO
         )
 
 
+def _hold_folder() -> Path:
+    """Where holds' pipes are made: outside /tmp, which the tools' sandbox replaces with a private, empty
+    one (a shell call there could not open a pipe in the test's tmp_path); zero-byte pipes, one folder."""
+    base = Path("/var/tmp")
+    if not (base.is_dir() and os.access(base, os.W_OK)):
+        base = Path.home() / ".cache"
+    folder = base / "anyy-test-holds"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 class Hold:
     """Work held in a Gateway *process*, where no in-process gate reaches: ``command`` is a cue for the
     offline model (``run: read line < FIFO``) whose shell call blocks on a named pipe until
@@ -437,9 +448,8 @@ class Hold:
 
     @classmethod
     def until_stopped(cls) -> Hold:
-        """A hold nobody releases, for a turn the test ends with a stop: its pipe beside the test's anyy
-        home (the ``home`` fixture's tmp_path), which the Gateway's teardown leaves behind."""
-        return cls(Path(os.environ["ANYY_HOME"]).parent / f"hold-{uuid.uuid4().hex[:8]}")
+        """A hold nobody releases, for a turn the test ends with a stop."""
+        return cls(_hold_folder() / f"hold-{uuid.uuid4().hex[:8]}")
 
     @property
     def command(self) -> str:
@@ -461,12 +471,12 @@ MakeHold = Callable[[], Hold]
 
 
 @pytest.fixture
-def hold(tmp_path: Path) -> Iterator[MakeHold]:
+def hold() -> Iterator[MakeHold]:
     """``hold()``: a new :class:`Hold`; every hold is released and closed at teardown."""
     made: list[Hold] = []
 
     def make() -> Hold:
-        made.append(Hold(tmp_path / f"hold-{len(made)}"))
+        made.append(Hold(_hold_folder() / f"hold-{uuid.uuid4().hex[:12]}"))
         return made[-1]
 
     yield make
@@ -474,6 +484,7 @@ def hold(tmp_path: Path) -> Iterator[MakeHold]:
         each.release()
     for each in made:
         each.close()
+        each.path.unlink(missing_ok=True)
 
 
 def make_busy(client: Client, session_id: str, held: Hold) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -45,6 +46,7 @@ class Sandbox(msgspec.Struct, frozen=True, kw_only=True):
             "--dev", "/dev",
             "--proc", "/proc",
             "--tmpfs", "/tmp",  # noqa: S108 - a fresh, private /tmp inside the sandbox
+            *_programs_under_tmp(),
             "--bind", work, work,
             "--unshare-pid",
             "--unshare-ipc",
@@ -53,6 +55,21 @@ class Sandbox(msgspec.Struct, frozen=True, kw_only=True):
         if not self.network:
             confined.append("--unshare-net")
         return [*confined, "--chdir", work, "--", *argv]
+
+
+@functools.cache
+def _programs_under_tmp() -> tuple[str, ...]:
+    """``--ro-bind`` arguments that show again, read-only, what anyy's own programs need and the private
+    ``/tmp`` would hide: the Python installation (a virtual environment may live under /tmp) and anyy's
+    code (Codemode runs ``python codemode_bootstrap.py`` from it)."""
+    tmp = Path("/tmp").resolve()  # noqa: S108 - the folder the sandbox replaces
+    needed = {Path(p).resolve() for p in (sys.prefix, sys.exec_prefix, sys.base_prefix)}
+    needed.add(Path(__file__).resolve().parents[2])  # the folder holding the anyy package
+    shown: list[str] = []
+    for path in sorted(needed):
+        if path.is_relative_to(tmp) and path != tmp and not any(path.is_relative_to(Path(p)) for p in shown[1::3]):
+            shown += ["--ro-bind", str(path), str(path)]
+    return tuple(shown)
 
 
 def unconfined(reason: str) -> Sandbox:
