@@ -79,6 +79,11 @@ class Runtime(SessionWrites):
         self._actors.clear()
         if self.deps.tool_servers is not None:
             await self.deps.tool_servers.aclose()
+        # The providers' HTTP clients, closed on this loop: left open, an SDK client closes itself when it
+        # is collected, on whatever loop runs then (a later one, already closed, fails there).
+        close_models = getattr(self.deps.models, "aclose", None)
+        if close_models is not None:
+            await close_models()
 
     def _actor(self, session_id: str) -> SessionActor:
         actor = self._actors.get(session_id)
