@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,15 @@ import pytest
 from tests.fakes.gateways import hold, start_gateway
 
 __all__ = ["hold", "start_gateway"]
+
+
+@pytest.fixture(autouse=True)
+def _collect_leftovers() -> Iterator[None]:
+    """Collect what a test left behind once it ends, outside any event loop. An SDK client a test left
+    open closes itself when it is collected, on whatever loop runs then: collected later, inside another
+    test's loop, it failed that test with "Event loop is closed"."""
+    yield
+    gc.collect()
 
 
 @pytest.fixture(autouse=True)
