@@ -126,6 +126,14 @@ class GatewaySettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     max_connections: Annotated[int, msgspec.Meta(ge=0)] = 0  # 0: from the open-file limit (at most 2048)
 
 
+class BackgroundSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Background work (SPEC K2): how many delegated tasks of one call run at once, and how deep
+    delegation nests (1: a delegated task cannot delegate again)."""
+
+    max_children: Annotated[int, msgspec.Meta(ge=1, le=32)] = 3
+    max_depth: Annotated[int, msgspec.Meta(ge=0, le=8)] = 1
+
+
 class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     model: ModelSettings = msgspec.field(default_factory=ModelSettings)
     providers: dict[str, ProviderSettings] = {}
@@ -136,6 +144,7 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     store: StoreSettings = msgspec.field(default_factory=StoreSettings)
     mcp: McpSettings = msgspec.field(default_factory=McpSettings)
     gateway: GatewaySettings = msgspec.field(default_factory=GatewaySettings)
+    background: BackgroundSettings = msgspec.field(default_factory=BackgroundSettings)
     # Virtual models: a name for a "provider/model" pair, selected with provider = "alias" (SPEC M2).
     aliases: dict[str, str] = {}
 
@@ -320,6 +329,12 @@ pass_env = []
 # [mcp.servers.search]
 # url = "http://127.0.0.1:8931/mcp"
 # headers = { Authorization = "Bearer ..." }
+
+[background]
+# The delegate tool (when enabled): how many of one call's tasks run at once, and how deep delegation
+# nests (1: a delegated task cannot delegate again; 0: no delegation).
+max_children = 3
+max_depth = 1
 
 [store]
 # Where sessions live: "" keeps them in this profile's state.db (SQLite). A PostgreSQL URL

@@ -12,7 +12,9 @@ The cues (case-insensitive, on the last user message, surrounding spaces ignored
 - ``write FILE: TEXT`` (FILE one word): calls ``write_file`` with the path FILE and the content TEXT;
 - ``run: COMMAND``: calls ``shell`` with the command COMMAND;
 - a question ending in ``?`` that contains ``ask me``: calls ``ask_user``, giving the question back;
-- ``summarise …`` or ``summarize …``: answers with a short summary (the conversation's user messages).
+- ``summarise …`` or ``summarize …``: answers with a short summary (the conversation's user messages);
+- ``delegate: BRIEF; BRIEF…`` (briefs separated by ``;`` or new lines): calls ``delegate`` with one task
+  per brief.
 
 Arguments are named as the offered tool's schema names them (``path``, ``file_path``, …).
 When a cue's tool is not offered (not enabled in the session), the answer says so instead.
@@ -41,6 +43,7 @@ _READ = re.compile(r"^read\s+(?P<path>\S+)$", re.IGNORECASE)
 _WRITE = re.compile(r"^write\s+(?P<path>[^:\s]+):\s?(?P<content>.*)$", re.IGNORECASE | re.DOTALL)
 _RUN = re.compile(r"^run:\s*(?P<command>\S.*?)\s*$", re.IGNORECASE | re.DOTALL)
 _SUMMARY = re.compile(r"^summari[sz]e\b", re.IGNORECASE)
+_DELEGATE = re.compile(r"^delegate:\s*(?P<briefs>\S.*)$", re.IGNORECASE | re.DOTALL)
 
 # The argument a cue fills, by the names tools commonly give it; the tool's own schema decides.
 _SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -68,6 +71,13 @@ def reply(request: ModelRequest, call_prefix: str) -> list[ProviderEvent]:
 def _answer(text: str, request: ModelRequest, call_prefix: str) -> list[ProviderEvent]:
     stripped = text.strip()
     call_id = f"{call_prefix}1"
+    if match := _DELEGATE.match(stripped):
+        briefs = [brief.strip() for brief in re.split(r"[;\n]", match["briefs"]) if brief.strip()]
+        if any(tool.name == "delegate" for tool in request.tools):
+            return [
+                ToolCallEvent(call_id=call_id, name="delegate", arguments={"tasks": [{"brief": b} for b in briefs]})
+            ]
+        return _say(f"{PREFIX} I would call the delegate tool ({len(briefs)} task(s)), but it is not enabled here.")
     if match := _RUN.match(stripped):
         return _call(request, "shell", {"command": match["command"]}, call_id)
     if match := _WRITE.match(stripped):

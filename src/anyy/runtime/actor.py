@@ -110,11 +110,14 @@ class SessionActor:
             if run.queue_was_empty:
                 return  # seen empty when it completed; a later submission pokes again
 
-    async def _run(self, run: ExecutionRun, answer: str | None) -> Outcome:
+    async def _run(self, run: ExecutionRun, answer: str | None, *, delegated: bool = False) -> Outcome:
         self.current = run
         self.questions.pop(run.execution_id, None)
         try:
-            outcome = await (run.run() if answer is None else run.resume_with_answer(answer))
+            if delegated:  # K2: a delegate call's result was recorded
+                outcome = await run.resume_after_result()
+            else:
+                outcome = await (run.run() if answer is None else run.resume_with_answer(answer))
             if outcome is Outcome.SUSPENDED and run.question is not None:
                 self.questions[run.execution_id] = run.question
             return outcome
@@ -123,9 +126,11 @@ class SessionActor:
             run.finished.set()
             await self._announce.queue(self.session_id)
 
-    async def resume(self, execution_id: str, answer: str) -> Outcome:
-        """Inside the actor: an answer resumes the suspended execution, then the queue goes on."""
-        outcome = await self._run(ExecutionRun(self.deps, self.session_id, execution_id), answer)
+    async def resume(self, execution_id: str, answer: str | None, *, delegated: bool = False) -> Outcome:
+        """Inside the actor: an answer (or, ``delegated``, a delegate call's recorded result, K2) resumes
+        the suspended execution, then the queue goes on."""
+        run = ExecutionRun(self.deps, self.session_id, execution_id)
+        outcome = await self._run(run, answer, delegated=delegated)
         if outcome is Outcome.DONE:
             self._pokes += 1
             await self._drain()

@@ -27,6 +27,8 @@ def settings_from(config: Config) -> RuntimeSettings:
         retries_enabled=config.retries.enabled,
         max_retries=config.retries.max_retries,
         budget_tokens=config.compaction.budget_tokens,
+        max_children=config.background.max_children,
+        max_depth=config.background.max_depth,
     )
 
 

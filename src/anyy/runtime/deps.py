@@ -14,7 +14,7 @@ from anyy.runtime.bus import EventBus
 from anyy.runtime.clock import Clock, SystemClock
 from anyy.storage.owner import StoreOwner
 from anyy.storage.protocol import SessionStore
-from anyy.tools.base import ToolContext, ToolOutcome
+from anyy.tools.base import Delegator, ToolContext, ToolOutcome
 from anyy.tools.mcp_servers import McpServers
 from anyy.tools.policy import ToolPolicy
 
@@ -53,6 +53,8 @@ class RuntimeSettings:
     tool_timeout: float = 120.0
     tool_output_cap: int = 32_000
     max_passes: int = 200  # a runaway tool loop ends as failed rather than forever
+    max_children: int = 3  # delegated tasks of one call running at once (K2, [background])
+    max_depth: int = 1  # how deep delegation may nest: 1, a child cannot delegate again
 
 
 @dataclass
@@ -70,3 +72,5 @@ class Deps:
     tool_env: dict[str, str] | None = None  # the environment of programs tools run; None: the Gateway's
     tool_policy: ToolPolicy = field(default_factory=ToolPolicy)  # private addresses, the sandbox (N3)
     tool_servers: McpServers | None = None  # the profile's MCP servers (N1)
+    # (session, execution, call) → what starts a delegate call's children (K2); None: no delegation.
+    delegator: Callable[[str, str, str], Delegator] | None = None

@@ -119,6 +119,7 @@ class PassPlan:
     results: dict[str, tuple[str, bool, bool]] = field(default_factory=dict)  # call_id → text, error, synthetic
     inner: dict[str, list[InnerCall]] = field(default_factory=dict)  # call_id → a Codemode script's calls
     question: tuple[str, str] | None = None  # (call_id, question) when ask_user suspended the execution
+    waiting: tuple[str, str] | None = None  # (call_id, note) when a delegate call waits for its children (K2)
 
 
 class ExecutionRun:
@@ -437,6 +438,9 @@ class ExecutionRun:
         if plan.question is not None:
             await self._set_state("suspended", note="waiting for the user's answer", question=question_in(appended))
             return Outcome.SUSPENDED
+        if plan.waiting is not None:
+            await self._set_state("suspended", note=plan.waiting[1])
+            return Outcome.SUSPENDED
         if self.stop_requested:
             return await self._finish_stopped()
         if result.calls:
@@ -454,8 +458,8 @@ class ExecutionRun:
             if skip_reason is None:
                 if self.stop_requested:
                     skip_reason = NOT_RUN_STOPPED
-                elif plan.question is not None:
-                    break  # the rest runs once the user answered
+                elif plan.question is not None or plan.waiting is not None:
+                    break  # the rest runs once the user answered (or the delegated tasks ended)
                 elif await self._steering_waiting():
                     skip_reason = SKIPPED_FOR_STEERING
             if skip_reason is not None:
@@ -468,6 +472,9 @@ class ExecutionRun:
                 plan.inner[call_id] = inner
             if outcome.suspend is not None:
                 plan.question = (call_id, outcome.suspend)
+                continue
+            if outcome.waits:  # K2: the result is recorded when the children end (runtime/delegation.py)
+                plan.waiting = (call_id, outcome.text)
                 continue
             plan.results[call_id] = (outcome.text, outcome.is_error, False)
         return plan
@@ -491,7 +498,7 @@ class ExecutionRun:
         else:
             try:
                 outcome = await self._cancellable(
-                    tools.run(name, arguments, self._tool_context(), self._inner_call(tools, call_id, inner))
+                    tools.run(name, arguments, self._tool_context(call_id), self._inner_call(tools, call_id, inner))
                 )
             except _Stopped:
                 outcome = ToolOutcome(text=STOPPED_WHILE_RUNNING, is_error=True)
@@ -529,9 +536,13 @@ class ExecutionRun:
         """The image attachments of the context's user messages (N5)."""
         return await self._store(lambda s: context_images(s, self.session_id, context))
 
-    def _tool_context(self) -> ToolContext:
+    def _tool_context(self, call_id: str = "") -> ToolContext:
         settings = self.deps.settings
+        delegator = self.deps.delegator
         return ToolContext(
+            call_id=call_id,
+            execution_id=self.execution_id,
+            delegate=delegator(self.session_id, self.execution_id, call_id) if delegator and call_id else None,
             workdir=self.deps.workdir,
             memory_dir=self.deps.memory_dir,
             session_id=self.session_id,
@@ -602,27 +613,42 @@ class ExecutionRun:
             )
         appended = await self._store(lambda s: s.append_entries(self.session_id, entries))
         self._appended(appended)
-        if waiting:
-            session: Session = await self._store(lambda s: s.get_session(self.session_id))
-            if self.deps.tool_servers is not None:  # MCP servers listed once before the first use (N1)
-                await self.deps.tool_servers.ready()
-            self.granted = set(session.tools.get("approved") or ())
-            tools = self.deps.tools.tools_for(_enabled_tools(session), codemode=bool(session.tools.get("codemode")))
-            plan = await self._run_calls([(c, n, dict(a)) for c, n, a in waiting], tools)
-            results = _result_entries([(c, n) for c, n, _ in waiting], plan)
-            if plan.question is not None:
-                results.append(
-                    NewEntry(
-                        kind=EntryKind.QUESTION, text=plan.question[1], data=QuestionData(call_id=plan.question[0])
-                    )
-                )
-            if results:
-                done = await self._store(lambda s: s.append_entries(self.session_id, results))
-                self._appended(done)
-            if plan.question is not None:
-                await self._set_state("suspended", note="waiting for the user's answer", question=question_in(done))
-                return Outcome.SUSPENDED
-        return await self.run()
+        suspended = await self._run_waiting(waiting)
+        return suspended if suspended is not None else await self.run()
+
+    async def resume_after_result(self) -> Outcome:
+        """A delegate call's result was recorded (K2, by runtime/delegation.py): run the calls of the
+        batch that waited behind it, then go on with the execution."""
+        await self._set_state("running")
+        context = await self._store(lambda s: s.context(self.session_id))
+        suspended = await self._run_waiting(unresolved_calls(context.items))
+        return suspended if suspended is not None else await self.run()
+
+    async def _run_waiting(self, waiting: list[tuple[str, str, Any]]) -> Outcome | None:
+        """Run the calls of a batch that waited for an answer or a delegated result; SUSPENDED when one
+        of them waits again, else None (the execution goes on)."""
+        if not waiting:
+            return None
+        session: Session = await self._store(lambda s: s.get_session(self.session_id))
+        if self.deps.tool_servers is not None:  # MCP servers listed once before the first use (N1)
+            await self.deps.tool_servers.ready()
+        self.granted = set(session.tools.get("approved") or ())
+        tools = self.deps.tools.tools_for(_enabled_tools(session), codemode=bool(session.tools.get("codemode")))
+        plan = await self._run_calls([(c, n, dict(a)) for c, n, a in waiting], tools)
+        results = _result_entries([(c, n) for c, n, _ in waiting], plan)
+        if plan.question is not None:
+            results.append(
+                NewEntry(kind=EntryKind.QUESTION, text=plan.question[1], data=QuestionData(call_id=plan.question[0]))
+            )
+        done = await self._store(lambda s: s.append_entries(self.session_id, results)) if results else []
+        self._appended(done)
+        if plan.question is not None:
+            await self._set_state("suspended", note="waiting for the user's answer", question=question_in(done))
+            return Outcome.SUSPENDED
+        if plan.waiting is not None:
+            await self._set_state("suspended", note=plan.waiting[1])
+            return Outcome.SUSPENDED
+        return None
 
     async def _grant(self, key: str) -> None:
         """Remember an approval "for this session" in the session's tool settings (survives restarts)."""

@@ -31,6 +31,8 @@ from anyy.runtime.actor import SessionActor
 from anyy.runtime.announce import Announcer
 from anyy.runtime.bus import Subscription
 from anyy.runtime.compactor import Compactor
+from anyy.runtime.delegation import TOOL as DELEGATE_TOOL
+from anyy.runtime.delegation import Delegations
 from anyy.runtime.deps import Deps
 from anyy.runtime.execution import Outcome
 from anyy.runtime.session_writes import SessionWrites
@@ -39,6 +41,7 @@ from anyy.tools.approvals import DECISIONS, QUESTION_PREFIX
 
 RECOVERY_NOTE = "The Gateway stopped while this response was running; it was marked interrupted. Nothing was lost."
 NO_ANSWER = "Not answered: the user stopped the response instead of answering."
+NOT_WAITED = "Stopped: the user stopped the response while it waited for the delegated tasks (they were stopped too)."
 GoalAction = Literal["set", "status", "pause", "resume", "clear"]
 # A submission is settled for a waiting client once it has an outcome or waits for an answer.
 SETTLED_SUBMISSION_STATES = FINAL_SUBMISSION_STATES | {"suspended"}
@@ -63,6 +66,8 @@ class Runtime(SessionWrites):
         self._actors: dict[str, SessionActor] = {}
         self._compactor = Compactor(deps)
         self._announce = Announcer(deps)
+        self.delegations = Delegations(self)  # K2: the delegate tool's children
+        deps.delegator = self.delegations.delegator
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> list[Execution]:
@@ -71,9 +76,11 @@ class Runtime(SessionWrites):
         recovered: list[Execution] = await self.deps.owner.call(lambda s: s.recover_interrupted(RECOVERY_NOTE))
         for execution in recovered:
             self._announce.execution(execution, note=RECOVERY_NOTE)
+        await self.delegations.start()  # K2: children cut short resume, finished calls are delivered
         return recovered
 
     async def aclose(self) -> None:
+        await self.delegations.aclose()
         for actor in list(self._actors.values()):
             await actor.aclose()
         self._actors.clear()
@@ -156,7 +163,11 @@ class Runtime(SessionWrites):
             actor.questions.pop(execution_id, None)
         context = await self.deps.owner.call(lambda s: s.context(session_id))
         results = [
-            NewEntry(kind=EntryKind.TOOL_RESULT, text=NO_ANSWER, data=ToolResultData(call_id=c, name=n, synthetic=True))
+            NewEntry(
+                kind=EntryKind.TOOL_RESULT,
+                text=NOT_WAITED if n == DELEGATE_TOOL else NO_ANSWER,
+                data=ToolResultData(call_id=c, name=n, synthetic=True),
+            )
             for c, n, _ in unresolved_calls(context.items)
         ]
         if results:
@@ -211,6 +222,11 @@ class Runtime(SessionWrites):
         execution = await self._execution_of(session_id, execution_id)
         if execution.state != "suspended":
             raise Conflict(f"execution {execution_id} is {execution.state}: it is not waiting for an answer")
+        if await self.delegations.waits_on(execution_id):
+            raise Conflict(
+                f"execution {execution_id} waits for its delegated tasks, not for an answer: "
+                "it goes on when they end (stop it to stop them)"
+            )
         actor = self._actor(session_id)
         actor.submit(lambda: actor.resume(execution_id, text))
 

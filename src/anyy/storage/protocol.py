@@ -20,6 +20,7 @@ from typing import Protocol
 import msgspec
 
 from anyy.domain.context import ModelContext
+from anyy.domain.delegation import DelegatedTask, TaskUpdate
 from anyy.domain.entries import Entry, NewEntry
 from anyy.domain.queue import Execution, ExecutionState, NewSubmission, Submission, SubmissionKind
 from anyy.domain.search import SearchHit
@@ -162,6 +163,20 @@ class SessionStore(Protocol):
         """After a crash: mark every execution that was running (or waiting to retry) as interrupted, with
         a visible notice entry. One suspended on a question stays suspended: an answer still resumes it."""
         ...
+
+    # -- delegated tasks (K2) ---------------------------------------------------------------------
+    def add_delegated_tasks(self, tasks: Sequence[DelegatedTask]) -> list[DelegatedTask]:
+        """Record a ``delegate`` call's tasks (their child sessions exist), all in one transaction."""
+        ...
+
+    def list_delegated_tasks(
+        self, *, parent_session_id: str | None = None, parent_call_id: str | None = None, open_only: bool = False
+    ) -> list[DelegatedTask]:
+        """Tasks by parent (and call), oldest first, in their order; ``open_only``: not delivered yet."""
+        ...
+
+    def get_delegated_task(self, child_session_id: str) -> DelegatedTask: ...
+    def update_delegated_task(self, child_session_id: str, update: TaskUpdate) -> DelegatedTask: ...
 
     # -- upkeep ----------------------------------------------------------------------------------
     def maintain(self, budget: int = 2000) -> Maintenance:

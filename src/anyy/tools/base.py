@@ -10,12 +10,13 @@ callback that records each inner call as tool activity (M6) and runs it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 import msgspec
 
+from anyy.domain.delegation import TaskRequest
 from anyy.domain.model_io import ToolSpec
 from anyy.tools.policy import ToolPolicy
 
@@ -33,12 +34,18 @@ class ToolContext(msgspec.Struct, kw_only=True):
     call_tool: ToolCallback | None = None
     # What the profile allows beyond the enabled tools: private addresses, the sandbox (SPEC N3).
     policy: ToolPolicy = msgspec.field(default_factory=ToolPolicy)
+    # The call being run and its execution (the delegate tool links its children to them).
+    call_id: str = ""
+    execution_id: str = ""
+    # Starts a delegate call's child sessions (K2); None where delegation is not offered.
+    delegate: Delegator | None = None
 
 
 class ToolOutcome(msgspec.Struct, kw_only=True):
     text: str
     is_error: bool = False
     suspend: str | None = None  # a question for the user (ask_user): the execution waits for an answer
+    waits: bool = False  # the result comes later (delegate): the execution is suspended until it does
 
 
 class Tool(Protocol):
@@ -50,3 +57,6 @@ class Tool(Protocol):
 
 # ``async (name, arguments) -> ToolOutcome``: the runtime's way of running (and recording) one tool call.
 ToolCallback = Callable[[str, dict[str, Any]], Awaitable[ToolOutcome]]
+# ``async (tasks) -> note``: records a delegate call's tasks and starts their children (K2); raises
+# :class:`anyy.domain.errors.AnyyError` for what the model should correct (depth, unknown role...).
+Delegator = Callable[[Sequence[TaskRequest]], Awaitable[str]]

@@ -39,6 +39,10 @@ class Arguments:
     def has(self, name: str) -> bool:
         return self._raw.get(name) is not None
 
+    def value(self, name: str) -> Any:
+        """The raw value (None when absent), for arguments that are not plain strings or numbers."""
+        return self._raw.get(name)
+
     def string(self, name: str, *, allow_empty: bool = False) -> str:
         value = self._raw.get(name)
         if value is None:

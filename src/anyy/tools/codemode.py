@@ -30,7 +30,7 @@ from anyy.tools.process import kill_process_group, run_in_process_group
 BOOTSTRAP = Path(__file__).with_name("codemode_bootstrap.py")
 RUN_SCRIPT = "run_script"
 # Tools that cannot answer inside a script: asking the user suspends the whole execution for hours.
-NOT_IN_SCRIPTS = frozenset({"ask_user"})
+NOT_IN_SCRIPTS = frozenset({"ask_user", "delegate"})  # they suspend the execution
 _MAX_REQUEST_BYTES = 64 * 1024 * 1024  # one call's arguments (write_file content) can be large
 
 

@@ -19,6 +19,7 @@ from anyy.domain.model_io import ToolSpec
 from anyy.tools.ask_user import AskUserTool
 from anyy.tools.base import Tool, ToolCallback, ToolContext, ToolOutcome
 from anyy.tools.codemode import NOT_IN_SCRIPTS, RUN_SCRIPT, RunScriptTool
+from anyy.tools.delegate import DelegateTool
 from anyy.tools.files import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
 from anyy.tools.mcp_servers import PREFIX as MCP_PREFIX
 from anyy.tools.mcp_servers import McpServers
@@ -37,6 +38,7 @@ BUILTIN_TOOLS: dict[str, Callable[[], Tool]] = {
     "web_fetch": WebFetchTool,
     "memory": MemoryTool,
     "ask_user": AskUserTool,
+    "delegate": DelegateTool,
 }
 KNOWN_TOOL_NAMES: tuple[str, ...] = tuple(BUILTIN_TOOLS)
 

@@ -8,6 +8,7 @@ from typing import TypeVar
 
 import msgspec
 
+from anyy.domain.delegation import DelegatedTask
 from anyy.domain.entries import Entry
 from anyy.domain.queue import Execution, Submission
 from anyy.domain.sessions import Session
@@ -48,6 +49,7 @@ class MemoryData(msgspec.Struct, kw_only=True):
     submissions: dict[str, SubmissionRecord] = {}
     executions: dict[str, Execution] = {}
     objects: dict[str, ObjectRecord] = {}
+    delegated: dict[str, DelegatedTask] = {}  # child session id → its task (K2)
     next_session: int = 1
     next_submission: int = 1
     deleted: list[int] = []  # numbers of deleted sessions whose entries upkeep has not reclaimed yet
