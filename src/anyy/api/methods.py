@@ -15,6 +15,7 @@ from anyy.api.entries import EntryView
 from anyy.api.gateway import BackupReport, DashboardCode, Models, RenderResult, Status, Subscribed
 from anyy.api.sessions import (
     CompactResult,
+    DelegatedTask,
     Execution,
     ExportResult,
     ForkResult,
@@ -45,6 +46,9 @@ class MethodSpec(Generic[P, R]):
 
 SESSION_CREATE: MethodSpec[p.CreateParams, Session] = MethodSpec("session.create", p.CreateParams, Session)
 SESSION_GET: MethodSpec[p.SessionRef, SessionView] = MethodSpec("session.get", p.SessionRef, SessionView)
+SESSION_CHILDREN: MethodSpec[p.SessionRef, list[DelegatedTask]] = MethodSpec(
+    "session.children", p.SessionRef, list[DelegatedTask]
+)
 SESSION_LIST: MethodSpec[p.ListParams, Page[Session]] = MethodSpec("session.list", p.ListParams, Page[Session])
 SESSION_HISTORY: MethodSpec[p.PageParams, Page[EntryView]] = MethodSpec(
     "session.history", p.PageParams, Page[EntryView]

@@ -202,3 +202,22 @@ class ReloadStep(msgspec.Struct, kw_only=True):
     step: str
     applied: bool
     detail: str
+
+
+class DelegatedTask(msgspec.Struct, kw_only=True):
+    """One child of a parent's ``delegate`` call (K2): its session, brief, state and, once it ended, its
+    answer or failure. ``state``: waiting (not started: the call's other children fill the slots),
+    running, finished or cancelled (the parent was stopped); ``delivered``: the parent's call has it."""
+
+    child_session_id: str
+    parent_session_id: str
+    parent_call_id: str
+    position: int
+    brief: str
+    depth: int
+    state: str
+    result: str
+    is_error: bool
+    delivered: bool
+    created_at: float
+    updated_at: float
