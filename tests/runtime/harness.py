@@ -15,6 +15,7 @@ from anyy.domain.sessions import NewSession, Session
 from anyy.providers.base import Provider
 from anyy.providers.gates import Gate
 from anyy.providers.offline import OfflineProvider
+from anyy.runtime.clock import Clock
 from anyy.runtime.deps import CallTool, Deps, RuntimeSettings, ToolSource
 from anyy.runtime.runtime import Runtime
 from anyy.storage.owner import StoreOwner
@@ -130,6 +131,7 @@ class Harness:
         self.runtime: Runtime | None = None
         self.events: asyncio.Queue[RuntimeEvent] | None = None
         self.seen: list[RuntimeEvent] = []
+        self.wall: Clock | None = None  # set before entering: residents' wall clock (K3)
 
     async def __aenter__(self) -> Harness:
         self.owner.start()
@@ -145,6 +147,8 @@ class Harness:
             settings=self.settings,
             clock=self.clock,
         )
+        if self.wall is not None:
+            self.deps.wall = self.wall
         self.subscription = self.deps.bus.subscribe()
         self.runtime = Runtime(self.deps)
         await self.runtime.start()

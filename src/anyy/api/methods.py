@@ -13,6 +13,7 @@ from typing import Any, Generic, TypeVar
 from anyy.api import params as p
 from anyy.api.entries import EntryView
 from anyy.api.gateway import BackupReport, DashboardCode, Models, RenderResult, Status, Subscribed
+from anyy.api.residents import Resident, ResidentCreated, ResidentCreateParams, ResidentRef, ResidentUpdateParams
 from anyy.api.sessions import (
     CompactResult,
     DelegatedTask,
@@ -109,6 +110,17 @@ EVENTS_UNSUBSCRIBE: MethodSpec[p.UnsubscribeParams, None] = MethodSpec(
 PROFILE_BACKUP: MethodSpec[p.BackupParams, BackupReport] = MethodSpec("profile.backup", p.BackupParams, BackupReport)
 DASHBOARD_CODE: MethodSpec[p.NoParams, DashboardCode] = MethodSpec("dashboard.code", p.NoParams, DashboardCode)
 MARKDOWN_RENDER: MethodSpec[p.RenderParams, RenderResult] = MethodSpec("markdown.render", p.RenderParams, RenderResult)
+RESIDENT_CREATE: MethodSpec[ResidentCreateParams, ResidentCreated] = MethodSpec(
+    "resident.create", ResidentCreateParams, ResidentCreated
+)
+RESIDENT_LIST: MethodSpec[p.NoParams, list[Resident]] = MethodSpec("resident.list", p.NoParams, list[Resident])
+RESIDENT_GET: MethodSpec[ResidentRef, Resident] = MethodSpec("resident.get", ResidentRef, Resident)
+RESIDENT_UPDATE: MethodSpec[ResidentUpdateParams, ResidentCreated] = MethodSpec(
+    "resident.update", ResidentUpdateParams, ResidentCreated
+)
+RESIDENT_PAUSE: MethodSpec[ResidentRef, Resident] = MethodSpec("resident.pause", ResidentRef, Resident)
+RESIDENT_RESUME: MethodSpec[ResidentRef, Resident] = MethodSpec("resident.resume", ResidentRef, Resident)
+RESIDENT_DELETE: MethodSpec[ResidentRef, Resident] = MethodSpec("resident.delete", ResidentRef, Resident)
 
 METHODS: dict[str, MethodSpec[Any, Any]] = {
     spec.name: spec for spec in list(globals().values()) if isinstance(spec, MethodSpec)

@@ -27,6 +27,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from anyy.api.events import RuntimeEvent
 from anyy.domain.errors import StorageFull
 from anyy.gateway.dispatcher import MAX_FRAME_BYTES, Dispatcher
+from anyy.gateway.hooks import hook_route
 from anyy.gateway.markdown_html import warm_up
 from anyy.gateway.state import Connection
 from commons import jsonrpc
@@ -322,6 +323,7 @@ def create_app(dispatcher: Dispatcher, token: str, *, max_in_flight: int = MAX_I
             Route("/health", health, methods=["GET"]),
             Route("/auth/exchange", exchange, methods=["POST"]),
             Route("/upload", upload, methods=["POST"]),
+            Route("/hooks/{name}", hook_route(dispatcher), methods=["POST"]),  # residents' webhooks (K3)
             Route("/", dashboard_index, methods=["GET"]),
             Route("/dashboard/{name}", dashboard_asset, methods=["GET"]),
             WebSocketRoute("/ws", websocket),

@@ -6,6 +6,7 @@ from anyy.gateway import (
     methods_misc,
     methods_queue,
     methods_render,
+    methods_residents,
     methods_sessions,
 )
 from anyy.gateway.table import TABLE
@@ -17,5 +18,6 @@ __all__ = [
     "methods_misc",
     "methods_queue",
     "methods_render",
+    "methods_residents",
     "methods_sessions",
 ]

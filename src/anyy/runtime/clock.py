@@ -23,6 +23,16 @@ class SystemClock:
         await asyncio.sleep(seconds)
 
 
+class WallClock:
+    """Wall-clock time, for what outlives the process (a resident's next heartbeat)."""
+
+    def now(self) -> float:
+        return time.time()
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
 def retry_delay(attempt: int, retry_after: float | None = None) -> float:
     """Seconds before retry number ``attempt`` (1-based): 2, 4, 8… capped at 60 s (R3). A server's
     Retry-After is honoured when it asks for longer, within the same cap."""

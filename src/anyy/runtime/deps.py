@@ -11,7 +11,7 @@ from anyy.domain.model_io import ToolSpec
 from anyy.domain.sessions import Session
 from anyy.providers.base import Provider
 from anyy.runtime.bus import EventBus
-from anyy.runtime.clock import Clock, SystemClock
+from anyy.runtime.clock import Clock, SystemClock, WallClock
 from anyy.storage.owner import StoreOwner
 from anyy.storage.protocol import SessionStore
 from anyy.tools.base import Delegator, ToolContext, ToolOutcome
@@ -68,6 +68,7 @@ class Deps:
     settings: RuntimeSettings = field(default_factory=RuntimeSettings)
     clock: Clock = field(default_factory=SystemClock)
     bus: EventBus = field(default_factory=EventBus)
+    wall: Clock = field(default_factory=WallClock)  # wall-clock time: residents' heartbeats (K3)
     reload_settings: Callable[[], str] | None = None  # re-reads config.toml (R1); says what changed
     tool_env: dict[str, str] | None = None  # the environment of programs tools run; None: the Gateway's
     tool_policy: ToolPolicy = field(default_factory=ToolPolicy)  # private addresses, the sandbox (N3)

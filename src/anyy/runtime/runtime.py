@@ -35,6 +35,7 @@ from anyy.runtime.delegation import TOOL as DELEGATE_TOOL
 from anyy.runtime.delegation import Delegations
 from anyy.runtime.deps import Deps
 from anyy.runtime.execution import Outcome
+from anyy.runtime.residents import Residents
 from anyy.runtime.session_writes import SessionWrites
 from anyy.storage.protocol import SessionStore
 from anyy.tools.approvals import DECISIONS, QUESTION_PREFIX
@@ -68,6 +69,7 @@ class Runtime(SessionWrites):
         self._announce = Announcer(deps)
         self.delegations = Delegations(self)  # K2: the delegate tool's children
         deps.delegator = self.delegations.delegator
+        self.residents = Residents(self)  # K3: long-lived sessions woken by heartbeats and webhooks
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> list[Execution]:
@@ -77,10 +79,12 @@ class Runtime(SessionWrites):
         for execution in recovered:
             self._announce.execution(execution, note=RECOVERY_NOTE)
         await self.delegations.start()  # K2: children cut short resume, finished calls are delivered
+        await self.residents.start()  # K3: heartbeats due (or missed) fire, each once
         return recovered
 
     async def aclose(self) -> None:
         await self.delegations.aclose()
+        await self.residents.aclose()
         for actor in list(self._actors.values()):
             await actor.aclose()
         self._actors.clear()

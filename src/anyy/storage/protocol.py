@@ -23,6 +23,7 @@ from anyy.domain.context import ModelContext
 from anyy.domain.delegation import DelegatedTask, TaskUpdate
 from anyy.domain.entries import Entry, NewEntry
 from anyy.domain.queue import Execution, ExecutionState, NewSubmission, Submission, SubmissionKind
+from anyy.domain.residents import Resident, ResidentPatch
 from anyy.domain.search import SearchHit
 from anyy.domain.sessions import UNSET, NewSession, Page, Session, SessionKind, SessionPatch, Unset
 from anyy.domain.tree import TreeView
@@ -177,6 +178,26 @@ class SessionStore(Protocol):
 
     def get_delegated_task(self, child_session_id: str) -> DelegatedTask: ...
     def update_delegated_task(self, child_session_id: str, update: TaskUpdate) -> DelegatedTask: ...
+
+    # -- residents (K3) ---------------------------------------------------------------------------
+    def create_resident(self, resident: Resident) -> Resident:
+        """Record a resident (its session exists); :class:`Conflict` when the name is taken."""
+        ...
+
+    def get_resident(self, key: str) -> Resident:
+        """A resident by id or by name."""
+        ...
+
+    def list_residents(self) -> list[Resident]: ...
+    def update_resident(self, resident_id: str, patch: ResidentPatch) -> Resident: ...
+    def delete_resident(self, resident_id: str) -> None:
+        """Forget the resident and its claimed wakes; its session stays."""
+        ...
+
+    def claim_wake(self, resident_id: str, wake_at: float) -> bool:
+        """Claim the heartbeat due at ``wake_at``, committed before it fires: True once, False for every
+        later claim of the same wake (after a restart, or by another Gateway on the same store)."""
+        ...
 
     # -- upkeep ----------------------------------------------------------------------------------
     def maintain(self, budget: int = 2000) -> Maintenance:

@@ -11,6 +11,7 @@ import msgspec
 from anyy.domain.delegation import DelegatedTask
 from anyy.domain.entries import Entry
 from anyy.domain.queue import Execution, Submission
+from anyy.domain.residents import Resident
 from anyy.domain.sessions import Session
 
 T = TypeVar("T")
@@ -50,6 +51,8 @@ class MemoryData(msgspec.Struct, kw_only=True):
     executions: dict[str, Execution] = {}
     objects: dict[str, ObjectRecord] = {}
     delegated: dict[str, DelegatedTask] = {}  # child session id → its task (K2)
+    residents: dict[str, Resident] = {}  # by id (K3)
+    wakes: list[tuple[str, float]] = []  # claimed heartbeats: (resident id, wake time)
     next_session: int = 1
     next_submission: int = 1
     deleted: list[int] = []  # numbers of deleted sessions whose entries upkeep has not reclaimed yet
