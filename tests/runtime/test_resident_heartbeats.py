@@ -78,7 +78,8 @@ async def test_k3_a_heartbeat_wakes_the_resident_once_per_interval(tmp_path: Pat
         again = await h.rt.residents.get("inbox")
         assert (again.last_wake_at, again.last_trigger, again.next_wake_at) == (1800.0, "heartbeat", 3600.0)
         session = await h.store(lambda s: s.get_session(resident.session_id))
-        assert session.kind == "background" and session.origin.resident_id == resident.id
+        assert session.kind == "background"
+        assert session.origin.resident_id == resident.id
 
 
 async def test_k3_missed_heartbeats_give_one_wake_and_a_claimed_one_never_fires_twice(tmp_path: Path) -> None:
@@ -113,7 +114,8 @@ async def test_k3_a_paused_resident_has_no_heartbeat_until_resumed(tmp_path: Pat
     async with h:
         resident, _ = await h.rt.residents.create(SPEC, NewSession())
         paused = await h.rt.residents.pause("inbox", True)
-        assert paused.paused and paused.next_wake_at is None
+        assert paused.paused
+        assert paused.next_wake_at is None
         clock.t = 5000.0
         resumed = await h.rt.residents.pause("inbox", False)
         assert resumed.next_wake_at == 6800.0
