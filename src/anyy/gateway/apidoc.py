@@ -56,7 +56,7 @@ only inside the Gateway's own profile: an id of another profile is `not_found`. 
 64 levels is a `parse_error`. One WebSocket runs at most 256 calls at once and the Gateway 4,096 (both
 transports together): past that a call is answered `busy` at once; try it again shortly.
 
-Beside JSON-RPC, two plain HTTP routes:
+Beside JSON-RPC, three plain HTTP routes:
 
 - **`POST /upload?name=FILE`** (with the token; the body is the file, its `Content-Type` the media type;
   at most 32 MiB): stores the file once in the profile by its hash and answers the attachment to put in
@@ -65,6 +65,10 @@ Beside JSON-RPC, two plain HTTP routes:
 - **`POST /auth/exchange`** (body: a one-time code from `dashboard.code`; only from the Gateway's own
   origin): answers `{{"token": …}}` once, within two minutes. This is how `anyy dashboard` opens the
   Dashboard without putting the token on a browser's command line.
+- **`POST /hooks/NAME`** (a resident's webhook, K3; with the *resident's* secret, `Authorization: Bearer
+  SECRET`, not the token; the body, UTF-8, at most 64 KiB, is the message): queues the body as a
+  follow-up of the resident's session and answers 202 `{{"submission_id": …, "session_id": …}}`. A wrong
+  secret is 401 and a larger body 413, both recording nothing; 404 for no such resident, 409 while paused.
 
 ## Events
 

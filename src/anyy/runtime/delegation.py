@@ -314,7 +314,7 @@ class Delegations:
             self._children.discard(task.child_session_id)
         self._parents.discard(tasks[0].parent_execution_id)
 
-    async def waits_on(self, execution_id: str) -> bool:
+    def waiting(self, execution_id: str) -> bool:
         """Whether a suspended execution waits for delegated tasks (not for a user's answer)."""
         return execution_id in self._parents
 

@@ -197,7 +197,7 @@ class Runtime(SessionWrites):
         events = self.deps.bus.subscribe(submission.session_id)
         deadline = asyncio.get_running_loop().time() + max(timeout, 0.0)
         try:
-            while submission.state not in SETTLED_SUBMISSION_STATES:
+            while not self._settled(submission):
                 left = deadline - asyncio.get_running_loop().time()
                 if left <= 0:
                     break
@@ -209,6 +209,13 @@ class Runtime(SessionWrites):
         finally:
             events.close()
         return submission
+
+    def _settled(self, submission: Submission) -> bool:
+        """Settled for a waiting client; an execution that waits for its delegated tasks (K2) is not: it
+        goes on by itself."""
+        if submission.state == "suspended" and submission.execution_id is not None:
+            return not self.delegations.waiting(submission.execution_id)
+        return submission.state in SETTLED_SUBMISSION_STATES
 
     async def cancel_retry_wait(self, session_id: str, execution_id: str) -> bool:
         """Cancel only the wait before a retry (S4); the queue is left as it is."""
@@ -226,7 +233,7 @@ class Runtime(SessionWrites):
         execution = await self._execution_of(session_id, execution_id)
         if execution.state != "suspended":
             raise Conflict(f"execution {execution_id} is {execution.state}: it is not waiting for an answer")
-        if await self.delegations.waits_on(execution_id):
+        if self.delegations.waiting(execution_id):
             raise Conflict(
                 f"execution {execution_id} waits for its delegated tasks, not for an answer: "
                 "it goes on when they end (stop it to stop them)"
