@@ -85,6 +85,28 @@ TABLES: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "executions": (("num", "id", "session_num", "state", "passes", "error", "note", "started_at", "ended_at"), "num"),
     "gc_queue": (("session_num",), "session_num"),
+    # Background work (K2, K3).
+    "delegated_tasks": (
+        (
+            "child_session_id",
+            "parent_session_id",
+            "parent_execution_id",
+            "parent_call_id",
+            "position",
+            "brief",
+            "depth",
+            "state",
+            "result",
+            "is_error",
+            "restarts",
+            "delivered",
+            "created_at",
+            "updated_at",
+        ),
+        "child_session_id",
+    ),
+    "residents": (("id", "name", "session_id", "body", "created_at"), "id"),
+    "resident_wakes": (("resident_id", "wake_at", "claimed_at"), "resident_id, wake_at"),
 }
 # Tables whose `num` PostgreSQL numbers itself (identity columns): copied numbers are inserted as they are.
 IDENTITY_TABLES = ("sessions", "submissions", "executions")
