@@ -69,11 +69,14 @@ class Delegations:
         tasks: list[DelegatedTask] = await self._store(lambda s: s.list_delegated_tasks(open_only=True))
         self._index(tasks)
         async with self._lock:
+            # One task or call that cannot be taken up (a session deleted meanwhile) never stops the start.
             for task in tasks:
                 if task.state == "running":
-                    await self._recover_child(task)
+                    with _Logged(f"taking up delegated task {task.child_session_id}"):
+                        await self._recover_child(task)
             for session_id, call_id in dict.fromkeys((t.parent_session_id, t.parent_call_id) for t in tasks):
-                await self._advance(session_id, call_id)
+                with _Logged(f"taking up the delegate call {call_id} of {session_id}"):
+                    await self._advance(session_id, call_id)
 
     async def aclose(self) -> None:
         if self._watcher is not None:
@@ -187,7 +190,13 @@ class Delegations:
         # Marked running first: a Gateway killed before the brief is queued finds a running task whose
         # child has nothing at all, and queues it then (never twice).
         await self._store(lambda s: s.update_delegated_task(task.child_session_id, TaskUpdate(state="running")))
-        await self.runtime.submit(task.child_session_id, NewSubmission(kind="prompt", text=task.brief))
+        try:
+            await self.runtime.submit(task.child_session_id, NewSubmission(kind="prompt", text=task.brief))
+        except NotFound:  # its session was deleted before it started: the call still gets an answer
+            gone = TaskUpdate(
+                state="finished", result="The task's session was deleted before it started.", is_error=True
+            )
+            await self._store(lambda s: s.update_delegated_task(task.child_session_id, gone))
 
     async def _watch(self, subscription: object) -> None:
         from anyy.runtime.bus import Subscription
@@ -343,3 +352,16 @@ def _active(store: SessionStore, *, child: str) -> list[Execution]:
 
 def _update(store: SessionStore, *, child: str, update: TaskUpdate) -> DelegatedTask:
     return store.update_delegated_task(child, update)
+
+
+class _Logged(contextlib.AbstractContextManager[None]):
+    """Log an error of one step at start and go on with the others."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: object) -> bool:
+        if isinstance(error, Exception):
+            log.exception("delegation: %s failed", self.what, exc_info=error)
+            return True
+        return False
