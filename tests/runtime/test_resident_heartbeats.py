@@ -7,8 +7,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from anyy.domain.model_io import TextDelta
 from anyy.domain.residents import Resident
 from anyy.domain.sessions import NewSession
+from anyy.providers.gates import Gate
 from anyy.runtime.residents import ResidentSpec
 from anyy.storage.sqlite import SqliteStore
 from tests.runtime.harness import TIMEOUT, Harness
@@ -120,3 +122,21 @@ async def test_k3_a_paused_resident_has_no_heartbeat_until_resumed(tmp_path: Pat
         resumed = await h.rt.residents.pause("inbox", False)
         assert resumed.next_wake_at == 6800.0
         assert await wakes(h, resident) == []
+
+
+async def test_k3_heartbeats_do_not_pile_up_behind_a_busy_session(tmp_path: Path) -> None:
+    h, clock = harness(tmp_path, 0.0)
+    async with h:
+        resident, _ = await h.rt.residents.create(SPEC, NewSession())
+        await clock.waiting()
+        held = Gate("busy")
+        h.model.enqueue([held, TextDelta(text="slow")])
+        for t in (1800.0, 3600.0, 5400.0):  # the first runs (held); the second queues; the third is skipped
+            seen = len(clock.waits)
+            clock.set(t)
+            await clock.waiting(seen)
+        pending = await h.store(lambda s: s.list_submissions(resident.session_id))
+        assert [p.text.split("\n")[0] for p in pending] == ["[heartbeat] tick"]
+        assert (await h.rt.residents.get("inbox")).next_wake_at == 7200.0
+        h.model.enqueue("done")
+        held.open()

@@ -206,7 +206,9 @@ class Residents:
             if due is None or resident.paused or resident.heartbeat_seconds <= 0:
                 continue
             if due <= now:
-                claimed = await self.deps.owner.call(functools.partial(_claim, resident_id=resident.id, wake_at=due))
+                claimed = not await self._heartbeat_waiting(resident) and await self.deps.owner.call(
+                    functools.partial(_claim, resident_id=resident.id, wake_at=due)
+                )
                 if claimed:
                     await self._wake(resident, "heartbeat", resident.heartbeat_note)
                 due = next_heartbeat(resident, due, now)
@@ -214,6 +216,12 @@ class Residents:
             if due is not None and (earliest is None or due < earliest):
                 earliest = due
         return earliest
+
+    async def _heartbeat_waiting(self, resident: Resident) -> bool:
+        """Whether the last heartbeat still waits in the session's queue (a busy or stopped session):
+        heartbeats do not pile up behind it."""
+        pending = await self.deps.owner.call(lambda s: s.list_submissions(resident.session_id))
+        return any(sub.text.startswith("[heartbeat]") for sub in pending)
 
     async def _wait(self, due_at: float | None) -> None:
         """Until the next heartbeat is due, or something changed."""
