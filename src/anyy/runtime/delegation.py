@@ -64,7 +64,7 @@ class Delegations:
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> None:
         """Watch executions, then take up what the last run of the Gateway left (see the module doc)."""
-        subscription = self.deps.bus.subscribe(None)
+        subscription = self.deps.bus.subscribe(None, states_only=True)
         self._watcher = asyncio.create_task(self._watch(subscription), name="anyy-delegations")
         tasks: list[DelegatedTask] = await self._store(lambda s: s.list_delegated_tasks(open_only=True))
         self._index(tasks)
