@@ -48,7 +48,11 @@ def test_m6_every_tool_spec_is_a_strict_json_schema_object() -> None:
         assert schema["additionalProperties"] is False
         assert set(schema["required"]) <= set(schema["properties"])
         for prop in schema["properties"].values():
-            assert prop["type"] in {"string", "integer", "number"}
+            assert prop["type"] in {"string", "integer", "number", "array"}
+            if prop["type"] == "array":  # delegate's tasks: a list of strict objects (K2)
+                items = prop["items"]
+                assert items["type"] in {"string", "object"}
+                assert items["type"] == "string" or items["additionalProperties"] is False
 
 
 async def test_m6_tool_set_runs_by_name_and_reports_unknown_names(context: ToolContext) -> None:
