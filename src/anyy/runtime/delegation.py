@@ -86,7 +86,9 @@ class Delegations:
 
     def delegator(self, session_id: str, execution_id: str, call_id: str) -> Delegator:
         async def delegate(tasks: Sequence[TaskRequest]) -> str:
-            return await self.launch(session_id, execution_id, call_id, tasks)
+            # Shielded: a stop during the call lets the children and their tasks be recorded whole; the
+            # parent's end then stops them (never children without a task, which nobody would stop).
+            return await asyncio.shield(self.launch(session_id, execution_id, call_id, tasks))
 
         return delegate
 

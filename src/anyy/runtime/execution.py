@@ -438,6 +438,14 @@ class ExecutionRun:
         if plan.question is not None:
             await self._set_state("suspended", note="waiting for the user's answer", question=question_in(appended))
             return Outcome.SUSPENDED
+        if plan.waiting is not None and self.stop_requested:  # K2: stopped as the children started
+            stopped = NewEntry(
+                kind=EntryKind.TOOL_RESULT,
+                text=STOPPED_WHILE_RUNNING,
+                data=ToolResultData(call_id=plan.waiting[0], name="delegate", is_error=True, synthetic=True),
+            )
+            self._appended(await self._store(lambda s: s.append_entries(self.session_id, [stopped])))
+            return await self._finish_stopped()  # the delegated tasks see the end and stop too
         if plan.waiting is not None:
             await self._set_state("suspended", note=plan.waiting[1])
             return Outcome.SUSPENDED
