@@ -70,6 +70,7 @@ from anyy.runtime.announce import Announcer, question_in
 from anyy.runtime.clock import retry_delay
 from anyy.runtime.compactor import Compactor
 from anyy.runtime.deps import CallTool, Deps, ToolSet
+from anyy.runtime.failures import failure_notice, record_failure
 from anyy.runtime.images import context_images
 from anyy.storage.protocol import SessionStore
 from anyy.tools.approval_rules import grant_key
@@ -185,8 +186,17 @@ class ExecutionRun:
                 self._retry_wait = None
 
     async def _set_state(
-        self, state: str, *, error: str | None = None, note: str | None = None, question: Entry | None = None
+        self,
+        state: str,
+        *,
+        error: str | None = None,
+        note: str | None = None,
+        question: Entry | None = None,
+        retryable: bool = False,
     ) -> None:
+        if state == "failed":  # a durable notice first, so a client reading the history then finds it
+            notice = failure_notice(self.execution_id, error or "no error recorded", retryable=retryable)
+            self._appended(await self._store(lambda s: record_failure(s, self.session_id, notice)))
         self.state = state
         self.question = question  # what it waits on, once suspended
         execution = await self._store(
@@ -208,7 +218,11 @@ class ExecutionRun:
             outcome = await self._loop()
         except ProviderError as exc:
             outcome = Outcome.FAILED
-            await self._set_state("failed", error=f"{exc.message} ({exc.kind} error from the model provider)")
+            await self._set_state(
+                "failed",
+                error=f"{exc.message} ({exc.kind} error from the model provider)",
+                retryable=exc.kind == "transient",
+            )
             return outcome
         except AnyyError as exc:  # e.g. the session's model is no longer configured
             await self._set_state("failed", error=str(exc))

@@ -31,7 +31,7 @@ from anyy.runtime.actor import SessionActor
 from anyy.runtime.announce import Announcer
 from anyy.runtime.bus import Subscription
 from anyy.runtime.compactor import Compactor
-from anyy.runtime.deps import Deps
+from anyy.runtime.deps import Deps, ModelSource
 from anyy.runtime.execution import Outcome
 from anyy.runtime.session_writes import SessionWrites
 from anyy.storage.protocol import SessionStore
@@ -328,6 +328,8 @@ class Runtime(SessionWrites):
             current = store.get_session(session_id)
             new_provider = current.provider if provider is None else provider
             new_model = current.model if model is None else model
+            if model is None and new_provider != current.provider:
+                new_model = _default_model(models, new_provider)  # never the old provider's model name
             new_effort = current.effort if effort is None else effort
             models.resolve(new_provider, new_model, None)  # unknown provider or model: an error, nothing written
             store.update_session(session_id, SessionPatch(provider=new_provider, model=new_model, effort=new_effort))
@@ -397,3 +399,16 @@ def _as_item(entry: Entry) -> ContextItem:
 
 
 __all__ = ["NavigateResult", "Outcome", "ReloadStep", "Runtime"]
+
+
+def _default_model(models: ModelSource, provider: str) -> str:
+    """The model a session gets when only its provider is changed: the first the provider lists; a
+    provider that accepts any name has no default, so the person is asked to name one."""
+    offered = models.models(provider)
+    if offered:
+        return offered[0]
+    raise InvalidInput(
+        f"the provider {provider!r} lists no models, so it needs a model name too: give both "
+        f"(TUI: /provider {provider}, then /model NAME; RPC: session.settings with provider and model; "
+        f"anyy chat --provider {provider} --model NAME), or list its models in [providers.{provider}] models"
+    )
