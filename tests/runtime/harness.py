@@ -107,9 +107,6 @@ class Models:
     def resolve(self, provider: str, model: str, last_physical: tuple[str, str] | None) -> tuple[str, str]:
         return (provider or "offline", model or "offline")
 
-    def models(self, provider: str) -> list[str]:
-        return []
-
 
 class Harness:
     def __init__(

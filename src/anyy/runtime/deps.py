@@ -28,10 +28,6 @@ class ModelSource(Protocol):
 
     def resolve(self, provider: str, model: str, last_physical: tuple[str, str] | None) -> tuple[str, str]: ...
 
-    def models(self, provider: str) -> list[str]:
-        """The model names the provider offers; empty when it accepts any name."""
-        ...
-
 
 class ToolSet(Protocol):
     def specs(self) -> Sequence[ToolSpec]: ...
