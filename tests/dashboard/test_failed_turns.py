@@ -1,6 +1,8 @@
 """U2: a failed turn shows its error with Retry, live and after a reload (the runtime's durable notice),
 on a phone (390x844) and on a desktop (1280x800); Retry sends the failed message again from just before
-it. The model is scripted (its errors included); nothing sleeps."""
+it. During a retry wait: "Retry now" and "Cancel retry" buttons, and Escape stops the work (the seed's
+"Dashboard Escape stops the work"), not only the wait. The model is scripted (its errors included);
+nothing sleeps: a 60 s retry wait is ended by the page, never waited out."""
 
 from __future__ import annotations
 
@@ -77,3 +79,49 @@ def test_u2_retry_is_offered_only_while_the_failure_ends_the_conversation(dashbo
     expect(page.locator("#entries .kind-assistant")).to_have_text(["Fine."])
     expect(failed).to_contain_text("The answer failed: the key was refused")  # still told
     expect(failed.get_by_role("button", name="Retry")).to_be_hidden()  # but no longer offered
+
+
+def test_u2_during_a_retry_wait_retry_now_calls_the_model_at_once(sized: Dashboard) -> None:
+    live = sized.live
+    page, session_id = open_new_session(sized)
+    live.model.enqueue(ProviderError("transient", "the model is overloaded", retry_after=60), "Back again.")
+    send_from_page(page, "hello")
+    retry = page.locator("#retry")
+    expect(retry).to_contain_text("the model is overloaded")
+    now = retry.get_by_role("button", name="Retry now")
+    cancel = retry.get_by_role("button", name="Cancel retry")
+    for control in (now, cancel):  # both on screen, on a phone too
+        box, viewport = control.bounding_box(), page.viewport_size
+        assert box is not None
+        assert viewport is not None
+        assert box["x"] + box["width"] <= viewport["width"]
+    sized.screenshot(f"retry-wait-{page.viewport_size['width'] if page.viewport_size else 0}")
+    now.click()  # no waiting the 60 s out
+    expect(page.locator("#entries .kind-assistant")).to_have_text(["Back again."])
+    expect(retry).to_have_count(0)
+    assert len(live.model.requests) == 2
+    assert live.call("session.get", {"session_id": session_id})["running_execution"] is None
+
+
+def test_u2_escape_during_a_retry_wait_stops_the_work_and_keeps_the_queue(sized: Dashboard) -> None:
+    live = sized.live
+    page, session_id = open_new_session(sized)
+    live.model.enqueue(ProviderError("transient", "the model is overloaded", retry_after=60))
+    send_from_page(page, "hello")
+    retry = page.locator("#retry")
+    expect(retry).to_contain_text("the model is overloaded")
+    execution = live.call("session.get", {"session_id": session_id})["running_execution"]
+    assert execution is not None
+    live.call("session.send", {"session_id": session_id, "text": "later", "kind": "follow_up"})
+    expect(page.locator("#queue li")).to_have_count(1)
+    page.keyboard.press("Escape")
+    expect(retry).to_have_count(0)
+    expect(page.locator("#status")).to_have_text("Stopped")
+    ref = {"session_id": session_id, "execution_id": execution}
+    first = live.call("session.execution", ref)["submission_ids"][0]
+    ended = live.call("session.wait", {"submission_id": first, "timeout": 10})
+    assert ended["state"] == "interrupted"
+    stopped = live.call("session.execution", ref)
+    assert stopped["note"] == "stopped by the user"  # the work, not only the wait
+    assert [item["text"] for item in live.call("session.queue.list", {"session_id": session_id})] == ["later"]
+    assert len(live.model.requests) == 1

@@ -743,17 +743,18 @@ function showRetry(event) {
   clearRetry();
   const box = document.createElement("div");
   box.id = "retry";
+  box.dataset.executionId = event.execution_id;
   const label = document.createElement("span");
-  const cancel = document.createElement("button");
-  cancel.type = "button";
-  cancel.textContent = "Cancel retry";
-  cancel.title = "Ends the wait (Escape does the same); pending items stay queued";
-  cancel.addEventListener("click", () => {
-    state.rpc
-      .call("session.retry.cancel", { session_id: event.session_id, execution_id: event.execution_id })
-      .catch(report);
-  });
-  box.append(label, cancel);
+  const ref = { session_id: event.session_id, execution_id: event.execution_id };
+  // Retry now: the model is called again at once. Cancel retry: the wait ends, and with it this answer.
+  // (Escape stops the work, as Stop does: see stopRetrying.) Pending items stay queued either way.
+  const now = button("Retry now", () => state.rpc.call("session.retry.now", ref).catch(report));
+  now.className = "retry-now";
+  now.title = "Call the model again now instead of waiting";
+  const cancel = button("Cancel retry", () => state.rpc.call("session.retry.cancel", ref).catch(report));
+  cancel.className = "retry-cancel";
+  cancel.title = "End the wait and this answer; pending items stay queued";
+  box.append(label, now, cancel);
   $("status").after(box);
   const end = Date.now() + event.delay * 1000;
   const tick = () => {
@@ -762,6 +763,16 @@ function showRetry(event) {
   };
   tick();
   state.retryTimer = setInterval(tick, 250);
+}
+
+function stopRetrying(executionId) {
+  // The execution waiting to retry is not "running" on the page (nothing streams): stop it by its id.
+  const session = state.session;
+  if (!session || !executionId) return;
+  state.stopped.add(executionId);
+  clearRetry();
+  setRunning(null, "Stopped");
+  state.rpc.call("session.stop", { session_id: session.id, execution_id: executionId }).catch(report);
 }
 
 function removeQuestion() {
@@ -1263,7 +1274,7 @@ function wire() {
     }
     const retry = $("retry");
     if (retry) {
-      retry.querySelector("button").click(); // during a retry wait, Escape cancels only the wait (S4)
+      stopRetrying(retry.dataset.executionId); // during a retry wait, Escape stops the work (S1), not just the wait
       return;
     }
     stopDisplayed();

@@ -130,6 +130,7 @@ class ExecutionRun:
         self.stop_requested = False
         self.stop_state = Outcome.INTERRUPTED
         self.retry_cancelled = False
+        self._retry_early = False  # retry_now() ended the wait: go on with the retry
         self.state = "running"
         self.partial_text = ""  # what the model has streamed so far in this pass (for clients that join late)
         self.retry_wait: tuple[RetryWaiting, float] | None = None  # the wait now, and when it ends (clock time)
@@ -158,6 +159,15 @@ class ExecutionRun:
         if self._retry_wait is None or self._retry_wait.done():
             return False
         self.retry_cancelled = True
+        self._retry_wait.cancel()
+        return True
+
+    def retry_now(self) -> bool:
+        """End the wait before a retry early: the retry starts at once; False when the execution is not
+        waiting."""
+        if self._retry_wait is None or self._retry_wait.done():
+            return False
+        self._retry_early = True
         self._retry_wait.cancel()
         return True
 
@@ -395,9 +405,11 @@ class ExecutionRun:
         try:
             await self._cancellable(self.deps.clock.sleep(delay), retry_wait=True)
         except _Stopped:
-            return False
+            if not self._retry_early or self.stop_requested:
+                return False
         finally:
             self.retry_wait = None
+            self._retry_early = False
         await self._set_state("running")
         return True
 

@@ -203,6 +203,14 @@ class Runtime(SessionWrites):
             return False
         return actor.current.cancel_retry_wait()
 
+    async def retry_now(self, session_id: str, execution_id: str) -> bool:
+        """End the wait before a retry early: the model is called again at once."""
+        actor = self._actors.get(session_id)
+        if actor is None or actor.current is None or actor.current.execution_id != execution_id:
+            await self._execution_of(session_id, execution_id)
+            return False
+        return actor.current.retry_now()
+
     # -- clarification ---------------------------------------------------------------------------
     async def answer(self, session_id: str, execution_id: str, text: str) -> None:
         """Answer the question a suspended execution asked; it resumes (in the background)."""
