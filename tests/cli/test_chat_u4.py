@@ -205,3 +205,18 @@ def test_u4_gateway_run_says_where_it_listens(home: Path) -> None:
         process.send_signal(signal.SIGTERM)
         process.communicate(timeout=TIMEOUT)
     assert process.returncode == 0
+
+
+def test_u4_answer_approves_a_tool_call_then_follows_the_turn(start_gateway: StartGateway, home: Path) -> None:
+    start_gateway(config_extra='\n[tools.approval]\nshell = "ask"\n')
+    asked = run(home, "chat", "run: echo approved-and-ran")
+    assert asked.returncode == 3
+    session_id = asked.stderr.split()[1]
+    assert f"anyy chat --session {session_id} --answer once" in asked.stderr
+    wrong = run(home, "chat", "--session", session_id, "--answer", "sure")
+    assert wrong.returncode == 1
+    assert "--answer once" in wrong.stderr
+    code, record, err = chat_json(home, "--session", session_id, "--answer", "once")
+    assert code == 0, err
+    assert record["result"] == "completed"
+    assert "approved-and-ran" in record["response"]
