@@ -154,9 +154,13 @@ def test_u4_tools_and_no_tools_choose_a_new_sessions_tools(start_gateway: StartG
     assert chosen["enabled"] == ["read_file", "ask_user"]
     assert bare["enabled"] == []
 
+    with live.client() as client:
+        before = len(client.call("session.list", {})["items"])
     unknown = run(home, "chat", "--tools", "read_file,teleport", "hello")
     assert unknown.returncode == 1
     assert "teleport" in unknown.stderr
+    with live.client() as client:
+        assert len(client.call("session.list", {})["items"]) == before  # the refused session is not left behind
     existing = run(home, "chat", "--session", some["session_id"], "--no-tools", "hello")
     assert existing.returncode == 2
     assert "a new session" in existing.stderr

@@ -5,6 +5,7 @@ waiting question: :mod:`anyy.cli.chat_answer`."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -212,6 +213,21 @@ def _prepare(client: Client, session_id: str, setup: Setup, *, answering: bool) 
     return [upload(client, path) for path in setup.attach] if not answering else []
 
 
+def _prepare_new(client: Client, session_id: str, setup: Setup) -> list[Attachment]:
+    """A new session's settings, tools and uploads; when one is refused (an unknown model or tool, a file
+    too large), the session, still empty, is deleted: a failed command leaves nothing behind (U1)."""
+    from anyy.api import methods as m
+    from anyy.api.params import SessionRef
+    from anyy.domain.errors import AnyyError
+
+    try:
+        return _prepare(client, session_id, setup, answering=False)
+    except AnyyError:
+        with contextlib.suppress(AnyyError):
+            client.call(m.SESSION_DELETE, SessionRef(session_id=session_id))
+        raise
+
+
 def run_chat(
     profile: Profile,
     text: str,
@@ -235,11 +251,13 @@ def run_chat(
         if session_id is None:
             session = client.call(m.SESSION_CREATE, CreateParams(role=role or "default"))
             session_id = session.id
+            attachments = _prepare_new(client, session_id, setup)
             if not as_json:
                 click.echo(f"session {session_id} (new, role {session.role})", err=True)
         else:
             say_what_waits(client, session_id, answering=answer)
-        turn = Turn(text=text, attachments=_prepare(client, session_id, setup, answering=answer), answer=answer)
+            attachments = _prepare(client, session_id, setup, answering=answer)
+        turn = Turn(text=text, attachments=attachments, answer=answer)
         followed = _send_and_wait(client, profile, session_id, turn, timeout=timeout, stream=stream)
         if isinstance(followed, int):
             return followed
