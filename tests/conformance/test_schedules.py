@@ -153,3 +153,17 @@ def test_k1_schedules_are_per_store(open_store: OpenStore) -> None:
     made = one.create_schedule(_new())
     with pytest.raises(NotFound):
         two.get_schedule(made.id)
+
+
+def test_k1_the_timer_reads_the_due_schedules_and_the_earliest_fire_time(store: SessionStore) -> None:
+    assert store.next_fire_time() is None
+    early = store.create_schedule(NewSchedule(name="early", timing=DAILY, prompt="p", next_at=T0))
+    store.create_schedule(NewSchedule(name="late", timing=DAILY, prompt="p", next_at=T0 + 600))
+    store.create_schedule(NewSchedule(name="paused", timing=DAILY, prompt="p", next_at=T0 - 600, paused=True))
+    store.create_schedule(NewSchedule(name="done", timing=DAILY, prompt="p", next_at=None))
+    assert store.next_fire_time() == T0
+    assert store.due_schedules(T0 - 1) == []
+    assert [s.name for s in store.due_schedules(T0)] == ["early"]
+    assert [s.name for s in store.due_schedules(T0 + 600)] == ["early", "late"]
+    store.update_schedule(_replace(early, paused=True))
+    assert store.next_fire_time() == T0 + 600

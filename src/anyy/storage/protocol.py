@@ -177,6 +177,14 @@ class SessionStore(Protocol):
         """Every schedule, by name."""
         ...
 
+    def due_schedules(self, now: float) -> list[Schedule]:
+        """Schedules not paused whose next fire time is at or before ``now``, earliest first."""
+        ...
+
+    def next_fire_time(self) -> float | None:
+        """The earliest next fire time of the schedules not paused (None: nothing to wait for)."""
+        ...
+
     def update_schedule(self, schedule: Schedule) -> Schedule:
         """Store every field of ``schedule`` but its id and creation time."""
         ...

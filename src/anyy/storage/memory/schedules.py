@@ -43,6 +43,16 @@ class SchedulesPart(QueuePart):
         self._check_open()
         return copied(sorted(self.data.schedules.values(), key=lambda s: s.name))
 
+    def due_schedules(self, now: float) -> list[Schedule]:
+        self._check_open()
+        due = [s for s in self.data.schedules.values() if not s.paused and s.next_at is not None and s.next_at <= now]
+        return copied(sorted(due, key=lambda s: s.next_at or 0.0))
+
+    def next_fire_time(self) -> float | None:
+        self._check_open()
+        times = [s.next_at for s in self.data.schedules.values() if not s.paused and s.next_at is not None]
+        return min(times, default=None)
+
     def update_schedule(self, schedule: Schedule) -> Schedule:
         rules.check_name(schedule.name)
         current = self._schedule(schedule.id)

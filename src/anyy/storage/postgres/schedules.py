@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import psycopg
 
 from anyy.domain.paging import check_limit
@@ -39,6 +41,18 @@ class SchedulesPart(SessionsPart):
     def list_schedules(self) -> list[Schedule]:
         rows = self._all(f"SELECT {rules.SCHEDULE_COLUMNS} FROM schedules ORDER BY name")
         return [rules.schedule_from_row(row) for row in rows]
+
+    def due_schedules(self, now: float) -> list[Schedule]:
+        rows = self._all_rows(
+            f"SELECT {rules.SCHEDULE_COLUMNS} FROM schedules WHERE paused = 0 AND next_at IS NOT NULL "
+            "AND next_at <= %s ORDER BY next_at",
+            (now,),
+        )
+        return [rules.schedule_from_row(row) for row in rows]
+
+    def next_fire_time(self) -> float | None:
+        row = self._one("SELECT min(next_at) FROM schedules WHERE paused = 0 AND next_at IS NOT NULL")
+        return None if row is None or row[0] is None else float(row[0])
 
     def update_schedule(self, schedule: Schedule) -> Schedule:
         rules.check_name(schedule.name)
@@ -112,6 +126,10 @@ class SchedulesPart(SessionsPart):
             f"{rules.RUN_SELECT} WHERE r.schedule_id = %s ORDER BY r.scheduled_for DESC LIMIT %s", (found.id, limit)
         ).fetchall()
         return [rules.run_from_row(row) for row in rows]
+
+    def _all_rows(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        rows: list[tuple[Any, ...]] = self.conn.execute(sql, params).fetchall()
+        return rows
 
     def pending_runs(self) -> list[ScheduleRun]:
         rows = self.conn.execute(f"{rules.RUN_SELECT} WHERE s.state = 'pending' ORDER BY r.claimed_at").fetchall()

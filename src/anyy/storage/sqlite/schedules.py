@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 from anyy.domain.paging import check_limit
 from anyy.domain.queue import check_new_submission
@@ -39,6 +40,18 @@ class SchedulesPart(SessionsPart):
     def list_schedules(self) -> list[Schedule]:
         rows = self.conn.execute(f"SELECT {rules.SCHEDULE_COLUMNS} FROM schedules ORDER BY name").fetchall()
         return [rules.schedule_from_row(row) for row in rows]
+
+    def due_schedules(self, now: float) -> list[Schedule]:
+        rows = self._all_rows(
+            f"SELECT {rules.SCHEDULE_COLUMNS} FROM schedules WHERE paused = 0 AND next_at IS NOT NULL "
+            "AND next_at <= ? ORDER BY next_at",
+            (now,),
+        )
+        return [rules.schedule_from_row(row) for row in rows]
+
+    def next_fire_time(self) -> float | None:
+        row = self._one("SELECT min(next_at) FROM schedules WHERE paused = 0 AND next_at IS NOT NULL")
+        return None if row is None or row[0] is None else float(row[0])
 
     def update_schedule(self, schedule: Schedule) -> Schedule:
         rules.check_name(schedule.name)
@@ -112,6 +125,10 @@ class SchedulesPart(SessionsPart):
             f"{rules.RUN_SELECT} WHERE r.schedule_id = ? ORDER BY r.scheduled_for DESC LIMIT ?", (found.id, limit)
         ).fetchall()
         return [rules.run_from_row(row) for row in rows]
+
+    def _all_rows(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        rows: list[tuple[Any, ...]] = self.conn.execute(sql, params).fetchall()
+        return rows
 
     def pending_runs(self) -> list[ScheduleRun]:
         rows = self.conn.execute(f"{rules.RUN_SELECT} WHERE s.state = 'pending' ORDER BY r.claimed_at").fetchall()

@@ -16,6 +16,8 @@ CREATE TABLE schedules (
     created_at  REAL    NOT NULL,
     updated_at  REAL    NOT NULL
 );
+-- The timer reads the earliest next fire time and the due schedules, not every schedule.
+CREATE INDEX schedules_next ON schedules (next_at) WHERE paused = 0 AND next_at IS NOT NULL;
 -- One row per run, written in the same transaction as the run's session and queued prompt, before anything
 -- runs: the primary key is the claim that makes a run happen once (across restarts, and across Gateways
 -- sharing a database). Its outcome is its submission's state.
