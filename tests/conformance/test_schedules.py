@@ -3,6 +3,8 @@ one transaction; the same (schedule, scheduled time) is claimed once, whatever h
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import msgspec
 import pytest
 
@@ -12,6 +14,7 @@ from anyy.domain.schedule_records import NewSchedule, RunClaim, Schedule
 from anyy.domain.schedules import Timing
 from anyy.domain.sessions import NewSession, Origin
 from anyy.storage.protocol import SessionStore
+from tests.conformance.backends import open_backend
 from tests.conformance.conftest import OpenStore, Reopen
 
 DAILY = Timing(kind="cron", cron="0 8 * * *", timezone="Europe/Paris", catch_up="once")
@@ -167,3 +170,19 @@ def test_k1_the_timer_reads_the_due_schedules_and_the_earliest_fire_time(store: 
     assert [s.name for s in store.due_schedules(T0 + 600)] == ["early", "late"]
     store.update_schedule(_replace(early, paused=True))
     assert store.next_fire_time() == T0 + 600
+
+
+def test_k1_a_snapshot_keeps_schedules_and_their_runs(store: SessionStore, backend: str, tmp_path: Path) -> None:
+    made = store.create_schedule(_new())
+    run = store.claim_run(_claim(made.id))
+    target = tmp_path / "snapshot"
+    target.mkdir()
+    store.snapshot(target)
+    copy = open_backend(backend, target)
+    try:
+        assert copy.get_schedule(made.id) == store.get_schedule(made.id)
+        assert copy.list_runs(made.id) == store.list_runs(made.id)
+        assert run is not None
+        assert copy.claim_run(_claim(made.id)) is None  # the claim travels with the copy
+    finally:
+        copy.close()
