@@ -4,6 +4,7 @@ bad input refused with the field named."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -12,8 +13,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from anyy.api.events import QueueChanged
+from anyy.domain.model_io import TextDelta
+from anyy.providers.gates import Gate
+from anyy.runtime.bus import Subscription
 from commons.jsonrpc import RpcError
-from tests.fakes.gateways import LiveGateway
+from tests.fakes.gateways import LiveGateway, wait_gate
 from tests.fakes.wall_clock import ManualWallClock
 
 PARIS = ZoneInfo("Europe/Paris")
@@ -200,3 +205,35 @@ def test_k1_update_changes_fields_and_refuses_a_taken_name(sched: Scheduled) -> 
     assert [s["name"] for s in sched.call("schedule.list")] == ["daily summary"]
     with pytest.raises(RpcError):
         sched.call("schedule.get", {"schedule": "other"})
+
+
+async def _subscribe(live: LiveGateway, session_id: str) -> Subscription:
+    assert live.gateway is not None
+    return live.gateway.runtime.subscribe(session_id)
+
+
+async def _queue_event(subscription: Subscription) -> QueueChanged:
+    while True:
+        event = await asyncio.wait_for(subscription.get(), 10)
+        if isinstance(event, QueueChanged) and event.pending:
+            return event
+
+
+def test_k1_a_run_into_a_busy_fixed_session_is_announced_and_waits_its_turn(sched: Scheduled) -> None:
+    live = sched.live
+    target = sched.call("session.create", {"title": "notes"})["id"]
+    gate = Gate("held")
+    live.model.enqueue([TextDelta(text="Work"), gate, TextDelta(text="ed.")], "the scheduled answer")
+    first = sched.call("session.send", {"session_id": target, "text": "busy"})
+    wait_gate(gate)
+    subscription = live.run(_subscribe(live, target))
+    sched.daily(session_id=target)
+    sched.at(EIGHT)
+    [run] = sched.runs("daily summary")
+    assert run["outcome"] == "pending"  # queued behind the work in progress
+    event = live.run(_queue_event(subscription))
+    assert [item.id for item in event.pending] == [run["submission_id"]]
+    gate.open()
+    assert sched.call("session.wait", {"submission_id": first["id"], "timeout": 10})["state"] == "completed"
+    done = sched.call("session.wait", {"submission_id": run["submission_id"], "timeout": 10})
+    assert done["state"] == "completed"

@@ -185,6 +185,6 @@ class Scheduler:
             failed = msgspec.structs.replace(claim, session=None, session_id=None, error=str(exc))
             run = await owner.call(lambda s: s.claim_run(failed))
         if run is not None and run.session_id is not None and run.outcome == "pending":
-            await self.runtime.continue_queue(run.session_id)
+            await self.runtime.start_queued(run.session_id)
             log.info("schedule %s ran for %s in session %s", schedule.name, scheduled_for, run.session_id)
         return run
