@@ -7,6 +7,7 @@ from anyy.gateway import (
     methods_queue,
     methods_render,
     methods_residents,
+    methods_schedules,
     methods_sessions,
 )
 from anyy.gateway.table import TABLE
@@ -19,5 +20,6 @@ __all__ = [
     "methods_queue",
     "methods_render",
     "methods_residents",
+    "methods_schedules",
     "methods_sessions",
 ]

@@ -6,12 +6,12 @@ from pathlib import Path
 
 from anyy.storage.memory.data import MemoryData
 from anyy.storage.memory.delegation import DelegationPart
-from anyy.storage.memory.queue import QueuePart
 from anyy.storage.memory.residents import ResidentsPart
+from anyy.storage.memory.schedules import SchedulesPart
 from anyy.storage.memory.upkeep import UpkeepPart, load_snapshot
 
 
-class MemoryStore(QueuePart, UpkeepPart, DelegationPart, ResidentsPart):
+class MemoryStore(SchedulesPart, UpkeepPart, DelegationPart, ResidentsPart):
     """Everything in one :class:`MemoryData`; stores opened on the same data see the same sessions.
 
     Each method checks everything before it changes anything, so a refused call leaves no trace, as a
