@@ -93,6 +93,7 @@ async def subscribe(gw: Gateway, conn: Connection | None, p: SubscribeParams) ->
     conn.next_id += 1
     name = f"sub-{conn.next_id}"
     subscription = gw.runtime.subscribe(p.session_id)
+    await gw.runtime.watch(p.session_id)
 
     async def forward() -> None:
         while True:

@@ -120,6 +120,7 @@ async def serve(profile: Profile, *, host: str = "127.0.0.1", port: int = 0, rea
             started_at=time.time(),
         )
         write_address(profile, address)
+        await runtime.cluster.set_address(address.url)
         log.info(
             "gateway ready on %s for profile %s (%d interrupted executions recovered)",
             address.url,

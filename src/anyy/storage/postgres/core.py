@@ -13,7 +13,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -22,6 +22,7 @@ from anyy.domain import entry_ids
 from anyy.domain.errors import InvalidInput, NotFound, StorageFull
 from anyy.storage import rules
 from anyy.storage.choose import redact
+from anyy.storage.ownership import Hint, HintKind, LeaseLost, OwnedElsewhere
 from anyy.storage.postgres import migrate
 from anyy.storage.postgres.settings import DEFAULT_SETTING, connect
 
@@ -44,6 +45,14 @@ PATH_RUNS_SQL = (
     ") SELECT run, upto, parent FROM walk"
 )
 _HASH = re.compile(r"^[0-9a-f]{64}$")
+
+
+class Member(NamedTuple):
+    """This Gateway, as one of the service's."""
+
+    id: str
+    lease: float  # seconds
+    recovery_note: str
 
 
 def hash_of(data: bytes) -> str:
@@ -89,6 +98,9 @@ class PgCore:
             raise
         self._nums: dict[str, int] = {}
         self._last_sweep = float("-inf")
+        # Set once a Gateway joined the service (see the leases part): its id, lease and the leases it holds.
+        self.member: Member | None = None
+        self.leases: dict[int, tuple[str, int]] = {}  # session num -> (session id, epoch)
 
     def close(self) -> None:
         self.conn.close()
@@ -143,6 +155,45 @@ class PgCore:
             raise self._missing_session(session_id)
         self._nums[session_id] = row[0]
         return int(row[0])
+
+    # -- fencing (several Gateways; see the leases part) -------------------------------------------
+    def _fence(self, num: int, session_id: str) -> None:
+        """Inside a write's transaction: go on only if this Gateway may write the session now. The lease
+        it holds must still be its own at the same epoch; without one, no live Gateway may hold it. The
+        entries written get the session's epoch; other Gateways get a hint to re-read."""
+        member = self.member
+        if member is None:
+            return
+        row = self._one(
+            "SELECT owner, epoch, coalesce(lease_until > clock_timestamp(), false) FROM sessions WHERE num = %s "
+            "FOR UPDATE",
+            (num,),
+        )
+        if row is None:
+            raise self._missing_session(session_id)
+        owner, epoch, live = row
+        held = self.leases.get(num)
+        if held is not None and not (owner == member.id and epoch == held[1] and live):
+            self.leases.pop(num, None)
+            raise LeaseLost(
+                f"session {session_id} was taken over by another Gateway (epoch {epoch}, this one held "
+                f"{held[1]}): nothing of this write was kept"
+            )
+        if held is None and owner is not None and owner != member.id and live:
+            raise OwnedElsewhere(
+                f"session {session_id} is run by another Gateway ({owner}) right now: retry once it is idle, "
+                "or send this through that Gateway"
+            )
+        self.conn.execute(
+            "SELECT set_config('anyy.epoch', %s, true), pg_notify('anyy', %s)",
+            (str(epoch), Hint(kind="change", session_id=session_id, sender=member.id).encode()),
+        )
+
+    def _notify(self, session_id: str, kind: HintKind) -> None:
+        """Inside a transaction: a hint other Gateways get once it commits (PostgreSQL merges repeats)."""
+        if self.member is not None:
+            hint = Hint(kind=kind, session_id=session_id, sender=self.member.id)
+            self.conn.execute("SELECT pg_notify('anyy', %s)", (hint.encode(),))
 
     def _head_of(self, num: int) -> int | None:
         row = self._one(f"SELECT {HEAD_SQL} FROM sessions WHERE num = %s", (num,))
