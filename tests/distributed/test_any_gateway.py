@@ -8,7 +8,7 @@ from typing import Any
 
 from anyy.domain.queue import FINAL_SUBMISSION_STATES
 from tests.distributed.service import Service, eventually
-from tests.fakes.gateways import MakeHold
+from tests.fakes.gateways import MakeHold, is_state
 
 FINAL = FINAL_SUBMISSION_STATES
 
@@ -27,7 +27,8 @@ def wait_final(service: Service, index: int, submission_id: str, *, suspended: b
 
 def running_on(service: Service, session_id: str) -> str:
     rows = service.sql("SELECT owner FROM sessions WHERE id = %s AND lease_until > clock_timestamp()", (session_id,))
-    assert rows and rows[0][0], f"nobody holds session {session_id}"
+    assert rows, f"nobody holds session {session_id}"
+    assert rows[0][0], f"nobody holds session {session_id}"
     return str(rows[0][0])
 
 
@@ -38,7 +39,7 @@ def test_p5_send_steer_and_follow_up_through_three_gateways(service: Service, ho
         watcher.call("events.subscribe", {"session_id": session})
         held = hold()
         first = b.call("session.send", session_id=session, text=held.command)
-        watcher.event(lambda e: e.get("type") == "execution_state" and e.get("state") == "running", timeout=60)
+        watcher.event(is_state("running"), timeout=60)
         steer = c.call("session.send", session_id=session, text="steer me", kind="steering")
         follow = a.call("session.send", session_id=session, text="then this", kind="follow_up")
         held.release()
