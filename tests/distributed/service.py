@@ -69,6 +69,11 @@ class Service:
     def log(self, index: int) -> str:
         return (self.root / f"gateway{index}.err").read_text(errors="replace")
 
+    def profile_log(self, index: int) -> str:
+        """What the Gateway logged (its profile's logs/gateway.log)."""
+        logs = self.gateways[index].home / "profiles" / "default" / "logs" / "gateway.log"
+        return logs.read_text(errors="replace") if logs.exists() else ""
+
 
 def eventually(probe: Callable[[], T | None], timeout: float, what: str) -> T:
     """``probe()`` once it returns something (not None/False), polled until ``timeout`` seconds pass."""
