@@ -27,6 +27,7 @@ from anyy.storage.postgres import migrate
 from anyy.storage.postgres.settings import DEFAULT_SETTING, connect
 
 ACTIVITY_RESOLUTION = 1.0
+LOST_EPOCH = -1  # in PgCore.leases: a lease this Gateway held and lost (its writes stay refused)
 
 LAST_ENTRY_SQL = (
     f"(SELECT max(id) FROM entries WHERE id BETWEEN (sessions.num << {entry_ids.SEQ_BITS}) "
@@ -174,7 +175,8 @@ class PgCore:
         owner, epoch, live = row
         held = self.leases.get(num)
         if held is not None and not (owner == member.id and epoch == held[1] and live):
-            self.leases.pop(num, None)
+            # Marked lost (not forgotten): every later write of this work is refused too, until a new claim.
+            self.leases[num] = (session_id, LOST_EPOCH)
             raise LeaseLost(
                 f"session {session_id} was taken over by another Gateway (epoch {epoch}, this one held "
                 f"{held[1]}): nothing of this write was kept"

@@ -23,7 +23,7 @@ import psycopg
 
 from anyy.domain.queue import Execution
 from anyy.storage.ownership import Claim, Control, ControlKind, GatewayInfo, Heartbeat, Hint, HintKind
-from anyy.storage.postgres.core import Member
+from anyy.storage.postgres.core import LOST_EPOCH, Member
 from anyy.storage.postgres.queue import QueuePart
 from anyy.storage.postgres.settings import connect
 
@@ -123,8 +123,8 @@ class LeasesPart(QueuePart):
 
     def release_session(self, session_id: str) -> None:
         member = self.member
-        num = self._nums.get(session_id)
-        if member is None or num is None or num not in self.leases:
+        num = next((n for n, (sid, _epoch) in self.leases.items() if sid == session_id), None)
+        if member is None or num is None:
             return
         _sid, epoch = self.leases.pop(num)
         self.conn.execute(
@@ -153,9 +153,11 @@ class LeasesPart(QueuePart):
                     (member.lease, member.id),
                 )
             }
-        lost = [sid for num, (sid, epoch) in list(self.leases.items()) if renewed.get(num) != epoch]
-        for num in [num for num, (_sid, epoch) in self.leases.items() if renewed.get(num) != epoch]:
-            del self.leases[num]
+        lost = []
+        for num, (sid, epoch) in list(self.leases.items()):
+            if epoch != LOST_EPOCH and renewed.get(num) != epoch:
+                lost.append(sid)
+                self.leases[num] = (sid, LOST_EPOCH)  # refused from now on, until claimed again
         return Heartbeat(lost=lost, recovered=self._recover_orphans(), controls=self._take_controls())
 
     def _recover_orphans(self) -> list[Execution]:
