@@ -14,6 +14,7 @@ from anyy.runtime.runtime import RECOVERY_NOTE
 from tests.distributed.service import BOUND, LEASE, Service, eventually
 from tests.distributed.test_any_gateway import running_on, wait_final
 from tests.fakes.gateways import MakeHold
+from tests.killtest.gateway_process import RpcClient
 
 SESSIONS = 3
 
@@ -31,6 +32,21 @@ def execution_state(service: Service, index: int, session_id: str, execution_id:
     return str(found["state"])
 
 
+def running_execution(rpc: RpcClient, session_id: str) -> str:
+    def probe() -> str | None:
+        found: str | None = rpc.call("session.get", session_id=session_id)["running_execution"]
+        return found
+
+    return eventually(probe, 60, f"an execution of {session_id} running")
+
+
+def interrupted(service: Service, index: int, session_id: str, execution_id: str, timeout: float) -> None:
+    def probe() -> bool:
+        return execution_state(service, index, session_id, execution_id) == "interrupted"
+
+    eventually(probe, timeout, f"execution {execution_id} interrupted")
+
+
 def user_texts(service: Service, index: int, session_id: str) -> list[str]:
     items = service.rpc(index).call("session.history", session_id=session_id, limit=100)["items"]
     return [e["text"] for e in reversed(items) if e["kind"] == "user"]
@@ -46,9 +62,7 @@ def test_p4_sigkill_of_the_owner_interrupts_its_sessions_and_loses_nothing(servi
         sessions.append(session)
         holds.append(held)
     for session in sessions:
-        runs[session] = eventually(
-            lambda s=session: a.call("session.get", session_id=s)["running_execution"], 60, "running"
-        )
+        runs[session] = running_execution(a, session)
     victim = owner_index(service, sessions[0])
     owned = [s for s in sessions if owner_index(service, s) == victim]
     survivor = (victim + 1) % 3
@@ -59,11 +73,7 @@ def test_p4_sigkill_of_the_owner_interrupts_its_sessions_and_loses_nothing(servi
     killed = time.monotonic()
     service.gateways[victim].kill()
     for session in owned:
-        eventually(
-            lambda s=session: execution_state(service, survivor, s, runs[s]) == "interrupted",
-            LEASE + BOUND,
-            "the dead owner's execution interrupted",
-        )
+        interrupted(service, survivor, session, runs[session], LEASE + BOUND)
     took = time.monotonic() - killed
     assert took <= LEASE + BOUND
     other = 3 - victim - survivor
@@ -83,17 +93,13 @@ def test_p3_a_frozen_owner_writes_nothing_after_the_takeover(service: Service, h
     session = a.call("session.create")["id"]
     held = hold()
     first = a.call("session.send", session_id=session, text=held.command)
-    running = eventually(lambda: a.call("session.get", session_id=session)["running_execution"], 60, "running")
+    running = running_execution(a, session)
     frozen = owner_index(service, session)
     other = (frozen + 1) % 3
     epoch_before = service.sql("SELECT epoch FROM sessions WHERE id = %s", (session,))[0][0]
     os.kill(service.gateways[frozen].pid, signal.SIGSTOP)
     try:
-        eventually(
-            lambda: execution_state(service, other, session, running) == "interrupted",
-            2 * LEASE + BOUND,
-            "the frozen owner's execution taken over",
-        )
+        interrupted(service, other, session, running, 2 * LEASE + BOUND)
         held.release()  # the frozen Gateway's tool call ends; its result is for a lease it no longer holds
     finally:
         os.kill(service.gateways[frozen].pid, signal.SIGCONT)

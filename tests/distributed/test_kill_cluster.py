@@ -155,8 +155,8 @@ def settle(service: Service, ledger: Ledger) -> None:
         rpc.call("session.continue", session_id=session)
 
     def open_items() -> bool:
-        rows = service.sql("SELECT count(*) FROM submissions WHERE state NOT IN %s" % _in(FINAL_SUBMISSION_STATES))
-        return rows[0][0] == 0
+        rows = service.sql(f"SELECT count(*) FROM submissions WHERE state NOT IN {_in(FINAL_SUBMISSION_STATES)}")
+        return bool(rows[0][0] == 0)
 
     eventually(open_items, 120, "every acknowledged item settled")
 
