@@ -1,4 +1,4 @@
-"""P5: a client can use any Gateway of the service. Sends, steering, follow-ups and queue edits commit on
+"""P4: a client can use any Gateway of the service. Sends, steering, follow-ups and queue edits commit on
 the Gateway that took them and wake the owner; stops and answers are durable control rows the owner
 applies; events of a session another Gateway runs reach subscribers on every Gateway."""
 
@@ -32,7 +32,7 @@ def running_on(service: Service, session_id: str) -> str:
     return str(rows[0][0])
 
 
-def test_p5_send_steer_and_follow_up_through_three_gateways(service: Service, hold: MakeHold) -> None:
+def test_p4_send_steer_and_follow_up_through_three_gateways(service: Service, hold: MakeHold) -> None:
     a, b, c = (service.rpc(i) for i in range(3))
     session = a.call("session.create")["id"]
     with service.ws(2) as watcher:  # a subscriber on a Gateway that runs nothing of it
@@ -64,7 +64,7 @@ def test_p5_send_steer_and_follow_up_through_three_gateways(service: Service, ho
     assert texts == [held.command, "steer me", "then this"]  # each once, in the order the rules say
 
 
-def test_p5_a_stop_through_another_gateway_names_the_execution_it_captured(service: Service, hold: MakeHold) -> None:
+def test_p4_a_stop_through_another_gateway_names_the_execution_it_captured(service: Service, hold: MakeHold) -> None:
     a, b = service.rpc(0), service.rpc(1)
     session = a.call("session.create")["id"]
     held = hold()
@@ -101,7 +101,7 @@ def test_p5_a_stop_through_another_gateway_names_the_execution_it_captured(servi
     assert owner
 
 
-def test_p5_a_question_is_answered_through_another_gateway(service: Service) -> None:
+def test_p4_a_question_is_answered_through_another_gateway(service: Service) -> None:
     a, c = service.rpc(0), service.rpc(2)
     session = a.call("session.create")["id"]
     asked = a.call("session.send", session_id=session, text="ask me which colour?")

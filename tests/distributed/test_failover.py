@@ -1,4 +1,4 @@
-"""P3, P4: a Gateway that dies or freezes loses its sessions to the others, and nothing is lost or done
+"""P3, P5: a Gateway that dies or freezes loses its sessions to the others, and nothing is lost or done
 twice. The new owner recovers each session as a restarted Gateway would (G3): running work interrupted with
 a notice, pending items left pending, nothing started until a client asks (S7). A frozen owner that wakes
 up after the takeover writes nothing under its old epoch."""
@@ -52,7 +52,7 @@ def user_texts(service: Service, index: int, session_id: str) -> list[str]:
     return [e["text"] for e in reversed(items) if e["kind"] == "user"]
 
 
-def test_p4_sigkill_of_the_owner_interrupts_its_sessions_and_loses_nothing(service: Service, hold: MakeHold) -> None:
+def test_p5_sigkill_of_the_owner_interrupts_its_sessions_and_loses_nothing(service: Service, hold: MakeHold) -> None:
     a = service.rpc(0)
     sessions, holds, firsts, runs, follows = [], [], {}, {}, {}
     for _ in range(SESSIONS):
@@ -119,3 +119,20 @@ def test_p3_a_frozen_owner_writes_nothing_after_the_takeover(service: Service, h
     # The woken Gateway serves on: a new turn through it runs under a fresh claim.
     again = service.rpc(frozen).call("session.send", session_id=session, text="hello again")
     assert wait_final(service, frozen, again["id"])["state"] == "completed"
+
+
+def test_p5_a_question_outlives_its_owner_and_is_answered_elsewhere(service: Service) -> None:
+    a = service.rpc(0)
+    session = a.call("session.create")["id"]
+    asked = a.call("session.send", session_id=session, text="ask me which colour?")
+    assert wait_final(service, 0, asked["id"], suspended=True)["state"] == "suspended"
+    execution = service.sql("SELECT id FROM executions WHERE state = 'suspended'")[0][0]
+    service.gateways[0].kill()  # the Gateway that ran it (and any lease it kept) is gone
+    answerer = service.rpc(2)
+    waiting = answerer.call("session.get", session_id=session)["waiting_question"]
+    assert waiting is not None
+    assert waiting["execution_id"] == execution
+    answerer.call("session.answer", session_id=session, execution_id=execution, text="green")
+    assert wait_final(service, 2, asked["id"])["state"] == "completed"
+    texts = [e["text"] for e in answerer.call("session.history", session_id=session, limit=20)["items"]]
+    assert any("green" in t for t in texts)

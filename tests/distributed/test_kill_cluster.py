@@ -1,4 +1,4 @@
-"""P4 under fire: SIGKILLs of random Gateways of a three-Gateway service while four clients send through
+"""P5 under fire: SIGKILLs of random Gateways of a three-Gateway service while four clients send through
 whichever Gateways are up. No acknowledged submission is lost or run twice, and along every session the
 entries' epochs never decrease (nothing was written under a lease already taken over).
 
@@ -110,7 +110,7 @@ def restart_later(fleet: Fleet, index: int, gateway: GatewayProcess) -> threadin
 
 
 @pytest.mark.slow
-def test_p4_kill_test_sigkills_of_random_gateways_lose_and_repeat_nothing(service: Service) -> None:
+def test_p5_kill_test_sigkills_of_random_gateways_lose_and_repeat_nothing(service: Service) -> None:
     rng = random.Random(SEED)
     ledger = Ledger()
     fleet = Fleet(service.gateways)

@@ -1,4 +1,4 @@
-"""P6: `anyy gateway run --store URL` starts one more Gateway of the service, beside the profile's own;
+"""P3: `anyy gateway run --store URL` starts one more Gateway of the service, beside the profile's own;
 `anyy gateway status` lists the service's Gateways and the sessions each holds."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def status(home: Path) -> dict[str, Any] | None:
     return found
 
 
-def test_p6_gateway_run_store_adds_a_gateway_and_status_lists_the_service(tmp_path: Path) -> None:
+def test_p3_gateway_run_store_adds_a_gateway_and_status_lists_the_service(tmp_path: Path) -> None:
     require_postgres()
     database = create_database("anyy_dist")
     home = tmp_path / "home"

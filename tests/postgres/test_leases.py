@@ -1,4 +1,4 @@
-"""P3, P4 at the store: leases with a fencing epoch between two Gateways' stores on one database."""
+"""P3, P4, P5 at the store: leases with a fencing epoch between two Gateways' stores on one database."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ def test_p3_a_live_owner_fences_out_other_gateways(pair: tuple[PostgresStore, Po
     b.append_entries(session.id, [NewEntry(kind=EntryKind.USER, text="nobody's: anyone may")])
 
 
-def test_p5_stops_and_answers_are_durable_and_handed_over_once(pair: tuple[PostgresStore, PostgresStore]) -> None:
+def test_p4_stops_and_answers_are_durable_and_handed_over_once(pair: tuple[PostgresStore, PostgresStore]) -> None:
     a, b = pair
     session = a.create_session(NewSession())
     assert a.claim_session(session.id).owned
