@@ -112,3 +112,16 @@ def test_p4_a_question_is_answered_through_another_gateway(service: Service) -> 
     assert wait_final(service, 2, asked["id"])["state"] == "completed"
     texts = [e["text"] for e in c.call("session.history", session_id=session, limit=20)["items"]]
     assert any("green" in t for t in texts)
+
+
+def test_p4_forks_and_deletes_across_gateways_keep_shared_history(service: Service) -> None:
+    a, b, c = (service.rpc(i) for i in range(3))
+    session = a.call("session.create")["id"]
+    first = a.call("session.send", session_id=session, text="hello one")
+    assert wait_final(service, 0, first["id"])["state"] == "completed"
+    fork = b.call("session.fork", session_id=session)["session"]["id"]
+    c.call("session.delete", session_id=session)
+    more = c.call("session.send", session_id=fork, text="hello two")
+    assert wait_final(service, 1, more["id"])["state"] == "completed"
+    history = a.call("session.history", session_id=fork, limit=20)["items"]
+    assert [e["text"] for e in reversed(history) if e["kind"] == "user"] == ["hello one", "hello two"]
