@@ -111,3 +111,17 @@ def test_p3_gateway_connections_end_a_transaction_left_idle(pair: tuple[Postgres
     a, _b = pair
     setting = a.conn.execute("SHOW idle_in_transaction_session_timeout").fetchone()
     assert setting == ("30s",)
+
+
+def test_p3_a_late_renewal_is_no_takeover(pair: tuple[PostgresStore, PostgresStore]) -> None:
+    """A busy Gateway renewing late keeps writing while nobody claimed the session: the epoch, not the
+    clock, fences (a machine under load must not interrupt its own work)."""
+    a, _b = pair
+    session = a.create_session(NewSession())
+    assert a.claim_session(session.id).owned
+    execution = running(a, session.id)
+    expire(a, session.id)
+    a.record_pass(execution, [NewEntry(kind=EntryKind.ASSISTANT, text="late but still mine")])
+    assert a.claim_session(session.id).owned
+    assert a.conn.execute("SELECT epoch FROM sessions WHERE id = %s", (session.id,)).fetchone() == (1,)
+    assert a.set_execution_state(execution, "completed").state == "completed"

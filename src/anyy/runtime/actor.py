@@ -98,6 +98,8 @@ class SessionActor:
             return  # another Gateway runs this session; it was told (a hint) and reads the queue itself
         try:
             await self._drain_owned()
+        except LeaseLost as exc:  # taken over between the claim and a write: the new owner has the queue
+            log.warning("session %s: %s", self.session_id, exc)
         finally:
             await self._release()
 

@@ -174,7 +174,9 @@ class PgCore:
             raise self._missing_session(session_id)
         owner, epoch, live = row
         held = self.leases.get(num)
-        if held is not None and not (owner == member.id and epoch == held[1] and live):
+        # The epoch is the fencing token: a lease that ran out but was not taken over (a late heartbeat on a
+        # busy machine) still holds; any claim since bumped the epoch.
+        if held is not None and not (owner == member.id and epoch == held[1]):
             # Marked lost (not forgotten): every later write of this work is refused too, until a new claim.
             self.leases[num] = (session_id, LOST_EPOCH)
             raise LeaseLost(

@@ -86,12 +86,20 @@ class LeasesPart(QueuePart):
             if row is None:
                 raise self._missing_session(session_id)
             num, owner, epoch, live, address = row
-            if owner == member.id and self.leases.get(num) == (session_id, epoch) and live:
+            if owner == member.id and self.leases.get(num) == (session_id, epoch):
+                self._renew(num)  # still this Gateway's (a late renewal is no takeover): no new epoch
                 return Claim(owned=True)
             if owner is not None and owner != member.id and live:
                 return Claim(owned=False, owner=owner, address=address)
             recovered = self._take_lease(num, session_id)
         return Claim(owned=True, recovered=[self.get_execution(e) for e in recovered])
+
+    def _renew(self, num: int) -> None:
+        assert self.member is not None
+        self.conn.execute(
+            "UPDATE sessions SET lease_until = clock_timestamp() + make_interval(secs => %s) WHERE num = %s",
+            (self.member.lease, num),
+        )
 
     def _take_lease(self, num: int, session_id: str) -> list[str]:
         """Inside the claim's transaction: epoch + 1, this Gateway the owner; what a previous owner left
