@@ -24,7 +24,8 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from anyy.domain.queue import Execution
+from anyy.domain.entries import Entry
+from anyy.domain.queue import Execution, Submission
 from anyy.runtime.announce import Announcer
 from anyy.runtime.deps import Deps
 from anyy.storage.ownership import Control, Heartbeat, Hint, Listening
@@ -179,7 +180,7 @@ class Membership:
             seen.busy = False
 
     async def _read(self, session_id: str, seen: _Seen, *, announce: bool) -> None:
-        def read(store: SessionStore) -> tuple[list, list[Execution], list]:  # type: ignore[type-arg]
+        def read(store: SessionStore) -> tuple[list[Entry], list[Execution], list[Submission]]:
             entries = [e for e in store.history(session_id, limit=HISTORY_WINDOW).items if e.id > seen.last_entry]
             return entries[::-1], store.list_executions(session_id), store.list_submissions(session_id)
 

@@ -72,7 +72,7 @@ class Runtime(SessionWrites):
     async def start(self) -> list[Execution]:
         """After a restart: work that was running is marked interrupted, queues stay as they are, and
         nothing is started (G3). With a store several Gateways share, this one joins the service first, and
-        recovers only what Gateways that died left behind (P4)."""
+        recovers only what Gateways that died left behind (P5)."""
         await self.cluster.join()
         recovered: list[Execution] = await self.deps.owner.call(lambda s: s.recover_interrupted(RECOVERY_NOTE))
         for execution in recovered:
