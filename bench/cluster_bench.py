@@ -192,12 +192,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--sessions", type=int, default=100)
     parser.add_argument("--events", type=int, default=50)
+    parser.add_argument("--only", choices=["takeover", "throughput", "events"], default=None)
     args = parser.parse_args()
     require_postgres()
     root = Path(tempfile.mkdtemp(prefix="anyy-cluster-bench-"))
     results: dict[str, Any] = {}
     try:
-        for lease in (1.0, 3.0):
+        for lease in (1.0, 3.0) if args.only in (None, "takeover") else ():
             times = takeover(root / f"takeover-{lease}", lease, args.rounds)
             results[f"takeover_{lease}"] = times
             verdict = "met" if max(times) <= lease + 1 else "MISSED"
@@ -205,11 +206,14 @@ def main() -> None:
                 f"takeover after SIGKILL, lease {lease:g} s: median {statistics.median(times):.2f} s, "
                 f"max {max(times):.2f} s over {len(times)} sessions (target <= {lease + 1:g} s: {verdict})"
             )
-        for count in (1, 2, 3):
-            rate = throughput(root / f"throughput-{count}", count, args.sessions)
-            results[f"throughput_{count}"] = rate
-            print(f"executions/s with {count} Gateway(s), {args.sessions} sessions: {rate:.1f}")
-        print(f"3 Gateways vs 1: {results['throughput_3'] / results['throughput_1']:.2f} x (target >= 1.00)")
+        if args.only in (None, "throughput"):
+            for count in (1, 2, 3):
+                rate = throughput(root / f"throughput-{count}", count, args.sessions)
+                results[f"throughput_{count}"] = rate
+                print(f"executions/s with {count} Gateway(s), {args.sessions} sessions: {rate:.1f}")
+            print(f"3 Gateways vs 1: {results['throughput_3'] / results['throughput_1']:.2f} x (target >= 1.00)")
+        if args.only not in (None, "events"):
+            return
         service = _service(root / "events", 3, 3.0)
         try:
             latencies, via_owner, via_other = asyncio.run(_events(service, args.events))

@@ -43,6 +43,12 @@ class SessionActor:
         # ended, so that only a request made afterwards starts anything again (S7).
         self._pokes = 0
         self._halted_upto = 0
+        self._in_job = False
+
+    @property
+    def busy(self) -> bool:
+        """Doing (or about to do) the session's work: holding its lease, with a shared store."""
+        return self._in_job or not self._jobs.empty()
 
     # -- scheduling ------------------------------------------------------------------------------
     def ensure_running(self) -> None:
@@ -78,6 +84,7 @@ class SessionActor:
             if item is None:
                 return
             job, future = item
+            self._in_job = True
             try:
                 result = await job()
             except Exception as exc:
@@ -88,6 +95,8 @@ class SessionActor:
             else:
                 if not future.done():
                     future.set_result(result)
+            finally:
+                self._in_job = False
 
     # -- the queue -------------------------------------------------------------------------------
     async def _drain(self) -> None:

@@ -118,7 +118,11 @@ class Runtime(SessionWrites):
 
     # -- the service (several Gateways): what the membership asks of the runtime -----------------
     def _poke(self, session_id: str) -> None:
-        self._actor(session_id).poke()
+        """Another Gateway queued work for the session. Only a Gateway busy with it (the owner) needs to
+        look again: an idle session was claimed by the Gateway that took the item."""
+        actor = self._actors.get(session_id)
+        if actor is not None and actor.busy:
+            actor.poke()
 
     def _lost(self, session_id: str) -> None:
         actor = self._actors.get(session_id)

@@ -277,13 +277,13 @@ class QueuePart(EntriesPart, PgCore):
     def list_executions(self, session_id: str, *, active_only: bool = False) -> list[Execution]:
         num = self._session_num(session_id)
         where = " AND e.state IN ('running', 'retry_wait', 'suspended')" if active_only else ""
-        ids = [
-            r[0]
-            for r in self.conn.execute(
-                f"SELECT e.id FROM executions e WHERE e.session_num = %s{where} ORDER BY e.num", (num,)
-            )
-        ]
-        return [self.get_execution(eid) for eid in ids]
+        # One query, each execution with its submissions (other Gateways re-read this on every change hint).
+        rows = self._all(
+            f"SELECT {EXECUTION_COLUMNS}, coalesce((SELECT array_agg(s.id ORDER BY s.num) FROM submissions s "
+            f"WHERE s.execution_id = e.id), '{{}}') {_EXECUTION_FROM} WHERE e.session_num = %s{where} ORDER BY e.num",
+            (num,),
+        )
+        return [execution_from_row(row[:-1], list(row[-1])) for row in rows]
 
     def recover_interrupted(self, note: str) -> list[Execution]:
         if self.member is not None:  # a Gateway of a shared store recovers only what dead Gateways left
