@@ -219,10 +219,10 @@ def stop_command(profile: Profile, wait_seconds: float) -> None:
     help="A PostgreSQL URL: run one more Gateway of the service that shares this store (docs/scaling.md).",
 )
 def run_command(profile: Profile, host: str | None, port: int | None, store: str | None) -> None:
-    """Run the profile's Gateway in the foreground until Ctrl+C (or SIGTERM). With ``--store`` (or a
-    PostgreSQL [store] url), several Gateways may run at once: they share the sessions."""
+    """Run the profile's Gateway in the foreground until Ctrl+C (or SIGTERM); it says where it listens. With
+    ``--store`` (or a PostgreSQL [store] url), several Gateways may run at once: they share the sessions."""
     profile.require()
-    argv = _gateway_argv(profile, host, port)
+    argv = [*_gateway_argv(profile, host, port), "--announce"]
     if store is not None:
         from anyy.storage.choose import POSTGRES_SCHEMES
 

@@ -1,5 +1,5 @@
-"""``python -m anyy.gateway --profile NAME [--host H] [--port P] [--ready-fd FD] [--store URL]``: run a Gateway in the
-foreground (``anyy gateway run`` and ``anyy gateway start`` use this)."""
+"""``python -m anyy.gateway --profile NAME [--host H] [--port P] [--ready-fd FD] [--store URL] [--announce]``:
+run a Gateway in the foreground (``anyy gateway run`` and ``anyy gateway start`` use this)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,16 @@ import os
 import sys
 
 from anyy.domain.errors import AnyyError
+from anyy.profiles.gateway_address import Address
 from anyy.profiles.home import anyy_home, selected_profile_name
 from anyy.profiles.profile import get_profile
+
+
+def _announce(address: Address) -> None:
+    print(
+        f"Gateway of profile {address.profile} listening at {address.url} (pid {address.pid}); Ctrl+C stops it",
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -20,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="0: any free port")
     parser.add_argument("--ready-fd", type=int, default=None, help="write the address here once ready")
     parser.add_argument("--store", default=None, help="a PostgreSQL URL shared with the service's other Gateways")
+    parser.add_argument("--announce", action="store_true", help="say on stdout where it listens once ready")
     args = parser.parse_args(argv)
     if args.store:
         os.environ["ANYY_STORE_URL"] = args.store
@@ -27,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         profile = get_profile(anyy_home(), selected_profile_name(args.profile))
-        asyncio.run(serve(profile, host=args.host, port=args.port, ready_fd=args.ready_fd))
+        on_ready = _announce if args.announce else None
+        asyncio.run(serve(profile, host=args.host, port=args.port, ready_fd=args.ready_fd, on_ready=on_ready))
     except AnyyError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
