@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import psycopg
 import pytest
 
 from anyy.domain.entries import EntryKind, NewEntry
@@ -125,3 +126,17 @@ def test_p3_a_late_renewal_is_no_takeover(pair: tuple[PostgresStore, PostgresSto
     assert a.claim_session(session.id).owned
     assert a.conn.execute("SELECT epoch FROM sessions WHERE id = %s", (session.id,)).fetchone() == (1,)
     assert a.set_execution_state(execution, "completed").state == "completed"
+
+
+def test_p3_a_connection_the_server_ended_is_replaced_at_the_next_heartbeat(
+    pair: tuple[PostgresStore, PostgresStore],
+) -> None:
+    """What idle_in_transaction_session_timeout does to a Gateway frozen inside a transaction: its
+    connection ends. Once it runs again its next heartbeat connects anew, with the same settings."""
+    a, b = pair
+    b.conn.execute("SELECT pg_terminate_backend(%s)", (a.conn.info.backend_pid,))
+    with pytest.raises(psycopg.OperationalError):
+        a.list_sessions()
+    a.heartbeat()
+    assert a.list_sessions().items == []
+    assert a.conn.execute("SHOW idle_in_transaction_session_timeout").fetchone() == ("30s",)

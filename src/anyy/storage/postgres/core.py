@@ -86,11 +86,11 @@ class PgCore:
         self.clock = clock
         self.body_threshold = body_threshold
         self.owner_thread = threading.get_ident()
+        self._setting = setting
+        self.member: Member | None = None  # set once a Gateway joined the service (see the leases part)
         self.conn = connect(url, setting=setting, schema=schema)
         try:
-            # Every query of the store reads a few rows through an index: starting parallel workers costs
-            # more than it saves (tens of milliseconds on a busy machine, e.g. for a rare word's search).
-            self.conn.execute("SET max_parallel_workers_per_gather = 0")
+            self._configure()
             if schema is not None:
                 self.conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
             self.applied_migrations = migrate.apply(self.conn, where=redact(url))
@@ -99,9 +99,26 @@ class PgCore:
             raise
         self._nums: dict[str, int] = {}
         self._last_sweep = float("-inf")
-        # Set once a Gateway joined the service (see the leases part): its id, lease and the leases it holds.
-        self.member: Member | None = None
+        # The leases this Gateway holds, once it joined the service (see the leases part).
         self.leases: dict[int, tuple[str, int]] = {}  # session num -> (session id, epoch)
+
+    def _configure(self) -> None:
+        # Every query of the store reads a few rows through an index: starting parallel workers costs
+        # more than it saves (tens of milliseconds on a busy machine, e.g. for a rare word's search).
+        self.conn.execute("SET max_parallel_workers_per_gather = 0")
+        if self.member is not None:
+            timeout_ms = max(int(self.member.lease * 1000), 100)
+            self.conn.execute(f"SET idle_in_transaction_session_timeout = {timeout_ms}")
+
+    def _reconnect_if_lost(self) -> None:
+        """A connection the server ended (a Gateway frozen inside a transaction outlived
+        idle_in_transaction_session_timeout) is replaced; the calls made meanwhile failed, nothing more."""
+        if not (self.conn.closed or self.conn.broken):
+            return
+        with contextlib.suppress(Exception):
+            self.conn.close()
+        self.conn = connect(self.url, setting=self._setting, schema=self.schema)
+        self._configure()
 
     def close(self) -> None:
         self.conn.close()

@@ -29,9 +29,6 @@ from anyy.storage.postgres.settings import connect
 
 CHANNEL = "anyy"
 ORPHAN_BATCH = 20  # sessions recovered per heartbeat: several Gateways share the rest
-# A Gateway stopped inside a transaction keeps its row locks (and SKIP LOCKED skips its sessions); the
-# server ends such a transaction after this many leases.
-IDLE_IN_TRANSACTION_LEASES = 1.0
 _ORPHANS = (
     "SELECT x.num, x.id FROM sessions x WHERE x.status = 'active' AND ("
     " (x.owner IS NOT NULL AND x.owner <> %(me)s AND x.lease_until < clock_timestamp())"
@@ -44,8 +41,7 @@ _ORPHANS = (
 class LeasesPart(QueuePart):
     def join_service(self, gateway_id: str, *, lease: float, address: str, recovery_note: str) -> bool:
         self.member = Member(id=gateway_id, lease=lease, recovery_note=recovery_note)
-        timeout_ms = max(int(lease * IDLE_IN_TRANSACTION_LEASES * 1000), 100)
-        self.conn.execute(f"SET idle_in_transaction_session_timeout = {timeout_ms}")
+        self._configure()  # idle_in_transaction_session_timeout: one lease
         with self._tx() as conn:
             conn.execute(
                 "INSERT INTO gateways (id, address, pid, host, lease_seconds) VALUES (%s, %s, %s, %s, %s) "
@@ -144,6 +140,7 @@ class LeasesPart(QueuePart):
         member = self.member
         if member is None:
             return Heartbeat(lost=[], recovered=[], controls=[])
+        self._reconnect_if_lost()
         with self._tx() as conn:
             seen = conn.execute(
                 "UPDATE gateways SET last_seen = clock_timestamp() WHERE id = %s", (member.id,)
