@@ -29,6 +29,7 @@ def settings_from(config: Config) -> RuntimeSettings:
         budget_tokens=config.compaction.budget_tokens,
         max_children=config.background.max_children,
         max_depth=config.background.max_depth,
+        lease=config.store.lease,
     )
 
 

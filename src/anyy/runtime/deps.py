@@ -55,6 +55,7 @@ class RuntimeSettings:
     max_passes: int = 200  # a runaway tool loop ends as failed rather than forever
     max_children: int = 3  # delegated tasks of one call running at once (K2, [background])
     max_depth: int = 1  # how deep delegation may nest: 1, a child cannot delegate again
+    lease: float = 3.0  # seconds a session stays with a Gateway that stopped renewing it (shared stores)
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from anyy.storage.ownership import SoloOwnership
 from anyy.storage.sqlite.delegation import DelegationSql
 from anyy.storage.sqlite.queue import QueuePart
 from anyy.storage.sqlite.residents import ResidentsSql
@@ -12,7 +13,7 @@ from anyy.storage.sqlite.snapshot import SnapshotPart
 from anyy.storage.sqlite.upkeep import UpkeepPart
 
 
-class SqliteStore(SchedulesPart, QueuePart, UpkeepPart, SnapshotPart, DelegationSql, ResidentsSql):
+class SqliteStore(SchedulesPart, QueuePart, UpkeepPart, SnapshotPart, SoloOwnership, DelegationSql, ResidentsSql):
     """Sessions, entries, submissions and executions in one ``state.db``; large bodies in ``objects/``.
 
     Use it from the thread that created it; from an event loop, through ``anyy.storage.owner``. Its
