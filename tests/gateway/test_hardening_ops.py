@@ -1,0 +1,45 @@
+"""Issue 17, the operational letters: D2's message when a Gateway runs but does not answer, D9 (the small
+ones: a full disk at start, client mistakes in the log, the WAL after a full disk). Real processes, real
+sockets; nothing sleeps to synchronise."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+from anyy.profiles import create_profile
+from anyy.profiles.gateway_address import Address, write_address
+from tests.cli.live import run
+
+
+def _publish(home: Path, port: int) -> None:
+    """A gateway.json naming this (live) process and ``port``, as a Gateway writes it."""
+    profile = create_profile(home, "default")
+    address = Address(profile="default", pid=os.getpid(), host="127.0.0.1", port=port, token="t" * 43, started_at=0)
+    write_address(profile, address)
+
+
+def test_d2_the_cli_says_the_gateway_runs_but_does_not_answer(tmp_path: Path) -> None:
+    """A socket that accepts (the kernel completes the connection) but whose owner never answers: the CLI
+    says the Gateway is running but not answering, and what to do, not that none runs."""
+    home = tmp_path / "home"
+    with socket.create_server(("127.0.0.1", 0), backlog=8) as stuck:  # listens, never accepts
+        _publish(home, stuck.getsockname()[1])
+        done = run(home, "chat", "hello")
+    assert done.returncode == 1, done.stderr
+    assert "is running (pid" in done.stderr, done.stderr
+    assert "but not answering" in done.stderr
+    assert "no Gateway is running" not in done.stderr
+    assert "anyy gateway stop" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_d2_a_refused_connection_still_says_no_gateway_runs(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with socket.create_server(("127.0.0.1", 0)) as gone:
+        port = gone.getsockname()[1]
+    _publish(home, port)  # nothing listens there any more
+    done = run(home, "chat", "hello")
+    assert done.returncode == 1
+    assert "no Gateway is running for profile default" in done.stderr, done.stderr
