@@ -4,13 +4,17 @@ sockets; nothing sleeps to synchronise."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from pathlib import Path
 
+import pytest
+
 from anyy.profiles import create_profile
 from anyy.profiles.gateway_address import Address, write_address
 from tests.cli.live import run
+from tests.killtest.gateway_process import GatewayProcess, RpcFailure
 
 
 def _publish(home: Path, port: int) -> None:
@@ -43,3 +47,38 @@ def test_d2_a_refused_connection_still_says_no_gateway_runs(tmp_path: Path) -> N
     done = run(home, "chat", "hello")
     assert done.returncode == 1
     assert "no Gateway is running for profile default" in done.stderr, done.stderr
+
+
+def _gateway(tmp_path: Path) -> GatewayProcess:
+    home = tmp_path / "gw-home"
+    create_profile(home, "ops")
+    (tmp_path / "work").mkdir(exist_ok=True)
+    return GatewayProcess(home, "ops", cwd=tmp_path / "work", log=tmp_path / "stderr.log")
+
+
+def test_d9_client_mistakes_are_logged_at_info_in_one_line(tmp_path: Path) -> None:
+    gateway = _gateway(tmp_path)
+    gateway.start()
+    try:
+        client = gateway.client()
+        session_id = client.call("session.create")["id"]
+        mistakes = [
+            ("session.get", {"session_id": "ses_nope"}),
+            ("session.send", {"session_id": "ses_nope", "text": "hello"}),
+            ("session.send", {"session_id": session_id, "bogus": 1}),
+            ("session.queue.cancel", {"submission_id": "sub_nope"}),
+            ("session.navigate", {"session_id": session_id, "entry_id": 12345}),  # through the session's actor
+            ("no.such.method", {}),
+        ]
+        for method, params in mistakes:
+            with pytest.raises(RpcFailure):
+                client.call(method, **params)
+        client.close()
+    finally:
+        gateway.stop()
+    lines = [json.loads(line) for line in (gateway.home / "profiles/ops/logs/gateway.log").read_text().splitlines()]
+    assert not [line for line in lines if line["level"] != "info"], "a client's mistake was logged above INFO"
+    assert not [line for line in lines if "exception" in line], "a client's mistake was logged with a traceback"
+    refused = [line["message"] for line in lines if " refused (" in line["message"]]
+    assert [message.split(" ")[0] for message in refused] == [method for method, _ in mistakes]
+    assert all("\n" not in message for message in refused)
