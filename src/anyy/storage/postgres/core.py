@@ -22,6 +22,7 @@ from anyy.domain import entry_ids
 from anyy.domain.errors import InvalidInput, NotFound, StorageFull
 from anyy.storage import rules
 from anyy.storage.choose import redact
+from anyy.storage.durability import Durability
 from anyy.storage.postgres import migrate
 from anyy.storage.postgres.settings import DEFAULT_SETTING, connect
 
@@ -69,8 +70,10 @@ class PgCore:
         setting: str = DEFAULT_SETTING,
         clock: Callable[[], float] = time.time,
         body_threshold: int = rules.BODY_THRESHOLD,
+        durability: Durability = "process",
     ) -> None:
         self.url = url
+        self.durability = durability
         self.schema = schema
         self.profile = profile
         self.clock = clock
@@ -81,6 +84,10 @@ class PgCore:
             # Every query of the store reads a few rows through an index: starting parallel workers costs
             # more than it saves (tens of milliseconds on a busy machine, e.g. for a rare word's search).
             self.conn.execute("SET max_parallel_workers_per_gather = 0")
+            if durability == "power":
+                # D10: a commit is acknowledged once the server flushed it to its disk, whatever the server's
+                # default; "process" leaves the server's setting (any commit survives the Gateway's crash).
+                self.conn.execute("SET synchronous_commit = on")
             if schema is not None:
                 self.conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
             self.applied_migrations = migrate.apply(self.conn, where=redact(url))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from anyy.storage.durability import Durability
 from anyy.storage.sqlite.queue import QueuePart
 from anyy.storage.sqlite.sessions import SessionsPart
 from anyy.storage.sqlite.snapshot import SnapshotPart
@@ -19,5 +20,7 @@ class SqliteStore(SessionsPart, QueuePart, UpkeepPart, SnapshotPart):
     """
 
     @classmethod
-    def open_profile(cls, profile_dir: Path, *, profile: str) -> SqliteStore:
-        return cls(profile_dir / "state.db", objects_dir=profile_dir / "objects", profile=profile)
+    def open_profile(cls, profile_dir: Path, *, profile: str, durability: Durability = "process") -> SqliteStore:
+        return cls(
+            profile_dir / "state.db", objects_dir=profile_dir / "objects", profile=profile, durability=durability
+        )
