@@ -14,6 +14,7 @@ import pytest
 from anyy.profiles import create_profile
 from anyy.profiles.gateway_address import Address, write_address
 from tests.cli.live import run
+from tests.fakes.disks import fill, small_disk
 from tests.killtest.gateway_process import GatewayProcess, RpcFailure
 
 
@@ -82,3 +83,20 @@ def test_d9_client_mistakes_are_logged_at_info_in_one_line(tmp_path: Path) -> No
     refused = [line["message"] for line in lines if " refused (" in line["message"]]
     assert [message.split(" ")[0] for message in refused] == [method for method, _ in mistakes]
     assert all("\n" not in message for message in refused)
+
+
+def test_d9_starting_on_a_full_disk_says_the_disk_is_full(tmp_path: Path) -> None:
+    with small_disk(tmp_path / "disk", "4m") as disk:
+        home = disk / "home"
+        assert run(home, "profile", "create", "default").returncode == 0
+        fill(disk / "filler")
+        refused = run(home, "gateway", "start")
+        assert refused.returncode == 1
+        assert "the disk holding profile default" in refused.stderr, refused.stderr
+        assert "is full" in refused.stderr
+        assert "Free some disk space" in refused.stderr
+        assert "no output" not in refused.stderr
+        (disk / "filler").unlink()  # space comes back: it starts
+        started = run(home, "gateway", "start")
+        assert started.returncode == 0, started.stderr
+        assert run(home, "gateway", "stop").returncode == 0

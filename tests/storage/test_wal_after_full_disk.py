@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,45 +12,33 @@ from anyy.domain.entries import EntryKind, NewEntry
 from anyy.domain.errors import StorageFull
 from anyy.domain.sessions import NewSession
 from anyy.storage.sqlite import SqliteStore
-from tests.fakes.prerequisites import missing
+from tests.fakes.disks import small_disk
 
 MIB = 1024 * 1024
 
 
 @pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 16 MiB tmpfs. Needs root (mount); skipped elsewhere."""
-    mount_point = tmp_path / "disk"
-    mount_point.mkdir()
-    if os.geteuid() != 0:
-        missing("root", "mounting a small filesystem needs root")
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount_point)], capture_output=True, check=False
-    )
-    if done.returncode != 0:
-        missing("root", f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
+def disk(tmp_path: Path) -> Iterator[Path]:
+    with small_disk(tmp_path / "disk", "16m") as mount_point:
         yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
 
 
-def test_d9_the_wal_shrinks_after_a_full_disk_without_a_restart(small_disk: Path) -> None:
-    store = SqliteStore(small_disk / "state.db", profile="small")
+def test_d9_the_wal_shrinks_after_a_full_disk_without_a_restart(disk: Path) -> None:
+    store = SqliteStore(disk / "state.db", profile="small")
     session = store.create_session(NewSession(title="on a small disk"))
-    (small_disk / "other-files").write_bytes(b"\0" * (4 * MIB))  # what else the disk holds
+    (disk / "other-files").write_bytes(b"\0" * (4 * MIB))  # what else the disk holds
     # A reader keeps its snapshot meanwhile (a backup, a search): checkpoints cannot finish, the WAL
     # grows until the disk is full.
-    reader = sqlite3.connect(small_disk / "state.db")
+    reader = sqlite3.connect(disk / "state.db")
     reader.execute("BEGIN")
     reader.execute("SELECT count(*) FROM entries").fetchone()
     with pytest.raises(StorageFull):  # noqa: PT012 - appends until the disk is full
         for i in range(100_000):
             store.append_entries(session.id, [NewEntry(kind=EntryKind.USER, text=f"{i} " + "x" * 3000)])
     reader.close()
-    wal = small_disk / "state.db-wal"
+    wal = disk / "state.db-wal"
     assert wal.stat().st_size > 6 * MIB
-    (small_disk / "other-files").unlink()  # space comes back
+    (disk / "other-files").unlink()  # space comes back
     while store.maintain().more:
         pass
     assert wal.stat().st_size <= 4 * MIB, "the WAL kept the space the full disk gave it"
