@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from anyy.storage.memory.check import CheckPart
 from anyy.storage.memory.data import MemoryData
-from anyy.storage.memory.queue import QueuePart
-from anyy.storage.memory.upkeep import UpkeepPart, load_snapshot
+from anyy.storage.memory.upkeep import load_snapshot
 
 
-class MemoryStore(QueuePart, UpkeepPart):
+class MemoryStore(CheckPart):
     """Everything in one :class:`MemoryData`; stores opened on the same data see the same sessions.
 
     Each method checks everything before it changes anything, so a refused call leaves no trace, as a
