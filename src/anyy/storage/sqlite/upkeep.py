@@ -265,6 +265,10 @@ class UpkeepPart(SearchPart):
             more_gc = self._release_free_pages(max(budget, 16))
         if not more_gc:
             self._shrink_wal()
+        if not (more_index or more_gc):
+            # Idle: hand SQLite's page cache (up to cache_size, 32 MB) back (D13). Reads come through mmap;
+            # the next writes take the pages they need again.
+            self.conn.execute("PRAGMA shrink_memory")
         now = self.clock()
         if now - self._last_sweep >= rules.SWEEP_INTERVAL:
             self._last_sweep = now
