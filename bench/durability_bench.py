@@ -19,9 +19,9 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from anyy.domain.durability import DURABILITIES, Durability
 from anyy.domain.entries import EntryKind, NewEntry
 from anyy.domain.sessions import NewSession
-from anyy.storage.durability import DURABILITIES, Durability
 from anyy.storage.protocol import SessionStore
 from anyy.storage.sqlite import SqliteStore
 

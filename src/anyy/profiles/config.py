@@ -12,10 +12,10 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from anyy.domain.durability import Durability
 from anyy.domain.sessions import QueueMode
 from anyy.profiles.names import NAME_RULE, is_valid_name
 from anyy.profiles.tomlfile import FileError, convert, read_toml
-from anyy.storage.durability import Durability
 
 CONFIG_FILE = "config.toml"
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from anyy.domain.durability import Durability
 from anyy.domain.errors import AnyyError
-from anyy.storage.durability import Durability
 from anyy.storage.protocol import SessionStore
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")

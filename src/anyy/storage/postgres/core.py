@@ -19,10 +19,10 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from anyy.domain import entry_ids
+from anyy.domain.durability import Durability
 from anyy.domain.errors import InvalidInput, NotFound, StorageFull
 from anyy.storage import rules
 from anyy.storage.choose import redact
-from anyy.storage.durability import Durability
 from anyy.storage.postgres import migrate
 from anyy.storage.postgres.settings import DEFAULT_SETTING, connect
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from anyy.domain import entry_ids
+from anyy.domain.durability import Durability
 from anyy.domain.errors import NotFound, StorageFull
 from anyy.storage import rules
-from anyy.storage.durability import Durability
 from anyy.storage.objects import ObjectFiles
 from anyy.storage.sqlite import migrate
 
@@ -23,7 +23,7 @@ BUSY_TIMEOUT_MS = 10_000
 # About what SQLite's automatic checkpoints (every 1,000 pages) let the WAL grow to; upkeep truncates a
 # larger one (see ``UpkeepPart._shrink_wal``).
 WAL_KEEP_BYTES = 4 * 1024 * 1024
-# The profile setting ``[store] durability`` (D10; see anyy.storage.durability).
+# The profile setting ``[store] durability`` (D10; see anyy.domain.durability).
 SYNCHRONOUS: dict[Durability, str] = {"process": "NORMAL", "power": "FULL"}
 
 PRAGMAS = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from anyy.storage.durability import Durability
+from anyy.domain.durability import Durability
 from anyy.storage.sqlite.check import CheckPart
 from anyy.storage.sqlite.sessions import SessionsPart
 from anyy.storage.sqlite.snapshot import SnapshotPart

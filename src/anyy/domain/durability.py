@@ -8,7 +8,7 @@
   the disk at every commit); PostgreSQL commits with ``synchronous_commit = on`` whatever the server's
   default. Both assume a disk that does not lie about its cache.
 
-Kept apart (no import but typing) so the profile's settings can name it without loading the store.
+In the domain (no import but typing): the profile's settings name it without loading the store.
 """
 
 from __future__ import annotations
