@@ -6,10 +6,11 @@ from pathlib import Path
 
 from anyy.storage.memory.check import CheckPart
 from anyy.storage.memory.data import MemoryData
+from anyy.storage.memory.schedules import SchedulesPart
 from anyy.storage.memory.upkeep import load_snapshot
 
 
-class MemoryStore(CheckPart):
+class MemoryStore(SchedulesPart, CheckPart):
     """Everything in one :class:`MemoryData`; stores opened on the same data see the same sessions.
 
     Each method checks everything before it changes anything, so a refused call leaves no trace, as a

@@ -6,11 +6,11 @@ from pathlib import Path
 
 from anyy.domain.durability import Durability
 from anyy.storage.sqlite.check import CheckPart
-from anyy.storage.sqlite.sessions import SessionsPart
+from anyy.storage.sqlite.schedules import SchedulesPart
 from anyy.storage.sqlite.snapshot import SnapshotPart
 
 
-class SqliteStore(SessionsPart, CheckPart, SnapshotPart):
+class SqliteStore(SchedulesPart, CheckPart, SnapshotPart):
     """Sessions, entries, submissions and executions in one ``state.db``; large bodies in ``objects/``.
 
     Use it from the thread that created it; from an event loop, through ``anyy.storage.owner``. Its
