@@ -19,9 +19,10 @@ def model_of(session: Session) -> str:
 
 def session_line(session: Session) -> str:
     title = preview(session.title) or "(untitled)"
+    last = f" — {session.preview}" if session.preview else ""
     return (
         f"{session.id}  {session.kind:<10}  {when(session.updated_at)}  {session.role:<12}  "
-        f"{model_of(session):<24}  {title}"
+        f"{model_of(session):<24}  {title}{last}"
     )
 
 

@@ -69,7 +69,15 @@ function sessionItem(session) {
   const meta = document.createElement("span");
   meta.className = "meta muted";
   meta.textContent = when(session.updated_at);
-  button.append(title, meta);
+  button.append(title);
+  if (session.preview) {
+    // U1: the last message, under the title (cut short by the Gateway, one line here)
+    const preview = document.createElement("span");
+    preview.className = "preview muted";
+    preview.textContent = session.preview;
+    button.append(preview);
+  }
+  button.append(meta);
   button.addEventListener("click", () => openSession(session.id));
   li.append(button);
   return li;

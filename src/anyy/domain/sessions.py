@@ -34,6 +34,7 @@ class Session(msgspec.Struct, kw_only=True):
     forked_from: str | None
     created_at: float
     updated_at: float
+    preview: str = ""  # the last message, cut short, in lists of sessions (U1); "" elsewhere
 
 
 class NewSession(msgspec.Struct, kw_only=True):

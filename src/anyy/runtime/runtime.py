@@ -34,6 +34,7 @@ from anyy.runtime.compactor import Compactor
 from anyy.runtime.deps import Deps
 from anyy.runtime.execution import Outcome
 from anyy.runtime.session_writes import SessionWrites
+from anyy.runtime.titles import Titles, name_from_first
 from anyy.storage.protocol import SessionStore
 from anyy.tools.approvals import DECISIONS, QUESTION_PREFIX
 
@@ -63,6 +64,7 @@ class Runtime(SessionWrites):
         self._actors: dict[str, SessionActor] = {}
         self._compactor = Compactor(deps)
         self._announce = Announcer(deps)
+        self.titles = Titles(deps)
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> list[Execution]:
@@ -74,6 +76,7 @@ class Runtime(SessionWrites):
         return recovered
 
     async def aclose(self) -> None:
+        await self.titles.aclose()
         for actor in list(self._actors.values()):
             await actor.aclose()
         self._actors.clear()
@@ -119,13 +122,16 @@ class Runtime(SessionWrites):
         """Accept an input: durable before this returns; it starts at once when the session is idle."""
         listened = self.deps.bus.listened(session_id)
 
-        def add(store: SessionStore) -> tuple[Submission, list[Submission]]:
+        def add(store: SessionStore) -> tuple[Submission, list[Submission], Session | None]:
             added = store.add_submission(session_id, new)
-            return added, store.list_submissions(session_id) if listened else []
+            named = name_from_first(store, session_id, new)  # U1: the first message names the session
+            return added, store.list_submissions(session_id) if listened else [], named
 
-        submission, pending = await self.deps.owner.call(add)
+        submission, pending, named = await self.deps.owner.call(add)
         if listened:
             self._announce.queue_now(session_id, pending)
+        if named is not None:
+            self.titles.refine_after(named, submission.id)
         self._actor(session_id).poke()
         return submission
 

@@ -44,6 +44,7 @@ from anyy.api import methods as m
 from anyy.api.methods import MethodSpec
 from anyy.api.params import (
     AnswerParams,
+    ApproveParams,
     CreateParams,
     ExecutionRef,
     ItemRef,
@@ -64,7 +65,7 @@ from anyy.tui.editor import Editor
 from anyy.tui.history import HISTORY_PAGE, History
 from anyy.tui.link import ConnectionLost, GatewayEvent, GatewayLink
 from anyy.tui.pending import PendingQueue
-from anyy.tui.question import QuestionPrompt
+from anyy.tui.question import QuestionPrompt, decision, is_approval
 from anyy.tui.retry import RetryCountdown
 from anyy.tui.routes import EventRoutes
 from anyy.tui.state import ContextFill, SessionState, Waiting
@@ -109,6 +110,7 @@ class AnyyApp(App[None]):
         self.first_paint_at: float | None = None  # perf_counter() of the first frame after opening
         self.routes = EventRoutes(self)
         self.commands = Commands(self)
+        self.created: set[str] = set()  # sessions this app created: deleted if left untouched (U1)
 
     # -- layout ----------------------------------------------------------------------------------
     history: History  # made with the widgets it fills
@@ -183,7 +185,7 @@ class AnyyApp(App[None]):
         if self.start_note:
             await self.say(self.start_note)
         if self.requested_session is None:
-            await self.open_session(await self.call(m.SESSION_CREATE, self.new_session_params()), live=None)
+            await self.open_session(await self.create_session(), live=None)
         else:
             view = await self.call(m.SESSION_GET, SessionRef(session_id=self.requested_session))
             await self.open_session(view.session, live=view)
@@ -191,6 +193,29 @@ class AnyyApp(App[None]):
 
     def new_session_params(self) -> CreateParams:
         return CreateParams() if self.role is None else CreateParams(role=self.role)
+
+    async def create_session(self) -> Session:
+        session = await self.call(m.SESSION_CREATE, self.new_session_params())
+        self.created.add(session.id)
+        return session
+
+    async def leave_session(self) -> None:
+        """A session this app created and nothing was sent to is deleted as the app leaves it (``/new``,
+        ``/sessions``, quitting): opening the TUI leaves no empty session behind (U1)."""
+        session_id = self.state.session_id
+        if session_id not in self.created or self.state.busy:
+            return
+        self.created.discard(session_id)
+        try:
+            view = await self.call(m.SESSION_GET, SessionRef(session_id=session_id))
+            if view.session.head is None and view.running_execution is None and not self.state.queue:
+                await self.call(m.SESSION_DELETE, SessionRef(session_id=session_id))
+        except GatewayError:
+            pass  # something arrived meanwhile (a conflict), or the Gateway is gone: the session stays
+
+    async def action_quit(self) -> None:
+        await self.leave_session()
+        self.exit()
 
     async def open_session(self, session: Session, live: SessionView | None) -> None:
         """Show ``session``: subscribe to its events, then its latest page of history, its queue, how full
@@ -219,6 +244,8 @@ class AnyyApp(App[None]):
 
     async def switch_session(self, session: Session, live: SessionView | None) -> None:
         """Show another session in place of this one (``/new``, ``/sessions``)."""
+        if session.id != self.session_id:
+            await self.leave_session()
         await self.conversation.clear()
         await self.open_session(session, live)
 
@@ -306,10 +333,21 @@ class AnyyApp(App[None]):
         self.editor.clear()
 
     async def answer(self, waiting: Waiting, text: str) -> None:
-        """Enter while a question waits: the editor's text is its answer (``session.answer``), not a message."""
-        params = AnswerParams(session_id=self.session_id, execution_id=waiting.execution_id, text=text)
+        """Enter while a question waits: the editor's text is its answer (``session.answer``), not a message;
+        for a tool's approval, o, s or d (``session.approve``)."""
         try:
-            await self.call(m.SESSION_ANSWER, params)
+            if is_approval(waiting):
+                chosen = decision(text)
+                if chosen is None:
+                    await self.say("Approval: type o (once), s (for this session) or d (deny), then Enter.")
+                    return
+                await self.call(
+                    m.SESSION_APPROVE,
+                    ApproveParams(session_id=self.session_id, execution_id=waiting.execution_id, decision=chosen),
+                )
+            else:
+                params = AnswerParams(session_id=self.session_id, execution_id=waiting.execution_id, text=text)
+                await self.call(m.SESSION_ANSWER, params)
         except GatewayError as exc:
             await self.say(f"Not answered (the draft is kept): {exc}")
             if isinstance(exc, ConflictError):  # answered elsewhere, or stopped
@@ -378,9 +416,9 @@ class AnyyApp(App[None]):
                 m.SESSION_RETRY_CANCEL, ExecutionRef(session_id=self.session_id, execution_id=waiting)
             )
             if result.stopped:
-                await self.say(f"Retry wait of execution {waiting} cancelled; the queue is unchanged.")
+                await self.say("Retry wait cancelled; the queue is unchanged.")
             else:
-                await self.say(f"Execution {waiting} was no longer waiting for a retry.")
+                await self.say("The response was no longer waiting for a retry.")
             return
         captured = self.state.running
         if captured is None:
@@ -392,12 +430,12 @@ class AnyyApp(App[None]):
         try:
             result = await self.call(m.SESSION_STOP, ExecutionRef(session_id=self.session_id, execution_id=execution))
         except GatewayError as exc:
-            await self.say(f"Could not stop execution {execution}: {exc}")
+            await self.say(f"Could not stop the response: {exc}")
             return
         if result.stopped:
-            await self.say(f"Stopping execution {execution}…")
+            await self.say("Stopping the response…")
         else:
-            await self.say(f"Execution {execution} had already ended: nothing stopped.")
+            await self.say("The response had already ended: nothing stopped.")
 
     async def on_unmount(self) -> None:
         await self.link.close()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from anyy.api import methods as m
-from anyy.api.params import NavigateParams, SessionRef
+from anyy.api.params import ClearParams, NavigateParams, SessionRef
 from anyy.client.errors import GatewayError
 from anyy.tui import settings
 from anyy.tui.host import Host
@@ -32,6 +32,8 @@ class Commands:
             "/provider": model.provider,
             "/model": model.model,
             "/effort": model.effort,
+            "/continue": self.continue_queue,
+            "/clear": self.clear_queue,
         }
 
     async def run(self, line: str) -> None:
@@ -47,10 +49,23 @@ class Commands:
             await self.host.say(f"{name} failed: {exc}")
 
     async def new(self, argument: str) -> None:
-        await self.host.switch_session(
-            await self.host.call(m.SESSION_CREATE, self.host.new_session_params()), live=None
+        await self.host.switch_session(await self.host.create_session(), live=None)
+        await self.host.say("New session: it is named after your first message.")
+
+    async def continue_queue(self, argument: str) -> None:
+        """The items left waiting after a stop or a failure start now (``session.continue``)."""
+        if not self.host.pending.items:
+            await self.host.say("/continue: nothing is waiting in the queue.")
+            return
+        await self.host.call(m.SESSION_CONTINUE, SessionRef(session_id=self.state.session_id))
+
+    async def clear_queue(self, argument: str) -> None:
+        """Remove every pending item (``session.queue.clear``); their texts stay in the session's records."""
+        removed = await self.host.call(m.QUEUE_CLEAR, ClearParams(session_id=self.state.session_id))
+        count = len(removed)
+        await self.host.say(
+            f"/clear: {count} pending item{'s' * (count != 1)} removed." if count else "/clear: the queue was empty."
         )
-        await self.host.say(f"New session {self.state.session_id}.")
 
     async def help(self, argument: str) -> None:
         await self.host.push_screen(HelpScreen())

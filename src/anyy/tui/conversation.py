@@ -11,6 +11,7 @@ session therefore shows only its newest messages that way (``rich``); older ones
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
@@ -140,6 +141,7 @@ class ConversationView(VerticalScroll):
         self._batch: list[Widget] | None = None
         self.older: OlderMarker | None = None
         self.older_pages = 0  # older pages put in place, their scroll position restored
+        self._said: collections.deque[str] = collections.deque(maxlen=6)  # the newest notices, for add_notice
 
     def on_mount(self) -> None:
         self.anchor()  # kept at the bottom as entries come, until the user scrolls up
@@ -173,8 +175,17 @@ class ConversationView(VerticalScroll):
         await self._add(widget, follow=role == "user")
         return widget
 
-    async def add_notice(self, text: str) -> None:
+    async def add_notice(self, text: str, *, unless_said: bool = False) -> None:
+        """A notice line; ``unless_said``: not when a notice just shown says it already (a recorded notice
+        entry after the live event that announced it, a failure's error after "The response failed")."""
+        if unless_said and any(text in said or (len(said) >= 20 and said in text) for said in self._said):
+            return
+        self._said.append(text)
         await self._add(NoticeLine(text, markup=False))
+
+    def remember_said(self, text: str) -> None:
+        """Count ``text`` as said (a recorded notice saying it is not shown again)."""
+        self._said.append(text)
 
     async def add_tool(self, call_id: str, name: str, arguments: dict[str, Any]) -> ToolActivity:
         activity = ToolActivity(name, arguments)
@@ -295,6 +306,7 @@ class ConversationView(VerticalScroll):
             await self._stream.stop()
         self._stream_widget, self._stream, self.stream_execution, self.streamed = None, None, None, ""
         self._tools.clear()
+        self._said.clear()
         self.older = None
         await self.remove_children()
 

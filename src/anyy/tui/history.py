@@ -116,6 +116,8 @@ class History:
             await view.add_message("question", f"**The agent asks:** {text}", rich=rich)
         elif kind == "answer":
             await view.add_message("answer", f"**Your answer:** {text}", rich=rich)
+        elif kind == "notice" and text.strip():
+            await view.add_notice(text, unless_said=live)  # live, its event may have said it already
         elif text.strip():
             await view.add_notice(f"[{kind}] {text}")
 

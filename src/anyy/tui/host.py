@@ -11,6 +11,7 @@ from anyy.api.sessions import Session, SessionView
 from anyy.tui.conversation import ConversationView
 from anyy.tui.editor import Editor
 from anyy.tui.history import History
+from anyy.tui.pending import PendingQueue
 from anyy.tui.state import SessionState
 
 P = TypeVar("P", bound=Params)
@@ -27,6 +28,9 @@ class Host(Protocol):
     @property
     def editor(self) -> Editor: ...
 
+    @property
+    def pending(self) -> PendingQueue: ...
+
     @overload
     async def call(self, method: MethodSpec[P, R], params: P) -> R: ...
     @overload
@@ -36,6 +40,9 @@ class Host(Protocol):
 
     def new_session_params(self) -> CreateParams:
         """What ``/new`` creates: a session of the role the app was opened with."""
+
+    async def create_session(self) -> Session:
+        """A new session with those parameters, deleted if the app leaves it untouched."""
 
     async def say(self, text: str) -> None:
         """A line for the user in the conversation (not recorded in the session)."""

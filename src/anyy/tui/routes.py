@@ -61,7 +61,7 @@ class EventRoutes:
             seconds_left=event.delay,
             error=event.error,
         )
-        await self.host.say(f"The model call failed ({event.error}): retry {event.attempt}.")
+        # Said once, by the countdown above the editor (with the error): not a line per attempt.
 
     async def tool_started(self, event: ToolStarted) -> None:
         if event.name == ASK_USER:  # the question entry says it
@@ -99,7 +99,7 @@ class EventRoutes:
             self.state.running, self.state.retrying = None, None
             await self._ended(execution, state, event.error)
         elif state == "interrupted" and asked is not None and asked.execution_id == execution:
-            await self.host.say(f"Execution {execution} stopped; its question is left unanswered.")
+            await self.host.say("Stopped; the agent's question is left unanswered.")
         if state == "suspended" and event.question is not None:
             question = event.question
             self.state.waiting = Waiting(execution_id=execution, entry_id=question.entry_id, question=question.text)
@@ -108,5 +108,7 @@ class EventRoutes:
         await self.host.conversation.end_stream(note=" *(interrupted)*" if state == "interrupted" else "")
         if state == "failed":
             await self.host.say(f"The response failed: {error}")
+            if error:
+                self.host.conversation.remember_said(error)  # its recorded notice is not said again
         elif state == "interrupted":
-            await self.host.say(f"Execution {execution} stopped; pending items are kept.")
+            await self.host.say("Stopped; pending items are kept.")

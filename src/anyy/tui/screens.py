@@ -6,10 +6,12 @@ Gateway get the app's ``call`` (a coroutine function: method, params -> result) 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -42,6 +44,8 @@ COMMANDS: dict[str, str] = {
     "/provider": "this session's provider (/provider NAME, or pick one)",
     "/model": "this session's model (/model NAME, or pick one)",
     "/effort": "this session's reasoning effort (/effort low|medium|high|default, or pick one)",
+    "/continue": "start the items left waiting in the queue after a stop or a failure",
+    "/clear": "remove the items waiting in the queue",
     "/help": "this help",
 }
 
@@ -138,8 +142,22 @@ class ChoiceScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-def session_label(session: Session) -> str:
-    return f"{session.title or '(untitled)'} · {session.id} · {session.role} · {session.model}"
+def session_label(session: Session) -> Text:
+    """The session's title and settings, its last message (U1) on the line below."""
+    label = Text(session.title or "(untitled)", style="bold")
+    label.append(f" · {session.role} · {session.model} · {session.id}", style="dim")
+    if session.preview:
+        label.append(f"\n  {session.preview}")
+    return label
+
+
+def hit_label(hit: SearchHit) -> Text:
+    """A search hit: the session's title, then the snippet with the matched words (``[word]``) in bold."""
+    label = Text(hit.session_title or "(untitled)", style="bold")
+    label.append(f" · {hit.session_id}\n  ", style="dim")
+    for number, part in enumerate(re.split(r"\[([^\[\]]*)\]", " ".join(hit.snippet.split()))):
+        label.append(part, style="bold reverse" if number % 2 else "")
+    return label
 
 
 class SessionPicker(ModalScreen[str | None]):
@@ -207,8 +225,7 @@ class SessionPicker(ModalScreen[str | None]):
             if hit.session_id in seen:
                 continue
             seen.add(hit.session_id)
-            title = hit.session_title or "(untitled)"
-            options.append(Option(f"{title} · {hit.session_id} · {hit.snippet}", id=hit.session_id))
+            options.append(Option(hit_label(hit), id=hit.session_id))
         self._show(options)
 
     def _show(self, options: list[Option]) -> None:

@@ -97,9 +97,9 @@ class SessionState:
         if self.link is not None:
             return self.link
         if self.retrying is not None:
-            return f"retry wait ({self.retrying}) · Esc cancels the wait"
+            return "retry wait · Esc cancels the wait"
         if self.running is not None:
-            return f"working ({self.running}) · Ctrl+C stops"
+            return "working · Ctrl+C stops"
         if self.waiting is not None:
             return "waiting for your answer"
         return "idle"
