@@ -103,7 +103,7 @@ async def test_s2_ctrl_c_stops_and_keeps_the_queue(start_gateway: StartGateway) 
     app = make_app(live)
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
-        execution = await start_slow_turn(app, pilot)
+        await start_slow_turn(app, pilot)
         await type_text(pilot, "afterwards")
         await pilot.press("alt+enter")
         await until(app, lambda: bool(pending(app)), TIMEOUT)
@@ -120,7 +120,7 @@ async def test_s3_esc_while_working_returns_pending_items_then_stops(start_gatew
     app = make_app(live)
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
-        execution = await start_slow_turn(app, pilot)
+        await start_slow_turn(app, pilot)
         await type_text(pilot, "back")
         await pilot.press("alt+enter")
         await until(app, lambda: bool(pending(app)), TIMEOUT)

@@ -63,6 +63,7 @@ from anyy.tui.commands import Commands
 from anyy.tui.conversation import ConversationView
 from anyy.tui.editor import Editor
 from anyy.tui.history import HISTORY_PAGE, History
+from anyy.tui.keys import read_alt_enter, tmux_advice
 from anyy.tui.link import ConnectionLost, GatewayEvent, GatewayLink
 from anyy.tui.pending import PendingQueue
 from anyy.tui.question import QuestionPrompt, decision, is_approval
@@ -99,6 +100,7 @@ class AnyyApp(App[None]):
         history_page: int = HISTORY_PAGE,
     ) -> None:
         super().__init__()
+        read_alt_enter()  # ESC CR (tmux, xterm) is Alt+Enter, not Enter
         self.link = GatewayLink(address, locate or address_locator(address.profile), self.post_message)
         self.requested_session = session_id
         self.role = role
@@ -184,6 +186,9 @@ class AnyyApp(App[None]):
         await self.link.connect(self.address)
         if self.start_note:
             await self.say(self.start_note)
+        advice = tmux_advice()
+        if advice:
+            await self.say(advice)
         if self.requested_session is None:
             await self.open_session(await self.create_session(), live=None)
         else:

@@ -1,5 +1,6 @@
 """The multi-line editor: Enter sends (or queues steering while busy, or answers the agent's question),
-Alt+Enter a follow-up, Shift+Enter or Ctrl+J a new line. PageUp / PageDown scroll the conversation."""
+Alt+Enter or Ctrl+F a follow-up, Shift+Enter or Ctrl+J a new line. PageUp / PageDown scroll the
+conversation. (Under tmux, see :mod:`anyy.tui.keys`.)"""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
+
+from anyy.tui.keys import FOLLOW_UP_KEYS
 
 NEWLINE_KEYS = frozenset({"shift+enter", "ctrl+j"})
 
@@ -34,10 +37,10 @@ class Editor(TextArea):
 
     async def _on_key(self, event: events.Key) -> None:
         # Handled here, before TextArea's own handler (which would insert a newline for Enter).
-        if event.key in ("enter", "alt+enter"):
+        if event.key == "enter" or event.key in FOLLOW_UP_KEYS:
             event.stop()
             event.prevent_default()
-            self.post_message(self.Submitted(self.text, follow_up=event.key == "alt+enter"))
+            self.post_message(self.Submitted(self.text, follow_up=event.key in FOLLOW_UP_KEYS))
         elif event.key in NEWLINE_KEYS:
             event.stop()
             event.prevent_default()

@@ -51,7 +51,7 @@ COMMANDS: dict[str, str] = {
 
 KEYS: list[tuple[str, str]] = [
     ("Enter", "idle: send; while the agent works: add the text as steering; a question waits: answer it"),
-    ("Alt+Enter", "while the agent works (or a question waits): add a follow-up"),
+    ("Alt+Enter, Ctrl+F", "while the agent works (or a question waits): add a follow-up (Ctrl+F: any terminal)"),
     ("Shift+Enter, Ctrl+J", "a new line in the editor"),
     ("Alt+Up", "every pending item back into the editor, before the draft"),
     ("Ctrl+C", "stop the execution you saw running (or waiting for your answer); pending items are kept"),
