@@ -136,6 +136,7 @@ class ConversationView(VerticalScroll):
         self.stream_execution: str | None = None
         self.streamed = ""
         self._stream_widget: Message | None = None
+        self._unclaimed: Message | None = None  # a closed stream whose recorded entry has not come yet
         self._stream: MarkdownStream | None = None
         self._tools: dict[str, ToolActivity] = {}
         self._batch: list[Widget] | None = None
@@ -298,13 +299,25 @@ class ConversationView(VerticalScroll):
         if not text.strip():
             await widget.remove()
             return
+        if recorded is None:  # closed before its entry came (a tool call started first): the entry claims it
+            self._unclaimed = widget
         await widget.update(text)
+
+    async def claim_streamed(self, recorded: str) -> bool:
+        """The recorded answer of a stream already closed takes that stream's place (rather than being shown
+        a second time, after the tool activity that closed it); False when no stream waits for its entry."""
+        widget, self._unclaimed = self._unclaimed, None
+        if widget is None or not widget.is_attached:
+            return False
+        await widget.update(recorded)
+        return True
 
     async def clear(self) -> None:
         """Forget everything shown (another session, or the same one after moving in its tree)."""
         if self._stream is not None:
             await self._stream.stop()
         self._stream_widget, self._stream, self.stream_execution, self.streamed = None, None, None, ""
+        self._unclaimed = None
         self._tools.clear()
         self._said.clear()
         self.older = None
