@@ -36,6 +36,7 @@ import gc
 import time
 from typing import Any, ClassVar, TypeVar, overload
 
+from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
@@ -60,6 +61,7 @@ from anyy.client.gateway import Locator, address_locator
 from anyy.client.protocol import Method
 from anyy.profiles.gateway_address import Address
 from anyy.tui.commands import Commands
+from anyy.tui.completion import CommandHint
 from anyy.tui.conversation import ConversationView
 from anyy.tui.editor import Editor
 from anyy.tui.history import HISTORY_PAGE, History
@@ -68,6 +70,7 @@ from anyy.tui.link import ConnectionLost, GatewayEvent, GatewayLink
 from anyy.tui.pending import PendingQueue
 from anyy.tui.question import QuestionPrompt, decision, is_approval
 from anyy.tui.retry import RetryCountdown
+from anyy.tui.screens import COMMANDS
 from anyy.tui.routes import EventRoutes
 from anyy.tui.state import ContextFill, SessionState, Waiting
 from anyy.tui.status import StatusLine
@@ -124,7 +127,8 @@ class AnyyApp(App[None]):
         yield RetryCountdown(self.state)
         yield PendingQueue(self.state)
         yield QuestionPrompt(self.state)
-        yield Editor()
+        yield CommandHint(COMMANDS)
+        yield Editor(COMMANDS)
         yield StatusLine(self.state)
 
     @property
@@ -260,6 +264,8 @@ class AnyyApp(App[None]):
         self.state.context = ContextFill(live.context_tokens, live.context_budget)
         self.history.reset(self.session_id)
         await self.history.open(self.size.width, self.size.height)
+        if not self.history.shown:
+            await self.conversation.show_first_hint()
 
     # -- talking to the Gateway ------------------------------------------------------------------
     @overload
@@ -378,6 +384,24 @@ class AnyyApp(App[None]):
     def on_tool_activity_toggled(self, message: ToolActivity.Toggled) -> None:
         if message.by_mouse:
             self.editor.focus()  # a click shows or folds; typing still goes to the editor
+
+    def on_tool_activity_left(self, message: ToolActivity.Left) -> None:
+        self.editor.focus()
+
+    @on(Editor.Changed, "#editor")
+    def follow_command(self, message: Editor.Changed) -> None:
+        """The commands matching what is typed, above the editor."""
+        self.query_one(CommandHint).follow(self.editor.text)
+
+    def on_key(self, event: events.Key) -> None:
+        """A character typed while a tool activity has the focus goes to the editor, focused again: typing
+        is never lost."""
+        if len(self.screen_stack) > 1 or self.focused is self.editor or not event.is_printable:
+            return
+        if event.character and event.key != "space":
+            event.stop()
+            self.editor.focus()
+            self.editor.insert(event.character)
 
     async def action_tree(self) -> None:
         await self.commands.tree("")

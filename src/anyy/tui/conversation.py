@@ -24,6 +24,7 @@ from textual.widget import Widget
 from textual.widgets import Markdown, Static
 
 from anyy.api.entries import InnerCall
+from anyy.tui.completion import FirstHint
 from anyy.tui.tool_activity import ToolActivity
 
 STREAM_INTERVAL = 0.05  # the streamed answer is appended to its Markdown at most this often (seconds)
@@ -127,6 +128,9 @@ class ConversationView(VerticalScroll):
     what is shown (``batch(older=True)``) with what the user was looking at kept in its place."""
 
     DEFAULT_CSS = "ConversationView { height: 1fr; }"
+    # Never focused itself (Tab would leave the editor for an invisible place): the editor's PageUp/PageDown
+    # and the mouse scroll it, Tab reaches the tool activities in it.
+    can_focus = False
 
     class OlderWanted(TextualMessage):
         """PageUp at the top, or a click on the marker: the app loads the previous page of history."""
@@ -163,7 +167,13 @@ class ConversationView(VerticalScroll):
                 await self.mount_all(widgets)
                 self._follow(following)
 
+    async def show_first_hint(self) -> None:
+        """What to do, on the screen of an empty session."""
+        await self.mount(FirstHint())
+
     async def _add(self, widget: Widget, *, follow: bool = False) -> None:
+        for hint in self.query(FirstHint):
+            await hint.remove()
         if self._batch is not None:
             self._batch.append(widget)
             return
