@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.widget import Widget
 
+from anyy.tui.app import AnyyApp
 from anyy.tui.completion import CommandHint, FirstHint, complete
 from anyy.tui.screens import COMMANDS
 from anyy.tui.tool_activity import ToolActivity
@@ -17,6 +19,10 @@ from tests.tui.pilot import TIMEOUT, make_app, opened, type_text, until
 pytestmark = pytest.mark.anyio
 
 __all__ = ["tmux"]
+
+
+def focused(app: AnyyApp) -> Widget | None:
+    return app.focused
 
 
 def test_u3_completion_rules() -> None:
@@ -54,7 +60,7 @@ async def test_u3_slash_lists_the_commands_and_tab_completes(start_gateway: Star
         assert "pick a session" in str(hint.content)
         await pilot.press("tab")
         assert app.editor.text == "/sessions "
-        assert app.focused is app.editor
+        assert focused(app) is app.editor
         await until(app, lambda: not hint.has_class("shown"))
         app.editor.clear()
         await type_text(pilot, "/tr")
@@ -68,21 +74,21 @@ async def test_u3_tab_reaches_tool_activity_visibly_and_typing_is_kept(start_gat
     async with app.run_test(size=(120, 30)) as pilot:
         await opened(app)
         await pilot.press("tab")  # nothing else to reach: the editor keeps the focus
-        assert app.focused is app.editor
+        assert focused(app) is app.editor
         await type_text(pilot, "run: echo hi")
         await pilot.press("enter")
         await until(app, lambda: not app.busy and bool(app.query(ToolActivity)), TIMEOUT)
         await pilot.press("tab")
         activity = app.query_one(ToolActivity)
-        assert app.focused is activity
+        assert focused(app) is activity
         assert activity.has_pseudo_class("focus")
         await pilot.press("o", "k")  # typed while the activity has the focus
-        assert app.focused is app.editor
+        assert focused(app) is app.editor
         assert app.editor.text == "ok"
         await pilot.press("tab")
-        assert app.focused is activity
+        assert focused(app) is activity
         await pilot.press("escape")
-        assert app.focused is app.editor
+        assert focused(app) is app.editor
 
 
 def test_u3_tab_under_tmux_keeps_what_is_typed(start_gateway: StartGateway, tmux: Tmux, home: Path) -> None:

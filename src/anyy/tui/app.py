@@ -60,6 +60,7 @@ from anyy.client.errors import CallFailed, ConflictError, GatewayError
 from anyy.client.gateway import Locator, address_locator
 from anyy.client.protocol import Method
 from anyy.profiles.gateway_address import Address
+from anyy.tui.attachments import AttachmentsBar
 from anyy.tui.commands import Commands
 from anyy.tui.completion import CommandHint
 from anyy.tui.conversation import ConversationView
@@ -70,8 +71,8 @@ from anyy.tui.link import ConnectionLost, GatewayEvent, GatewayLink
 from anyy.tui.pending import PendingQueue
 from anyy.tui.question import QuestionPrompt, decision, is_approval
 from anyy.tui.retry import RetryCountdown
-from anyy.tui.screens import COMMANDS
 from anyy.tui.routes import EventRoutes
+from anyy.tui.screens import COMMANDS
 from anyy.tui.state import ContextFill, SessionState, Waiting
 from anyy.tui.status import StatusLine
 from anyy.tui.tool_activity import ToolActivity
@@ -127,6 +128,7 @@ class AnyyApp(App[None]):
         yield RetryCountdown(self.state)
         yield PendingQueue(self.state)
         yield QuestionPrompt(self.state)
+        yield AttachmentsBar(self.state)
         yield CommandHint(COMMANDS)
         yield Editor(COMMANDS)
         yield StatusLine(self.state)
@@ -336,12 +338,15 @@ class AnyyApp(App[None]):
         kind: SubmissionKind = "prompt"
         if self.busy or waiting is not None:
             kind = "follow_up" if message.follow_up else "steering"
+        files = self.state.attachments
+        params = SendParams(session_id=self.session_id, text=text, kind=kind, attachments=files)
         try:
-            await self.call(m.SESSION_SEND, SendParams(session_id=self.session_id, text=text, kind=kind))
+            await self.call(m.SESSION_SEND, params)
         except GatewayError as exc:
-            await self.say(f"Not sent: {exc}")
+            await self.say(f"Not sent (the draft and the attached files are kept): {exc}")
             return
         self.editor.clear()
+        self.state.attachments = []
 
     async def answer(self, waiting: Waiting, text: str) -> None:
         """Enter while a question waits: the editor's text is its answer (``session.answer``), not a message;

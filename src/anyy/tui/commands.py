@@ -10,6 +10,7 @@ from anyy.api import methods as m
 from anyy.api.params import ClearParams, NavigateParams, SessionRef
 from anyy.client.errors import GatewayError
 from anyy.tui import settings
+from anyy.tui.attachments import AttachError, upload
 from anyy.tui.host import Host
 from anyy.tui.screens import COMMANDS, ConfirmScreen, HelpScreen, SessionPicker, TreeChoice, TreeScreen
 
@@ -32,6 +33,8 @@ class Commands:
             "/provider": model.provider,
             "/model": model.model,
             "/effort": model.effort,
+            "/attach": self.attach,
+            "/detach": self.detach,
             "/continue": self.continue_queue,
             "/clear": self.clear_queue,
         }
@@ -51,6 +54,27 @@ class Commands:
     async def new(self, argument: str) -> None:
         await self.host.switch_session(await self.host.create_session(), live=None)
         await self.host.say("New session: it is named after your first message.")
+
+    async def attach(self, argument: str) -> None:
+        """Upload a file for the next message (``/attach PATH``)."""
+        try:
+            attached = await upload(self.host.address, argument)
+        except AttachError as exc:
+            await self.host.say(f"/attach: {exc}")
+            return
+        self.state.attachments = [*self.state.attachments, attached]
+
+    async def detach(self, argument: str) -> None:
+        """``/detach N`` removes the Nth file listed above the editor; ``/detach`` all of them."""
+        files = self.state.attachments
+        if not argument or argument == "all":
+            self.state.attachments = []
+            return
+        if not argument.isdigit() or not 1 <= int(argument) <= len(files):
+            await self.host.say(f"/detach: give the number of a file listed above the editor (1 to {len(files)}).")
+            return
+        number = int(argument)
+        self.state.attachments = files[: number - 1] + files[number:]
 
     async def continue_queue(self, argument: str) -> None:
         """The items left waiting after a stop or a failure start now (``session.continue``)."""

@@ -7,8 +7,6 @@ beginning of the matches, and a space after a unique one). Nothing else changes 
 
 from __future__ import annotations
 
-import os
-
 from textual.widgets import Static
 
 FIRST_HINT = (
@@ -32,7 +30,10 @@ def complete(text: str, commands: dict[str, str]) -> str | None:
         return None
     if len(found) == 1:
         return found[0] + " "
-    common = os.path.commonprefix(found)
+    common = found[0]
+    for name in found[1:]:
+        while not name.startswith(common):
+            common = common[:-1]
     return common if len(common) > len(text) else None
 
 

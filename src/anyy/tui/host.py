@@ -8,6 +8,7 @@ from typing import Any, Protocol, TypeVar, overload
 from anyy.api.methods import MethodSpec
 from anyy.api.params import CreateParams, Params
 from anyy.api.sessions import Session, SessionView
+from anyy.profiles.gateway_address import Address
 from anyy.tui.conversation import ConversationView
 from anyy.tui.editor import Editor
 from anyy.tui.history import History
@@ -21,6 +22,10 @@ R = TypeVar("R")
 class Host(Protocol):
     state: SessionState
     history: History
+
+    @property
+    def address(self) -> Address:
+        """Where the Gateway is (its HTTP routes, such as /upload, take the same token)."""
 
     @property
     def conversation(self) -> ConversationView: ...
