@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from anyy.api.events import SessionRenamed
 from anyy.domain.model_io import TextDelta
 from anyy.domain.titles import first_title, model_title, offline_title, title_transcript
 from anyy.providers.base import ProviderError
@@ -104,3 +105,17 @@ def test_u1_title_rules() -> None:
         == "Fix the failing build on CI"
     )
     assert offline_title("User: ?") == "Conversation"
+
+
+async def test_u1_each_new_title_is_announced(tmp_path: Path) -> None:
+    async with Harness(tmp_path) as h:
+        session = await h.session()
+        h.model.enqueue("An answer.")
+        await h.send(session.id, "plan my week")
+        first = await h.event(lambda e: isinstance(e, SessionRenamed))
+        assert first == SessionRenamed(session_id=session.id, title="plan my week")
+        by_model = await h.event(lambda e: isinstance(e, SessionRenamed))
+        assert by_model == SessionRenamed(session_id=session.id, title="Plan my week")
+        await h.rt.rename(session.id, "Week")
+        by_user = await h.event(lambda e: isinstance(e, SessionRenamed))
+        assert by_user == SessionRenamed(session_id=session.id, title="Week")

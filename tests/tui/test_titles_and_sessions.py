@@ -43,12 +43,18 @@ async def test_u1_a_session_written_in_stays_and_is_titled_from_its_first_messag
         await pilot.press("enter")
         await until(app, lambda: not app.busy and bool(app.conversation.query("Message.assistant")), TIMEOUT)
         kept = app.session_id
+        # Named from the first message, then by the (offline) model: each announced, the TUI follows.
+        await until(
+            app,
+            lambda: app.state.session is not None and app.state.session.title == "Plan the garden for spring",
+            TIMEOUT,
+        )
         await pilot.press("ctrl+q")
         await until(app, lambda: not app.is_running)
     with live.client() as client:
         (listed,) = client.call("session.list", {})["items"]
     assert listed["id"] == kept
-    assert listed["title"] in ("plan the garden for spring", "Plan the garden for spring")  # first, or the model's
+    assert listed["title"] == "Plan the garden for spring"
     assert listed["preview"].startswith("(offline model) You said: «plan the garden for spring»")
 
 

@@ -83,6 +83,11 @@ function sessionItem(session) {
   return li;
 }
 
+function renameInList(session) {
+  const li = document.querySelector(`#sessions li[data-id="${session.id}"] .title`);
+  if (li) li.textContent = session.title || "Untitled";
+}
+
 async function loadSessions() {
   const list = state.list;
   if (list.loading || list.done) return;
@@ -672,6 +677,13 @@ function onEvent(event) {
     case "notice":
       notice(event.text);
       return;
+    case "session_renamed":
+      // U1: named from the first message, then by the model (or renamed elsewhere)
+      state.session.title = event.title;
+      $("title").textContent = event.title || "Untitled";
+      renameInList(state.session);
+      showTitle();
+      return;
     default:
       return;
   }
@@ -1257,8 +1269,7 @@ function wire() {
     $("rename-form").hidden = true;
     $("rename").hidden = false;
     showHeader();
-    const li = document.querySelector(`#sessions li[data-id="${session.id}"] .title`);
-    if (li) li.textContent = session.title || "Untitled";
+    renameInList(session);
   });
   $("model-select").addEventListener("change", () => {
     const [provider, ...rest] = $("model-select").value.split("/");

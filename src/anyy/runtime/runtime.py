@@ -131,6 +131,7 @@ class Runtime(SessionWrites):
         if listened:
             self._announce.queue_now(session_id, pending)
         if named is not None:
+            self._announce.renamed(named)
             self.titles.refine_after(named, submission.id)
         self._actor(session_id).poke()
         return submission

@@ -19,6 +19,7 @@ from anyy.domain.model_io import ModelRequest, StopEvent, TextDelta, UserMessage
 from anyy.domain.queue import NewSubmission
 from anyy.domain.sessions import Session, SessionPatch
 from anyy.domain.titles import TITLE_INSTRUCTIONS, first_title, model_title, title_transcript
+from anyy.runtime.announce import Announcer
 from anyy.runtime.bus import Subscription
 from anyy.runtime.deps import Deps
 from anyy.storage.protocol import SessionStore
@@ -45,6 +46,7 @@ class Titles:
 
     def __init__(self, deps: Deps) -> None:
         self.deps = deps
+        self._announce = Announcer(deps)
         self._tasks: set[asyncio.Task[None]] = set()
 
     def refine_after(self, session: Session, submission_id: str) -> None:
@@ -80,7 +82,9 @@ class Titles:
             log.info("session %s keeps its first title: %s", session_id, exc)
             return
         if title and title != first:
-            await self.deps.owner.call(lambda s: _replace(s, session_id, first, title))
+            renamed = await self.deps.owner.call(lambda s: _replace(s, session_id, first, title))
+            if renamed is not None:
+                self._announce.renamed(renamed)
 
     async def _ask(self, session_id: str) -> str:
         session, transcript = await self.deps.owner.call(lambda s: _first_exchange(s, session_id))
@@ -123,7 +127,8 @@ def _first_exchange(store: SessionStore, session_id: str) -> tuple[Session, str]
     return session, title_transcript(question, answer) if question else ""
 
 
-def _replace(store: SessionStore, session_id: str, first: str, title: str) -> None:
+def _replace(store: SessionStore, session_id: str, first: str, title: str) -> Session | None:
     """The model's title, unless the title is no longer the first one (renamed meanwhile)."""
-    if store.get_session(session_id).title == first:
-        store.update_session(session_id, SessionPatch(title=title))
+    if store.get_session(session_id).title != first:
+        return None
+    return store.update_session(session_id, SessionPatch(title=title))

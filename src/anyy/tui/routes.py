@@ -7,12 +7,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import msgspec
+
 from anyy.api.events import (
     EntriesAppended,
     ExecutionStateChanged,
     Notice,
     QueueChanged,
     RetryWaiting,
+    SessionRenamed,
     TextDeltaEvent,
     ToolFinished,
     ToolStarted,
@@ -40,6 +43,7 @@ class EventRoutes:
             EntriesAppended: self.entries_appended,
             QueueChanged: self.queue_changed,
             Notice: self.notice,
+            SessionRenamed: self.renamed,
         }
 
     async def route(self, event: Event) -> None:
@@ -81,6 +85,11 @@ class EventRoutes:
 
     async def queue_changed(self, event: QueueChanged) -> None:
         self.state.queue = event.pending
+
+    async def renamed(self, event: SessionRenamed) -> None:
+        session = self.state.session
+        if session is not None:
+            self.state.session = msgspec.structs.replace(session, title=event.title)
 
     async def notice(self, event: Notice) -> None:
         await self.host.say(event.text)
