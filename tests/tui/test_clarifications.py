@@ -109,7 +109,7 @@ async def test_clarification_ctrl_c_stops_the_waiting_execution(start_gateway: S
         await pilot.press("ctrl+c")
         await until(app, lambda: app.question.waiting is None, TIMEOUT)
         assert "Stopping the response" in notices(app)
-        await until(app, lambda: "its question is left unanswered" in notices(app), TIMEOUT)
+        await until(app, lambda: "question is left unanswered" in notices(app), TIMEOUT)
         assert app.status.state == "idle"
         with live.client() as client:
             execution = client.call(
