@@ -15,7 +15,7 @@ from textual.widgets import Static
 from anyy.tui.state import SessionState, Waiting
 
 TITLE = "The agent asks"
-HINT = "type your answer in the editor · Enter sends it · Ctrl+C stops the execution instead"
+HINT = "type your answer in the editor · Enter sends it · Ctrl+C stops the response instead"
 APPROVAL_PREFIX = "Approval needed:"  # how the Gateway words a tool's request for approval (session.approve)
 APPROVAL_TITLE = "Approval needed"
 APPROVAL_HINT = "o + Enter: once · s + Enter: for this session · d + Enter: deny · Ctrl+C stops"

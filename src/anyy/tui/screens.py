@@ -56,7 +56,7 @@ KEYS: list[tuple[str, str]] = [
     ("Alt+Enter, Ctrl+F", "while the agent works (or a question waits): add a follow-up (Ctrl+F: any terminal)"),
     ("Shift+Enter, Ctrl+J", "a new line in the editor"),
     ("Alt+Up", "every pending item back into the editor, before the draft"),
-    ("Ctrl+C", "stop the execution you saw running (or waiting for your answer); pending items are kept"),
+    ("Ctrl+C", "stop the response you saw running (or waiting for your answer); pending items are kept"),
     ("Esc", "closes a picker or dialog first; retry wait: cancel it; working: pending back, then stop"),
     ("PageUp, PageDown", "scroll the conversation; PageUp at its top shows older messages"),
     ("Tab, Shift+Tab", "reach the tool activity: Enter (or a click) shows a long result whole, or folds it"),
