@@ -31,6 +31,7 @@ port and token). Once connected it redraws the session from the Gateway's state 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import time
@@ -80,6 +81,7 @@ from anyy.tui.tool_activity import ToolActivity
 P = TypeVar("P", bound=Params)
 R = TypeVar("R")
 RECONNECTING = "reconnecting…"
+LEAVE_TIMEOUT = 2.0  # seconds the app may take, as it ends, to delete the empty session it made
 
 
 class AnyyApp(App[None]):
@@ -472,4 +474,7 @@ class AnyyApp(App[None]):
             await self.say("The response had already ended: nothing stopped.")
 
     async def on_unmount(self) -> None:
+        # However the app ends (Ctrl+Q already did this; a closed terminal did not), briefly.
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.leave_session(), LEAVE_TIMEOUT)
         await self.link.close()
