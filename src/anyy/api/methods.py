@@ -59,6 +59,7 @@ SESSION_STOP: MethodSpec[p.ExecutionRef, StopResult] = MethodSpec("session.stop"
 SESSION_RETRY_CANCEL: MethodSpec[p.ExecutionRef, StopResult] = MethodSpec(
     "session.retry.cancel", p.ExecutionRef, StopResult
 )
+SESSION_RETRY_NOW: MethodSpec[p.ExecutionRef, StopResult] = MethodSpec("session.retry.now", p.ExecutionRef, StopResult)
 SESSION_EXECUTION: MethodSpec[p.ExecutionRef, Execution] = MethodSpec("session.execution", p.ExecutionRef, Execution)
 SESSION_ANSWER: MethodSpec[p.AnswerParams, None] = MethodSpec("session.answer", p.AnswerParams, None)
 SESSION_APPROVE: MethodSpec[p.ApproveParams, None] = MethodSpec("session.approve", p.ApproveParams, None)

@@ -18,7 +18,7 @@ import secrets
 import signal
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -94,8 +94,16 @@ def _server_class() -> Any:
     return Server
 
 
-async def serve(profile: Profile, *, host: str = "127.0.0.1", port: int = 0, ready_fd: int | None = None) -> None:
-    """Run the Gateway of ``profile`` until SIGTERM or SIGINT."""
+async def serve(
+    profile: Profile,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    ready_fd: int | None = None,
+    on_ready: Callable[[Address], None] | None = None,
+) -> None:
+    """Run the Gateway of ``profile`` until SIGTERM or SIGINT; ``on_ready`` is told its address once it
+    listens (``anyy gateway run`` prints it)."""
     import uvicorn
 
     profile.require()
@@ -129,6 +137,8 @@ async def serve(profile: Profile, *, host: str = "127.0.0.1", port: int = 0, rea
         if ready_fd is not None:
             os.write(ready_fd, msgspec.json.encode(address) + b"\n")
             os.close(ready_fd)
+        if on_ready is not None:
+            on_ready(address)
         config = uvicorn.Config(
             app,
             log_config=None,

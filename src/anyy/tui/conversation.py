@@ -194,6 +194,10 @@ class ConversationView(VerticalScroll):
         self._said.append(text)
         await self._add(NoticeLine(text, markup=False))
 
+    def said_already(self, text: str) -> bool:
+        """Whether one of the newest notices says ``text``."""
+        return any(text in said for said in self._said)
+
     def remember_said(self, text: str) -> None:
         """Count ``text`` as said (a recorded notice saying it is not shown again)."""
         self._said.append(text)

@@ -116,8 +116,11 @@ class EventRoutes:
     async def _ended(self, execution: str, state: str, error: str | None) -> None:
         await self.host.conversation.end_stream(note=" *(interrupted)*" if state == "interrupted" else "")
         if state == "failed":
+            conversation = self.host.conversation
+            if error and conversation.said_already(error):
+                return  # the failure's recorded notice (appended just before) already says it: one line
             await self.host.say(f"The response failed: {error}")
             if error:
-                self.host.conversation.remember_said(error)  # its recorded notice is not said again
+                conversation.remember_said(error)  # a notice of it recorded later is not said again
         elif state == "interrupted":
             await self.host.say("Stopped; pending items are kept.")
