@@ -93,7 +93,7 @@ async def test_u3_a_failed_response_is_said_once(start_gateway: StartGateway) ->
             client.call("session.settings", {"session_id": app.session_id, "provider": "broken", "model": "m"})
         await type_text(pilot, "hello")
         await pilot.press("enter")
-        await until(app, lambda: "The response failed" in notices(app), TIMEOUT * 2)
+        await until(app, lambda: "failed: " in notices(app), TIMEOUT * 2)
         await until(app, lambda: not app.busy, TIMEOUT)
         said = notices(app).splitlines()
         failures = [line for line in said if "fail" in line.lower() or "error" in line.lower()]
