@@ -78,14 +78,73 @@ function sessionItem(session) {
     button.append(preview);
   }
   button.append(meta);
+  if (session.origin) {
+    const origin = document.createElement("span");
+    origin.className = "origin meta muted";
+    origin.textContent = originText(session.origin);
+    button.append(origin);
+  }
   button.addEventListener("click", () => openSession(session.id));
   li.append(button);
+  if (session.origin && session.origin.kind === "schedule" && session.origin.schedule_id) {
+    const runs = document.createElement("button");
+    runs.type = "button";
+    runs.className = "runs-link";
+    runs.textContent = "Runs";
+    runs.setAttribute("aria-label", `Runs of the schedule ${session.origin.name}`);
+    runs.addEventListener("click", () => showRuns(session.origin.schedule_id).catch(report));
+    li.classList.add("has-runs");
+    li.append(runs);
+  }
   return li;
 }
 
 function renameInList(session) {
   const li = document.querySelector(`#sessions li[data-id="${session.id}"] .title`);
   if (li) li.textContent = session.title || "Untitled";
+}
+
+// What started a Background session (K4): a schedule's run, a delegated task, a resident.
+function originText(origin) {
+  if (origin.kind === "schedule") return `schedule ${origin.name} · run for ${when(origin.scheduled_for)}`;
+  if (origin.kind === "delegate") return `delegated by ${origin.parent_session_id}`;
+  return `resident ${origin.name || origin.resident_id}`;
+}
+
+// A schedule's runs (K1), newest first, each opening its session: one click from any of its sessions.
+async function showRuns(scheduleId) {
+  const [schedule, runs] = await Promise.all([
+    state.rpc.call("schedule.get", { schedule: scheduleId }),
+    state.rpc.call("schedule.runs", { schedule: scheduleId, limit: 50 }),
+  ]);
+  let dialog = $("runs-dialog");
+  if (!dialog) {
+    dialog = document.createElement("dialog");
+    dialog.id = "runs-dialog";
+    document.body.append(dialog);
+  }
+  const heading = document.createElement("h2");
+  heading.textContent = `Runs of ${schedule.name}`;
+  const next = document.createElement("p");
+  next.className = "muted";
+  next.textContent = schedule.paused ? "paused" : schedule.next_at ? `next: ${when(schedule.next_at)}` : "no next run";
+  const list = document.createElement("ul");
+  list.className = "runs";
+  for (const run of runs) {
+    const li = document.createElement("li");
+    const label = `${when(run.scheduled_for)} · ${run.outcome}${run.error ? ` (${run.error})` : ""}`;
+    li.append(
+      run.session_id
+        ? button(label, () => {
+            dialog.close();
+            openSession(run.session_id).catch(report);
+          })
+        : document.createTextNode(label),
+    );
+    list.append(li);
+  }
+  dialog.replaceChildren(heading, next, list, button("Close", () => dialog.close()));
+  dialog.showModal();
 }
 
 async function loadSessions() {

@@ -35,6 +35,7 @@ from anyy.profiles.gateway_address import Address, address_path, read_address, w
 from anyy.profiles.profile import Profile
 from anyy.runtime.assembly import build_deps
 from anyy.runtime.runtime import Runtime
+from anyy.runtime.schedule_admin import scheduling_for
 
 log = logging.getLogger("anyy.gateway")
 
@@ -115,8 +116,10 @@ async def serve(
         deps.owner.start()
         runtime = Runtime(deps)
         recovered = await runtime.start()
+        schedules = scheduling_for(profile, runtime)
+        await schedules.scheduler.start()
         token = secrets.token_urlsafe(32)
-        gateway = Gateway(profile=profile, deps=deps, runtime=runtime, token=token)
+        gateway = Gateway(profile=profile, deps=deps, runtime=runtime, token=token, schedules=schedules)
         app = create_app(Dispatcher(gateway, TABLE), token)
         sock = bind(host, port)
         address = Address(
@@ -158,6 +161,7 @@ async def serve(
                 current = read_address(profile)
                 if current is not None and current.pid == os.getpid():
                     address_path(profile).unlink()
+            await schedules.scheduler.aclose()
             await runtime.aclose()
             await deps.owner.aclose()
             log.info("gateway stopped")

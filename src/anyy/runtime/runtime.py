@@ -136,6 +136,14 @@ class Runtime(SessionWrites):
         self._actor(session_id).poke()
         return submission
 
+    async def start_queued(self, session_id: str) -> None:
+        """Input another part of the Gateway queued in the store itself (a schedule's run, claimed with
+        its prompt in one transaction): announce the queue, then start it if the session is idle."""
+        if self.deps.bus.listened(session_id):
+            pending = await self.deps.owner.call(lambda s: s.list_submissions(session_id))
+            self._announce.queue_now(session_id, pending)
+        self._actor(session_id).poke()
+
     async def continue_queue(self, session_id: str) -> None:
         """An explicit continuation: after a stop or a failure, pending items start again."""
         await self.deps.owner.call(lambda s: s.get_session(session_id))
