@@ -31,9 +31,9 @@ _MARK = "_anyy_alt_enter"
 
 def read_alt_enter() -> None:
     """Make ESC CR read as Alt+Enter (once per process; Textual's parser is shared by every app)."""
-    original: Callable[..., Iterable[events.Key]] = XTermParser._sequence_to_key_events
-    if getattr(original, _MARK, False):
-        return
+    original: Callable[..., Iterable[events.Key]] | None = getattr(XTermParser, "_sequence_to_key_events", None)
+    if original is None or getattr(original, _MARK, False):
+        return  # a Textual without this hook (private API): Ctrl+F still adds a follow-up
 
     def sequence_to_key_events(self: XTermParser, sequence: str, alt: bool = False) -> Iterable[events.Key]:
         if alt and sequence == "\r":
