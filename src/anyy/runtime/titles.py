@@ -28,6 +28,7 @@ log = logging.getLogger("anyy.runtime")
 
 TITLE_TIMEOUT = 60.0  # seconds the model has to name a session; the first title stays after that
 TITLE_MAX_TOKENS = 40
+FIRST_TURN_WAIT = 3600.0  # seconds the model's title waits for the first turn to end; then the first title stays
 _ENDED = frozenset({"completed", "failed", "interrupted", "timed_out"})
 
 
@@ -71,7 +72,9 @@ class Titles:
 
     async def _refine(self, events: Subscription, session_id: str, submission_id: str, first: str) -> None:
         try:
-            outcome = await _outcome(events, submission_id)
+            outcome = await asyncio.wait_for(_outcome(events, submission_id), FIRST_TURN_WAIT)
+        except TimeoutError:
+            return  # the first turn never ended here (another Gateway ran it, or it waits on a question)
         finally:
             events.close()
         if outcome != "completed":
