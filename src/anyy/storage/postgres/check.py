@@ -107,16 +107,23 @@ class CheckPart(QueuePart, UpkeepPart):
 
     def _check_executions(self, repair: bool) -> Finding:
         found = Finding(check="executions")
-        left = [
-            row[0]
-            for row in self._all(
-                "SELECT e.id FROM executions e JOIN sessions x ON x.num = e.session_num "
-                "WHERE e.state IN ('running', 'retry_wait') AND x.status = 'active'"
-            )
-        ]
+        rows = self._all(
+            "SELECT e.id, x.lease_until IS NOT NULL AND x.lease_until >= clock_timestamp() "
+            "FROM executions e JOIN sessions x ON x.num = e.session_num "
+            "WHERE e.state IN ('running', 'retry_wait') AND x.status = 'active'"
+        )
+        # A session whose lease is live is being run by a Gateway of the cluster (on any host): its work
+        # is that Gateway's, not a leftover.
+        left = [execution_id for execution_id, leased in rows if not leased]
+        leased = len(rows) - len(left)
         found.add(len(left), f"{len(left)} executions left running with no Gateway, e.g. {left[:1]}")
-        if repair and left:
+        if repair and left and not leased:
             found.repaired = len(self.recover_interrupted(RECOVERY_NOTE))
+        elif repair and left:
+            found.details.append(
+                f"not repaired: {leased} other executions are run by a live Gateway of this database; "
+                "stop every Gateway of the cluster first"
+            )
         return found
 
     def _check_queue(self, repair: bool) -> Finding:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from anyy.domain.durability import Durability
+from anyy.storage.ownership import SoloOwnership
 from anyy.storage.sqlite.check import CheckPart
 from anyy.storage.sqlite.schedules import SchedulesPart
 from anyy.storage.sqlite.snapshot import SnapshotPart
 
 
-class SqliteStore(SchedulesPart, CheckPart, SnapshotPart):
+class SqliteStore(SchedulesPart, CheckPart, SnapshotPart, SoloOwnership):
     """Sessions, entries, submissions and executions in one ``state.db``; large bodies in ``objects/``.
 
     Use it from the thread that created it; from an event loop, through ``anyy.storage.owner``. Its
