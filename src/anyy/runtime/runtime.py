@@ -38,6 +38,7 @@ from anyy.runtime.deps import Deps, ModelSource
 from anyy.runtime.execution import Outcome
 from anyy.runtime.residents import Residents
 from anyy.runtime.session_writes import SessionWrites
+from anyy.runtime.titles import Titles, name_from_first
 from anyy.storage.ownership import Control, OwnedElsewhere
 from anyy.storage.protocol import SessionStore
 from anyy.tools.approvals import DECISIONS, QUESTION_PREFIX
@@ -72,6 +73,7 @@ class Runtime(SessionWrites):
         self.delegations = Delegations(self)  # K2: the delegate tool's children
         deps.delegator = self.delegations.delegator
         self.residents = Residents(self)  # K3: long-lived sessions woken by heartbeats and webhooks
+        self.titles = Titles(deps)
         hooks = Hooks(poke=self._poke, lost=self._lost, control=self._apply_control, recovered=self._recovered)
         self.cluster = Membership(deps, hooks, RECOVERY_NOTE)
 
@@ -91,6 +93,7 @@ class Runtime(SessionWrites):
     async def aclose(self) -> None:
         await self.delegations.aclose()
         await self.residents.aclose()
+        await self.titles.aclose()
         for actor in list(self._actors.values()):
             await actor.aclose()
         self._actors.clear()
@@ -173,13 +176,17 @@ class Runtime(SessionWrites):
         """Accept an input: durable before this returns; it starts at once when the session is idle."""
         listened = self.deps.bus.listened(session_id)
 
-        def add(store: SessionStore) -> tuple[Submission, list[Submission]]:
+        def add(store: SessionStore) -> tuple[Submission, list[Submission], Session | None]:
             added = store.add_submission(session_id, new)
-            return added, store.list_submissions(session_id) if listened else []
+            named = name_from_first(store, session_id, new)  # U1: the first message names the session
+            return added, store.list_submissions(session_id) if listened else [], named
 
-        submission, pending = await self.deps.owner.call(add)
+        submission, pending, named = await self.deps.owner.call(add)
         if listened:
             self._announce.queue_now(session_id, pending)
+        if named is not None:
+            self._announce.renamed(named)
+            self.titles.refine_after(named, submission.id)
         self._actor(session_id).poke()
         return submission
 
@@ -314,7 +321,7 @@ class Runtime(SessionWrites):
                 "it goes on when they end (stop it to stop them)"
             )
         actor = self._actor(session_id)
-        actor.submit(lambda: actor.resume(execution_id, text))
+        actor.submit(lambda: actor.resume(execution_id, text), detached=True)
 
     async def approve(self, session_id: str, execution_id: str, decision: str) -> None:
         """Answer the approval request a suspended execution waits on (N2): ``once`` runs the call,
