@@ -44,7 +44,16 @@ async def _view(gw: Gateway, session_id: str) -> wire.SessionView:
         context_tokens=state.context_tokens,
         context_budget=gw.runtime.deps.settings.budget_tokens,
         retry_wait=_retry_view(gw, session_id),
+        blocked=_blocked_view(gw, session_id),
     )
+
+
+def _blocked_view(gw: Gateway, session_id: str) -> wire.BlockedView | None:
+    found = gw.runtime.blocked(session_id)
+    if found is None:
+        return None
+    execution_id, state, error, seconds = found
+    return wire.BlockedView(execution_id=execution_id, state=state, error=error, seconds=round(seconds, 3))  # type: ignore[arg-type]
 
 
 def _retry_view(gw: Gateway, session_id: str) -> wire.RetryView | None:

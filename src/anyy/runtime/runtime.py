@@ -37,7 +37,8 @@ from anyy.runtime.session_writes import SessionWrites
 from anyy.storage.protocol import SessionStore
 from anyy.tools.approvals import DECISIONS, QUESTION_PREFIX
 
-RECOVERY_NOTE = "The Gateway stopped while this response was running; it was marked interrupted. Nothing was lost."
+# The store adds what it kept of the answer (D4); the user's messages and everything recorded before stay.
+RECOVERY_NOTE = "The Gateway stopped while this response was running; it was marked interrupted."
 NO_ANSWER = "Not answered: the user stopped the response instead of answering."
 GoalAction = Literal["set", "status", "pause", "resume", "clear"]
 # A submission is settled for a waiting client once it has an outcome or waits for an answer.
@@ -70,12 +71,12 @@ class Runtime(SessionWrites):
         nothing is started (G3)."""
         recovered: list[Execution] = await self.deps.owner.call(lambda s: s.recover_interrupted(RECOVERY_NOTE))
         for execution in recovered:
-            self._announce.execution(execution, note=RECOVERY_NOTE)
+            self._announce.execution(execution, note=execution.note or RECOVERY_NOTE)
         return recovered
 
     async def aclose(self) -> None:
-        for actor in list(self._actors.values()):
-            await actor.aclose()
+        # Together: each settles its running work (D4) within the same grace.
+        await asyncio.gather(*(actor.aclose() for actor in list(self._actors.values())))
         self._actors.clear()
         if self.deps.tool_servers is not None:
             await self.deps.tool_servers.aclose()
@@ -108,6 +109,15 @@ class Runtime(SessionWrites):
             return None
         waiting, until = current.retry_wait
         return waiting, max(0.0, until - self.deps.clock.now())
+
+    def blocked(self, session_id: str) -> tuple[str, str, str, float] | None:
+        """An execution whose end could not be written yet (D1): its id, the end it reached, why the write
+        failed, and for how many seconds the session has been waiting on it."""
+        actor = self._actors.get(session_id)
+        found = actor.blocked if actor is not None else None
+        if found is None:
+            return None
+        return found.execution_id, found.end.state, found.end.cause, self.deps.clock.now() - found.since
 
     def live_text(self, session_id: str) -> str:
         """What the model has streamed so far in the running pass (for a client that joins late)."""
@@ -148,6 +158,10 @@ class Runtime(SessionWrites):
         if actor is not None and actor.current is not None and actor.current.execution_id == execution_id:
             actor.current.request_stop()
             return True
+        if actor is not None and actor.blocked is not None and actor.blocked.execution_id == execution_id:
+            # It has ended, only its end is not on disk yet (D1): write it now rather than wait for the timer.
+            await actor.submit(actor.settle_blocked)
+            return False
         execution = await self._execution_of(session_id, execution_id)
         if execution.state != "suspended":
             return False
@@ -233,6 +247,11 @@ class Runtime(SessionWrites):
         running = actor is not None and actor.current is not None and actor.current.state in ("running", "retry_wait")
         busy = running or (actor is not None and actor.exclusive is not None) or active
         pending = await owner.call(lambda s: s.list_submissions(session_id)) if queue_too else []
+        if actor is not None and actor.blocked is not None:
+            raise Conflict(
+                f"{what} needs an idle session, and the end of its last response could not be recorded yet "
+                f"({actor.blocked.end.cause}): free some disk space; it is written again on its own"
+            )
         if busy or pending:
             cause = "a response is running or waiting for an answer" if busy else "items are waiting in its queue"
             raise Conflict(f"{what} needs an idle session, and {cause}: wait for it to finish, or stop it first")

@@ -150,6 +150,13 @@ class SessionStore(Protocol):
         """Append one pass's entries and count the pass, in one transaction."""
         ...
 
+    def save_stream_text(self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False) -> None:
+        """Keep more of the text the running pass is streaming (appended to what was kept; ``first``
+        starts afresh, as a retried model call does), so that a crash keeps the answer so far (D4). What
+        was kept is dropped when the pass is recorded or the execution ends, and turned into an
+        interrupted answer by :meth:`recover_interrupted`."""
+        ...
+
     def set_execution_state(
         self, execution_id: str, state: ExecutionState, *, error: str | None = None, note: str | None = None
     ) -> Execution:
@@ -160,7 +167,9 @@ class SessionStore(Protocol):
     def list_executions(self, session_id: str, *, active_only: bool = False) -> list[Execution]: ...
     def recover_interrupted(self, note: str) -> list[Execution]:
         """After a crash: mark every execution that was running (or waiting to retry) as interrupted, with
-        a visible notice entry. One suspended on a question stays suspended: an answer still resumes it."""
+        a visible notice entry (``note``, then what was kept). The text saved with
+        :meth:`save_stream_text` is appended first, as an interrupted answer. One suspended on a question
+        stays suspended: an answer still resumes it."""
         ...
 
     # -- upkeep ----------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from anyy.domain.entries import EntryKind
+from anyy.domain.entries import AssistantData, EntryKind, NewEntry, NoticeData
 from anyy.domain.errors import Conflict, InvalidInput, NotFound
 from anyy.domain.sessions import QUEUE_MODES, SESSION_KINDS
 
@@ -124,3 +124,28 @@ def not_this_session(submission_id: str) -> InvalidInput:
 
 def snapshot_target_exists(target: object) -> InvalidInput:
     return InvalidInput(f"{target} already exists: a snapshot goes into an empty folder")
+
+
+def recovered_entries(note: str, kept: tuple[str, str, str] | None) -> tuple[list[NewEntry], str]:
+    """What recovery appends for one execution that was running when the Gateway died, and its note:
+    the answer's text kept so far ``(provider, model, text)``, if any, as an interrupted assistant
+    message, then a notice that says exactly what was kept (D4)."""
+    entries: list[NewEntry] = []
+    if kept is not None and kept[2]:
+        provider, model, text = kept
+        entries.append(
+            NewEntry(
+                kind=EntryKind.ASSISTANT,
+                text=text,
+                data=AssistantData(provider=provider, model=model, stop_reason="interrupted", interrupted=True),
+            )
+        )
+        said = (
+            f"Kept: the first {len(text):,} characters of its answer, as saved while it streamed (marked "
+            "interrupted); anything streamed after the last save was lost."
+        )
+    else:
+        said = "No text of its answer had been saved yet."
+    full = f"{note} {said}"
+    entries.append(NewEntry(kind=EntryKind.NOTICE, text=full, data=NoticeData(level="warning")))
+    return entries, full

@@ -48,6 +48,7 @@ class MemoryData(msgspec.Struct, kw_only=True):
     submissions: dict[str, SubmissionRecord] = {}
     executions: dict[str, Execution] = {}
     objects: dict[str, ObjectRecord] = {}
+    stream_texts: dict[str, list[tuple[str, str, str]]] = {}  # execution id → (provider, model, text) pieces
     next_session: int = 1
     next_submission: int = 1
     deleted: list[int] = []  # numbers of deleted sessions whose entries upkeep has not reclaimed yet

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from anyy.domain.entries import Attachment, Entry, EntryKind, NewEntry, NoticeData, UserData
+from anyy.domain.entries import Attachment, Entry, EntryKind, NewEntry, UserData
 from anyy.domain.errors import InvalidInput
 from anyy.domain.queue import (
     ACTIVE_EXECUTION_STATES,
@@ -221,6 +221,7 @@ class QueuePart(SessionsPart):
             if found is not None and found.submission.execution_id == execution_id:
                 found.submission.entry_id = entry_id
         execution.passes += 1
+        self.data.stream_texts.pop(execution_id, None)
         return appended
 
     def set_execution_state(
@@ -236,7 +237,18 @@ class QueuePart(SessionsPart):
         execution.note = note if note is not None else execution.note
         execution.ended_at = now if state in FINAL_EXECUTION_STATES else None
         self._settle(execution, outcome, error=error)
+        if state in FINAL_EXECUTION_STATES:
+            self.data.stream_texts.pop(execution_id, None)
         return copied(execution)
+
+    def save_stream_text(self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False) -> None:
+        execution = self._execution(execution_id)
+        self._record(execution.session_id)
+        if execution.state in FINAL_EXECUTION_STATES:
+            raise rules.execution_ended(execution_id, execution.state)
+        if first:
+            self.data.stream_texts.pop(execution_id, None)
+        self.data.stream_texts.setdefault(execution_id, []).append((provider, model, text))
 
     def _settle(self, execution: Execution, outcome: str, *, error: str | None = None) -> None:
         now = self.clock()
@@ -268,9 +280,11 @@ class QueuePart(SessionsPart):
             record = self.data.sessions.get(execution.session_id)
             if record is None or not record.active or execution.state not in ("running", "retry_wait"):
                 continue
-            notice = self._prepare(NewEntry(kind=EntryKind.NOTICE, text=note, data=NoticeData(level="warning")))
-            self._append(record, [notice])
-            execution.state, execution.note, execution.ended_at = "interrupted", note, self.clock()
+            pieces = self.data.stream_texts.pop(execution.id, [])
+            kept = (pieces[-1][0], pieces[-1][1], "".join(p[2] for p in pieces)) if pieces else None
+            entries, full_note = rules.recovered_entries(note, kept)
+            self._append(record, [self._prepare(new) for new in entries])
+            execution.state, execution.note, execution.ended_at = "interrupted", full_note, self.clock()
             self._settle(execution, "interrupted")
             recovered.append(copied(execution))
         return recovered

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from anyy.domain.entries import Attachment, Entry, EntryKind, NewEntry, NoticeData, UserData
+from anyy.domain.entries import Attachment, Entry, EntryKind, NewEntry, UserData
 from anyy.domain.errors import InvalidInput
 from anyy.domain.queue import (
     ACTIVE_EXECUTION_STATES,
@@ -251,6 +251,7 @@ class QueuePart(EntriesPart, StoreCore):
                     (entry_id, submission_id, execution_id),
                 )
             conn.execute("UPDATE executions SET passes = passes + 1 WHERE num = ?", (exe_num,))
+            conn.execute("DELETE FROM stream_texts WHERE exe_num = ?", (exe_num,))
         return appended
 
     def set_execution_state(
@@ -270,6 +271,8 @@ class QueuePart(EntriesPart, StoreCore):
                 "updated_at = ? WHERE execution_id = ? AND state IN ('taken', 'suspended')",
                 (outcome_for(state), error, self.clock(), execution_id),
             )
+            if final:
+                conn.execute("DELETE FROM stream_texts WHERE exe_num = ?", (exe_num,))
         return self.get_execution(execution_id)
 
     def get_execution(self, execution_id: str) -> Execution:
@@ -286,25 +289,45 @@ class QueuePart(EntriesPart, StoreCore):
         ]
         return [self.get_execution(eid) for eid in ids]
 
+    def save_stream_text(self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False) -> None:
+        with self._tx() as conn:
+            _num, exe_num, execution = self._execution(execution_id)
+            if execution.state in FINAL_EXECUTION_STATES:
+                raise rules.execution_ended(execution_id, execution.state)
+            if first:
+                conn.execute("DELETE FROM stream_texts WHERE exe_num = ?", (exe_num,))
+            conn.execute(
+                "INSERT INTO stream_texts (exe_num, seq, provider, model, text, saved_at) VALUES (?, (SELECT "
+                "coalesce(max(seq), 0) + 1 FROM stream_texts WHERE exe_num = ?), ?, ?, ?, ?)",
+                (exe_num, exe_num, provider, model, text, self.clock()),
+            )
+
+    def _kept_stream(self, exe_num: int) -> tuple[str, str, str] | None:
+        rows = self.conn.execute(
+            "SELECT provider, model, text FROM stream_texts WHERE exe_num = ? ORDER BY seq", (exe_num,)
+        ).fetchall()
+        return (rows[-1][0], rows[-1][1], "".join(row[2] for row in rows)) if rows else None
+
     def recover_interrupted(self, note: str) -> list[Execution]:
         rows = self.conn.execute(
-            "SELECT e.id, x.id FROM executions e JOIN sessions x ON x.num = e.session_num "
+            "SELECT e.id, e.num, x.id FROM executions e JOIN sessions x ON x.num = e.session_num "
             "WHERE e.state IN ('running', 'retry_wait') AND x.status = 'active'"
         ).fetchall()
         recovered = []
-        for execution_id, session_id in rows:
-            notice = NewEntry(kind=EntryKind.NOTICE, text=note, data=NoticeData(level="warning"))
-            prepared = self._prepare_entries([notice])
+        for execution_id, exe_num, session_id in rows:
+            entries, full_note = rules.recovered_entries(note, self._kept_stream(exe_num))
+            prepared = self._prepare_entries(entries)
             with self._tx() as conn:
                 self._append_prepared(session_id, prepared)
                 conn.execute(
                     "UPDATE executions SET state = 'interrupted', note = ?, ended_at = ? WHERE id = ?",
-                    (note, self.clock(), execution_id),
+                    (full_note, self.clock(), execution_id),
                 )
                 conn.execute(
                     "UPDATE submissions SET state = 'interrupted', version = version + 1, updated_at = ? "
                     "WHERE execution_id = ? AND state IN ('taken', 'suspended')",
                     (self.clock(), execution_id),
                 )
+                conn.execute("DELETE FROM stream_texts WHERE exe_num = ?", (exe_num,))
             recovered.append(self.get_execution(execution_id))
         return recovered
