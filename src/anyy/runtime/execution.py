@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -54,6 +54,7 @@ from anyy.domain.errors import AnyyError, StorageFull
 from anyy.domain.model_io import (
     ImagePart,
     ModelRequest,
+    ProviderEvent,
     ReasoningEvent,
     StopEvent,
     StopReason,
@@ -152,7 +153,7 @@ class ExecutionRun:
         self.stop_note: str | None = None  # why, when not the user (a Gateway stopping)
         self.retry_cancelled = False
         self.state = "running"
-        self.partial_text = ""  # what the model has streamed so far in this pass (for clients that join late)
+        self._pieces: list[str] = []  # what the model has streamed so far in this pass (see partial_text)
         self.retry_wait: tuple[RetryWaiting, float] | None = None  # the wait now, and when it ends (clock time)
         self.finished = asyncio.Event()  # set once the execution settled (the actor is done with it)
         self.question: Entry | None = None  # the question entry, while suspended on it
@@ -165,6 +166,11 @@ class ExecutionRun:
         self._retry_wait: asyncio.Task[Any] | None = None
         self._compactor = Compactor(deps)
         self._announce = Announcer(deps)
+
+    @property
+    def partial_text(self) -> str:
+        """What the model has streamed so far in this pass (for clients that join late)."""
+        return "".join(self._pieces)
 
     # -- control from outside (bound to this execution only) -------------------------------------
     def request_stop(self, state: Outcome = Outcome.INTERRUPTED, *, note: str | None = None) -> None:
@@ -380,12 +386,22 @@ class ExecutionRun:
         self, provider_name: str, request: ModelRequest, result: StreamResult, keeper: StreamKeeper
     ) -> None:
         provider = self.deps.models.provider(provider_name)
-        self.partial_text = ""
+        # Pieces joined once at the end: adding each delta to one string copies it every time (an answer of
+        # many small deltas took minutes), since clients joining late read the text while it grows.
+        pieces: list[str] = []
+        self._pieces = pieces
+        try:
+            await self._read_stream(provider.stream(request), result, keeper, pieces)
+        finally:  # a stop cancels the stream: what was said is kept all the same
+            result.text = "".join(pieces)
+
+    async def _read_stream(
+        self, stream: AsyncIterator[ProviderEvent], result: StreamResult, keeper: StreamKeeper, pieces: list[str]
+    ) -> None:
         bus = self._announce
-        async for event in provider.stream(request):
+        async for event in stream:
             if isinstance(event, TextDelta):
-                result.text += event.text
-                self.partial_text = result.text
+                pieces.append(event.text)
                 keeper.add(event.text)
                 bus.event(TextDeltaEvent(session_id=self.session_id, execution_id=self.execution_id, text=event.text))
             elif isinstance(event, ThinkingDelta):
