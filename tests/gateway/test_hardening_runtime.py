@@ -245,3 +245,41 @@ def test_d4_graceful_stop_settles_running_work_as_interrupted_with_its_text(
         assert answer["data"]["interrupted"] is True
     finally:
         gateway.stop()
+
+
+# -- D12 -----------------------------------------------------------------------------------------------
+def _turn(live: LiveGateway, client: WsClient, session_id: str, text: str) -> None:
+    live.model.enqueue([TextDelta(text=f"answer to {text}")])
+    sent = client.call("session.send", {"session_id": session_id, "text": text})
+    client.event(lambda e: is_state("completed")(e) and sent["id"] in e["submission_ids"], DEADLINE)
+
+
+def test_d12_navigating_restores_the_model_that_applied_at_the_new_position(tmp_path: Path) -> None:
+    live = LiveGateway(tmp_path)
+    config = live.profile.config_path
+    config.write_text(config.read_text() + '\n[providers.spare]\nkind = "offline"\n')
+    with live, live.ws() as client:
+        session_id = client.call("session.create")["id"]
+        client.call("events.subscribe", {"session_id": session_id})
+        _turn(live, client, session_id, "first")
+        client.call("session.settings", {"session_id": session_id, "provider": "spare", "effort": "high"})
+        _turn(live, client, session_id, "second")
+        path = client.call("session.history", {"session_id": session_id})["items"]
+        first_user = next(e for e in path if e["text"] == "first")
+        second_user = next(e for e in path if e["text"] == "second")
+        last_answer = path[0]
+
+        def selection() -> tuple[str, str]:
+            session = client.call("session.get", {"session_id": session_id})["session"]
+            return session["provider"], session["effort"]
+
+        moved = client.call(
+            "session.navigate", {"session_id": session_id, "entry_id": second_user["id"], "before": True}
+        )
+        assert (moved["session"]["provider"], selection()) == ("spare", ("spare", "high"))  # changed there
+        moved = client.call(
+            "session.navigate", {"session_id": session_id, "entry_id": first_user["id"], "before": True}
+        )
+        assert (moved["session"]["provider"], selection()) == ("offline", ("offline", ""))  # before any change
+        client.call("session.navigate", {"session_id": session_id, "entry_id": last_answer["id"]})
+        assert selection() == ("spare", "high")  # back where the change applies

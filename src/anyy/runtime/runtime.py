@@ -23,6 +23,7 @@ from anyy.domain.entries import (
     ModelChangeData,
     NewEntry,
     ToolResultData,
+    selection_at,
 )
 from anyy.domain.errors import Conflict, InvalidInput, NotFound
 from anyy.domain.queue import FINAL_SUBMISSION_STATES, Execution, NewSubmission, Submission
@@ -301,6 +302,12 @@ class Runtime(SessionWrites):
             if summarize:
                 summary, note = await self._compactor.branch_summary(session_id, [_as_item(e) for e in branch])
             session: Session = await owner.call(lambda s: s.set_head(session_id, new_head))
+            restored = selection_at(old_path, new_path)
+            if restored is not None and restored != (session.provider, session.model, session.effort):
+                provider, model, effort = restored  # the selection that applied there (M2, D12)
+                patch = SessionPatch(provider=provider, model=model, effort=effort)
+                session = await owner.call(lambda s: s.update_session(session_id, patch))
+                await self._announce.queue(session_id)  # says the settings changed
             if summary is not None and old_path:
                 entry = NewEntry(
                     kind=EntryKind.BRANCH_SUMMARY, text=summary, data=BranchSummaryData(from_entry=old_path[-1].id)
@@ -353,7 +360,12 @@ class Runtime(SessionWrites):
             entry = NewEntry(
                 kind=EntryKind.MODEL_CHANGE,
                 text=f"{new_provider}/{new_model}" + (f" ({new_effort})" if new_effort else ""),
-                data=ModelChangeData(provider=new_provider, model=new_model, effort=new_effort),
+                data=ModelChangeData(
+                    provider=new_provider,
+                    model=new_model,
+                    effort=new_effort,
+                    previous=[current.provider, current.model, current.effort],
+                ),
             )
             appended = store.append_entries(session_id, [entry])
             return store.get_session(session_id), appended
