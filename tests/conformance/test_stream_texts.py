@@ -76,3 +76,45 @@ def test_d4_a_retried_call_starts_afresh_and_an_ended_execution_keeps_nothing(st
     store.set_execution_state(other, "failed", error="the model went away")
     assert store.recover_interrupted(NOTE) == []
     assert store.path(other_session)[-1].kind == EntryKind.USER
+
+
+# -- D3: tool calls of the running pass ------------------------------------------------------------------
+def test_d3_recorded_tool_calls_are_recovered_with_their_output(store: SessionStore, reopen: Reopen) -> None:
+    session_id, execution_id = _running(store)
+    store.save_stream_text(execution_id, "Let me look.", provider="p", model="m", first=True)
+    store.record_tool_call(execution_id, "c1", name="read_file", arguments={"path": "a.txt"})
+    store.save_tool_output(execution_id, "c1", "the file's text", result=True)
+    store.record_tool_call(execution_id, "c2", name="shell", arguments={"command": "make"})
+    store.record_tool_call(execution_id, "c2", name="shell", arguments={"command": "make"}, pid=4242, started=99)
+    store.save_tool_output(execution_id, "c2", "compiling a\n")
+    store.save_tool_output(execution_id, "c2", "compiling b\n")
+    store = reopen(store)
+    (left,) = store.leftover_tools()  # the finished call has no process left to end
+    assert (left.execution_id, left.call_id, left.pid, left.started) == (execution_id, "c2", 4242, 99)
+    (recovered,) = store.recover_interrupted(NOTE)
+    assert "Tool calls stopped and recorded as interrupted, with what they printed: shell." in (recovered.note or "")
+    answer, call1, call2, result1, result2, notice = store.path(session_id)[-6:]
+    assert (answer.kind, answer.text) == (EntryKind.ASSISTANT, "Let me look.")
+    assert [(c.kind, c.data["call_id"], c.data["name"]) for c in (call1, call2)] == [
+        (EntryKind.TOOL_CALL, "c1", "read_file"),
+        (EntryKind.TOOL_CALL, "c2", "shell"),
+    ]
+    assert call2.data["arguments"] == {"command": "make"}
+    assert (result1.text, result1.data.get("is_error", False)) == ("the file's text", False)
+    assert result2.data["is_error"] is True
+    assert result2.text.startswith("Interrupted: the Gateway stopped while this call ran")
+    assert result2.text.endswith("compiling a\ncompiling b\n")
+    assert notice.kind == EntryKind.NOTICE
+    assert store.leftover_tools() == []
+    messages = context_to_messages(store.context(session_id))  # every call has its result: a valid context
+    assert isinstance(messages[-3], AssistantMessage)
+    assert [call.call_id for call in messages[-3].tool_calls] == ["c1", "c2"]
+
+
+def test_d3_a_recorded_pass_drops_its_tool_calls(store: SessionStore) -> None:
+    _session_id, execution_id = _running(store)
+    store.record_tool_call(execution_id, "c1", name="shell", arguments={}, pid=4242, started=99)
+    store.record_pass(execution_id, [assistant("done")])
+    assert store.leftover_tools() == []
+    (recovered,) = store.recover_interrupted(NOTE)
+    assert "Tool calls" not in (recovered.note or "")

@@ -1,7 +1,9 @@
 """Issue 17, the runtime's letters: D1 (a full disk never wedges a session: the end of an execution that
 could not be written blocks the session visibly and is written once space returns), D4 (streamed text
-kept at a bounded cost across a kill and a graceful stop). Real Gateways on real (tiny) filesystems;
-nothing sleeps to synchronise: waits are on gates and events."""
+kept at a bounded cost across a kill and a graceful stop), D3 (a tool's processes do not outlive a
+crash, and the call is recorded with what it printed), D12 (navigating restores the model that applied
+there). Real Gateways on real (tiny) filesystems; nothing sleeps to synchronise: waits are on gates,
+events, or state re-read with a deadline."""
 
 from __future__ import annotations
 
@@ -22,7 +24,9 @@ from anyy.profiles import create_profile
 from anyy.providers.gates import Gate
 from anyy.runtime.runtime import RECOVERY_NOTE
 from anyy.storage.protocol import SessionStore
+from anyy.tools.process import process_start_ticks
 from commons import jsonrpc
+from tests.fakes.gateways import MakeHold
 from tests.fakes.model_server import FakeModelServer, Reply
 from tests.fakes.tiny_disk import fill, tiny_disk
 from tests.gateway.live import LiveGateway, WsClient, error_code, is_state, wait_gate
@@ -283,3 +287,55 @@ def test_d12_navigating_restores_the_model_that_applied_at_the_new_position(tmp_
         assert (moved["session"]["provider"], selection()) == ("offline", ("offline", ""))  # before any change
         client.call("session.navigate", {"session_id": session_id, "entry_id": last_answer["id"]})
         assert selection() == ("spare", "high")  # back where the change applies
+
+
+# -- D3 ------------------------------------------------------------------------------------------------
+def _tool_run(gateway: GatewayProcess) -> tuple[int, int, str] | None:
+    """pid, start time and output kept of the one tool call the store holds for a running pass."""
+    conn = sqlite3.connect(f"file:{_state_db(gateway)}?mode=ro", uri=True)
+    try:
+        row = conn.execute("SELECT pid, started, output FROM tool_runs WHERE pid IS NOT NULL").fetchone()
+    finally:
+        conn.close()
+    return None if row is None else (int(row[0]), int(row[1]), str(row[2]))
+
+
+def test_d3_a_tool_running_at_a_kill_is_ended_on_recovery_and_recorded_with_its_output(
+    tmp_path: Path, hold: MakeHold
+) -> None:
+    home = tmp_path / "home"
+    create_profile(home, "d3")
+    (tmp_path / "work").mkdir()
+    gateway = GatewayProcess(home, "d3", cwd=tmp_path / "work", log=tmp_path / "stderr.log")
+    held = hold()
+    gateway.start()
+    try:
+        rpc = gateway.client()
+        session_id = rpc.call("session.create")["id"]
+        command = f"run: echo printed before the kill; read line < {held.path}; echo too late > late.txt"
+        sent = rpc.call("session.send", session_id=session_id, text=command)
+        pid, started, _ = _until(
+            lambda: (found := _tool_run(gateway)) is not None and "printed before the kill" in found[2] and found,
+            "the tool's process and output recorded",
+        )
+        gateway.kill()
+        gateway.start()
+        assert process_start_ticks(pid) != started  # its process group was ended (or died with the Gateway)
+        held.release()  # had it survived, it would now write late.txt
+        rpc = gateway.client()
+        assert rpc.call("session.wait", submission_id=sent["id"], timeout=0)["state"] == "interrupted"
+        notice, result, call, *_ = rpc.call("session.history", session_id=session_id, limit=5)["items"]
+        assert (call["kind"], call["data"]["name"]) == ("tool_call", "shell")
+        assert call["data"]["arguments"]["command"].startswith("echo printed before the kill")
+        assert result["kind"] == "tool_result"
+        assert result["data"]["call_id"] == call["data"]["call_id"]
+        assert result["data"]["is_error"] is True
+        assert result["text"].startswith("Interrupted: the Gateway stopped while this call ran")
+        assert "printed before the kill" in result["text"]
+        assert notice["kind"] == "notice"
+        assert "Tool calls stopped and recorded as interrupted, with what they printed: shell." in notice["text"]
+        model_sees = rpc.call("session.send", session_id=session_id, text="what happened?")
+        rpc.call("session.wait", submission_id=model_sees["id"], timeout=DEADLINE)
+        assert not (tmp_path / "work" / "late.txt").exists()
+    finally:
+        gateway.stop()

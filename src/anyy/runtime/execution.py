@@ -25,6 +25,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import msgspec
+
 from anyy.api.events import (
     Notice,
     RetryWaiting,
@@ -72,7 +74,8 @@ from anyy.runtime.clock import retry_delay
 from anyy.runtime.compactor import Compactor
 from anyy.runtime.deps import CallTool, Deps, ToolSet
 from anyy.runtime.images import context_images
-from anyy.runtime.stream_keeper import StreamKeeper
+from anyy.runtime.stream_keeper import StreamKeeper, answer_saver
+from anyy.runtime.tool_watch import ToolWatch
 from anyy.storage.protocol import SessionStore
 from anyy.tools.approval_rules import grant_key
 from anyy.tools.approvals import denied_by_user, gate
@@ -341,7 +344,7 @@ class ExecutionRun:
                 effort=session.effort,
             )
             result = StreamResult()
-            keeper = StreamKeeper(self.deps, self.execution_id, provider_name, model)
+            keeper = StreamKeeper(self.deps, answer_saver(self.execution_id, provider_name, model))
             try:
                 try:
                     await self._cancellable(self._stream(provider_name, request, result, keeper))
@@ -544,14 +547,20 @@ class ExecutionRun:
                 is_error=True,
             )
         else:
+            watch = ToolWatch(self.deps, self.execution_id, call_id, name, arguments)
+            await watch.begin()  # recorded before it starts (D3)
+            context = msgspec.structs.replace(
+                self._tool_context(), on_process=watch.on_process, on_output=watch.on_output
+            )
             try:
                 outcome = await self._cancellable(
-                    tools.run(name, arguments, self._tool_context(), self._inner_call(tools, call_id, inner))
+                    tools.run(name, arguments, context, self._inner_call(tools, call_id, inner))
                 )
             except _Stopped:
                 outcome = ToolOutcome(text=STOPPED_WHILE_RUNNING, is_error=True)
             except Exception as exc:  # a broken tool is the model's news, not the Gateway's crash
                 outcome = ToolOutcome(text=f"The tool failed: {type(exc).__name__}: {exc}", is_error=True)
+            await watch.end(outcome.text)
         self._tool_finished(call_id, name, is_error=outcome.is_error, synthetic=False)
         return outcome
 

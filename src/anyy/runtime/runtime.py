@@ -8,6 +8,7 @@ navigation, tool configuration, reload) are refused with a conflict that says to
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -37,7 +38,9 @@ from anyy.runtime.execution import Outcome
 from anyy.runtime.session_writes import SessionWrites
 from anyy.storage.protocol import SessionStore
 from anyy.tools.approvals import DECISIONS, QUESTION_PREFIX
+from anyy.tools.process import end_leftover
 
+log = logging.getLogger("anyy.runtime")
 # The store adds what it kept of the answer (D4); the user's messages and everything recorded before stay.
 RECOVERY_NOTE = "The Gateway stopped while this response was running; it was marked interrupted."
 NO_ANSWER = "Not answered: the user stopped the response instead of answering."
@@ -70,6 +73,11 @@ class Runtime(SessionWrites):
     async def start(self) -> list[Execution]:
         """After a restart: work that was running is marked interrupted, queues stay as they are, and
         nothing is started (G3)."""
+        # Programs tools started that outlived the crash are ended first (their pid checked against the
+        # recorded start time: a reused pid is left alone), then recorded with what they printed (D3).
+        for left in await self.deps.owner.call(lambda s: s.leftover_tools()):
+            if end_leftover(left.pid, left.started):
+                log.warning("ended the processes of tool call %s, left running by a stopped Gateway", left.call_id)
         recovered: list[Execution] = await self.deps.owner.call(lambda s: s.recover_interrupted(RECOVERY_NOTE))
         for execution in recovered:
             self._announce.execution(execution, note=execution.note or RECOVERY_NOTE)

@@ -1,9 +1,9 @@
-"""Streamed text kept durably as it comes, at a bounded cost (D4).
+"""Streamed text (a model's answer, D4; a tool's output, D3) kept durably as it comes, at a bounded cost.
 
 The stream never waits for the store: a delta is added to a buffer, and a write of what gathered is
 started when ``SAVE_BYTES`` are waiting or ``SAVE_EVERY`` seconds after the first unsaved delta,
 whichever comes first. One write at a time; what arrives meanwhile is coalesced into the next one. Each
-write appends only the new text (``save_stream_text``), so a long answer costs its length once, not its
+write appends only the new text (``save``), so a long answer costs its length once, not its
 length times the number of saves. A failed write (a full disk) stops the keeping for this pass, never
 the stream.
 """
@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
+from collections.abc import Callable
 
 from anyy.runtime.deps import Deps
 from anyy.storage.protocol import SessionStore
@@ -21,23 +23,28 @@ SAVE_EVERY = 1.0  # seconds
 SAVE_BYTES = 4096  # characters, near enough
 
 log = logging.getLogger("anyy.runtime")
+# Writes one piece: ``save(store, text=…, first=…)``; ``first`` for the first piece this keeper writes.
+Save = Callable[..., None]
+
+
+def answer_saver(execution_id: str, provider: str, model: str) -> Save:
+    def save(store: SessionStore, *, text: str, first: bool) -> None:
+        store.save_stream_text(execution_id, text, provider=provider, model=model, first=first)
+
+    return save
+
+
+def output_saver(execution_id: str, call_id: str) -> Save:
+    def save(store: SessionStore, *, text: str, first: bool) -> None:
+        store.save_tool_output(execution_id, call_id, text)
+
+    return save
 
 
 class StreamKeeper:
-    def __init__(
-        self,
-        deps: Deps,
-        execution_id: str,
-        provider: str,
-        model: str,
-        *,
-        every: float = SAVE_EVERY,
-        size: int = SAVE_BYTES,
-    ) -> None:
+    def __init__(self, deps: Deps, save: Save, *, every: float = SAVE_EVERY, size: int = SAVE_BYTES) -> None:
         self._deps = deps
-        self._execution_id = execution_id
-        self._provider = provider
-        self._model = model
+        self._save = save
         self._every = every
         self._size = size
         self._unsaved: list[str] = []
@@ -76,15 +83,10 @@ class StreamKeeper:
             self._unsaved_chars = 0
             first, self._first = self._first, False
 
-            def save(store: SessionStore, text: str = text, first: bool = first) -> None:
-                store.save_stream_text(
-                    self._execution_id, text, provider=self._provider, model=self._model, first=first
-                )
-
             try:
-                await self._deps.owner.call(save)
+                await self._deps.owner.call(functools.partial(self._save, text=text, first=first))
             except Exception as exc:
-                log.warning("streamed text of %s not kept: %s", self._execution_id, exc)
+                log.warning("streamed text not kept: %s", exc)
                 self._broken = True
                 return
             self.saves += 1

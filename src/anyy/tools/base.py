@@ -33,6 +33,10 @@ class ToolContext(msgspec.Struct, kw_only=True):
     call_tool: ToolCallback | None = None
     # What the profile allows beyond the enabled tools: private addresses, the sandbox (SPEC N3).
     policy: ToolPolicy = msgspec.field(default_factory=ToolPolicy)
+    # Hear of a program a tool runs (its process group's pid) and of its output, so that a crash can end
+    # it and keep what it printed (D3); None: nobody listens.
+    on_process: Callable[[int], None] | None = None
+    on_output: Callable[[bytes], None] | None = None
 
 
 class ToolOutcome(msgspec.Struct, kw_only=True):

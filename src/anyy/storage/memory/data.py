@@ -41,6 +41,15 @@ class ObjectRecord(msgspec.Struct, kw_only=True):
     created_at: float
 
 
+class ToolRunRecord(msgspec.Struct, kw_only=True):
+    name: str
+    arguments: str
+    pid: int | None = None
+    started: int | None = None
+    output: str = ""
+    done: bool = False
+
+
 class MemoryData(msgspec.Struct, kw_only=True):
     sessions: dict[str, SessionRecord] = {}
     nums: dict[int, str] = {}  # session number → id
@@ -49,6 +58,7 @@ class MemoryData(msgspec.Struct, kw_only=True):
     executions: dict[str, Execution] = {}
     objects: dict[str, ObjectRecord] = {}
     stream_texts: dict[str, list[tuple[str, str, str]]] = {}  # execution id → (provider, model, text) pieces
+    tool_runs: dict[str, dict[str, ToolRunRecord]] = {}  # execution id → call id → its record, in call order
     next_session: int = 1
     next_submission: int = 1
     deleted: list[int] = []  # numbers of deleted sessions whose entries upkeep has not reclaimed yet

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 
@@ -25,6 +26,7 @@ from anyy.domain.queue import (
 from anyy.storage import rules
 from anyy.storage.postgres.core import PgCore
 from anyy.storage.postgres.entries import EntriesPart, Prepared
+from anyy.storage.protocol import ToolProcess
 from anyy.storage.sqlite.rows import (
     EXECUTION_COLUMNS,
     SUBMISSION_COLUMNS,
@@ -241,7 +243,7 @@ class QueuePart(EntriesPart, PgCore):
                     (entry_id, submission_id, execution_id),
                 )
             conn.execute("UPDATE executions SET passes = passes + 1 WHERE num = %s", (exe_num,))
-            conn.execute("DELETE FROM stream_texts WHERE exe_num = %s", (exe_num,))
+            self._drop_running_pass(exe_num)
         return appended
 
     def set_execution_state(
@@ -262,7 +264,7 @@ class QueuePart(EntriesPart, PgCore):
                 (outcome_for(state), error, self.clock(), execution_id),
             )
             if final:
-                conn.execute("DELETE FROM stream_texts WHERE exe_num = %s", (exe_num,))
+                self._drop_running_pass(exe_num)
         return self.get_execution(execution_id)
 
     def get_execution(self, execution_id: str) -> Execution:
@@ -292,6 +294,60 @@ class QueuePart(EntriesPart, PgCore):
                 (exe_num, exe_num, provider, model, text, self.clock()),
             )
 
+    def record_tool_call(
+        self,
+        execution_id: str,
+        call_id: str,
+        *,
+        name: str,
+        arguments: dict[str, Any],
+        pid: int | None = None,
+        started: int | None = None,
+    ) -> None:
+        encoded = msgspec.json.encode(arguments).decode()
+        with self._tx() as conn:
+            exe_num = self._running_exe(execution_id)
+            conn.execute(
+                "INSERT INTO tool_runs (exe_num, call_id, seq, name, arguments, pid, started) VALUES (%s, %s, "
+                "(SELECT count(*) FROM tool_runs WHERE exe_num = %s), %s, %s, %s, %s) "
+                "ON CONFLICT (exe_num, call_id) DO UPDATE SET pid = coalesce(excluded.pid, tool_runs.pid), "
+                "started = coalesce(excluded.started, tool_runs.started)",
+                (exe_num, call_id, exe_num, name, encoded, pid, started),
+            )
+
+    def save_tool_output(self, execution_id: str, call_id: str, text: str, *, result: bool = False) -> None:
+        with self._tx() as conn:
+            exe_num = self._running_exe(execution_id)
+            sql = (
+                "UPDATE tool_runs SET output = %s, done = TRUE WHERE exe_num = %s AND call_id = %s"
+                if result
+                else "UPDATE tool_runs SET output = output || %s WHERE exe_num = %s AND call_id = %s"
+            )
+            conn.execute(sql, (text, exe_num, call_id))
+
+    def leftover_tools(self) -> list[ToolProcess]:
+        rows = self.conn.execute(
+            "SELECT e.id, t.call_id, t.pid, t.started FROM tool_runs t JOIN executions e ON e.num = t.exe_num "
+            "WHERE e.state IN ('running', 'retry_wait') AND t.pid IS NOT NULL AND NOT done ORDER BY e.num, t.seq"
+        ).fetchall()
+        return [ToolProcess(execution_id=r[0], call_id=r[1], pid=r[2], started=r[3]) for r in rows]
+
+    def _drop_running_pass(self, exe_num: int) -> None:
+        self.conn.execute("DELETE FROM stream_texts WHERE exe_num = %s", (exe_num,))
+        self.conn.execute("DELETE FROM tool_runs WHERE exe_num = %s", (exe_num,))
+
+    def _running_exe(self, execution_id: str) -> int:
+        _num, exe_num, execution = self._execution(execution_id, lock=True)
+        if execution.state in FINAL_EXECUTION_STATES:
+            raise rules.execution_ended(execution_id, execution.state)
+        return exe_num
+
+    def _kept_calls(self, exe_num: int) -> list[rules.KeptCall]:
+        rows = self.conn.execute(
+            "SELECT call_id, name, arguments, output, done FROM tool_runs WHERE exe_num = %s ORDER BY seq", (exe_num,)
+        ).fetchall()
+        return [rules.KeptCall(call_id=r[0], name=r[1], arguments=r[2], output=r[3], done=bool(r[4])) for r in rows]
+
     def _kept_stream(self, exe_num: int) -> tuple[str, str, str] | None:
         rows = self.conn.execute(
             "SELECT provider, model, text FROM stream_texts WHERE exe_num = %s ORDER BY seq", (exe_num,)
@@ -305,7 +361,7 @@ class QueuePart(EntriesPart, PgCore):
         ).fetchall()
         recovered = []
         for execution_id, exe_num, session_id in rows:
-            entries, full_note = rules.recovered_entries(note, self._kept_stream(exe_num))
+            entries, full_note = rules.recovered_entries(note, self._kept_stream(exe_num), self._kept_calls(exe_num))
             prepared = [self._prepare(new) for new in entries]
             with self._tx() as conn:
                 self._append_prepared(session_id, prepared)
@@ -318,6 +374,6 @@ class QueuePart(EntriesPart, PgCore):
                     "WHERE execution_id = %s AND state IN ('taken', 'suspended')",
                     (self.clock(), execution_id),
                 )
-                conn.execute("DELETE FROM stream_texts WHERE exe_num = %s", (exe_num,))
+                self._drop_running_pass(exe_num)
             recovered.append(self.get_execution(execution_id))
         return recovered

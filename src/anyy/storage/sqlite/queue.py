@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 
@@ -23,6 +24,7 @@ from anyy.domain.queue import (
     outcome_for,
 )
 from anyy.storage import rules
+from anyy.storage.protocol import ToolProcess
 from anyy.storage.sqlite.core import StoreCore
 from anyy.storage.sqlite.entries import EntriesPart, Prepared
 from anyy.storage.sqlite.rows import (
@@ -251,7 +253,7 @@ class QueuePart(EntriesPart, StoreCore):
                     (entry_id, submission_id, execution_id),
                 )
             conn.execute("UPDATE executions SET passes = passes + 1 WHERE num = ?", (exe_num,))
-            conn.execute("DELETE FROM stream_texts WHERE exe_num = ?", (exe_num,))
+            self._drop_running_pass(exe_num)
         return appended
 
     def set_execution_state(
@@ -272,7 +274,7 @@ class QueuePart(EntriesPart, StoreCore):
                 (outcome_for(state), error, self.clock(), execution_id),
             )
             if final:
-                conn.execute("DELETE FROM stream_texts WHERE exe_num = ?", (exe_num,))
+                self._drop_running_pass(exe_num)
         return self.get_execution(execution_id)
 
     def get_execution(self, execution_id: str) -> Execution:
@@ -302,6 +304,60 @@ class QueuePart(EntriesPart, StoreCore):
                 (exe_num, exe_num, provider, model, text, self.clock()),
             )
 
+    def record_tool_call(
+        self,
+        execution_id: str,
+        call_id: str,
+        *,
+        name: str,
+        arguments: dict[str, Any],
+        pid: int | None = None,
+        started: int | None = None,
+    ) -> None:
+        encoded = msgspec.json.encode(arguments).decode()
+        with self._tx() as conn:
+            exe_num = self._running_exe(execution_id)
+            conn.execute(
+                "INSERT INTO tool_runs (exe_num, call_id, seq, name, arguments, pid, started) VALUES (?, ?, "
+                "(SELECT count(*) FROM tool_runs WHERE exe_num = ?), ?, ?, ?, ?) "
+                "ON CONFLICT (exe_num, call_id) DO UPDATE SET pid = coalesce(excluded.pid, tool_runs.pid), "
+                "started = coalesce(excluded.started, tool_runs.started)",
+                (exe_num, call_id, exe_num, name, encoded, pid, started),
+            )
+
+    def save_tool_output(self, execution_id: str, call_id: str, text: str, *, result: bool = False) -> None:
+        with self._tx() as conn:
+            exe_num = self._running_exe(execution_id)
+            sql = (
+                "UPDATE tool_runs SET output = ?, done = 1 WHERE exe_num = ? AND call_id = ?"
+                if result
+                else "UPDATE tool_runs SET output = output || ? WHERE exe_num = ? AND call_id = ?"
+            )
+            conn.execute(sql, (text, exe_num, call_id))
+
+    def leftover_tools(self) -> list[ToolProcess]:
+        rows = self.conn.execute(
+            "SELECT e.id, t.call_id, t.pid, t.started FROM tool_runs t JOIN executions e ON e.num = t.exe_num "
+            "WHERE e.state IN ('running', 'retry_wait') AND t.pid IS NOT NULL AND done = 0 ORDER BY e.num, t.seq"
+        ).fetchall()
+        return [ToolProcess(execution_id=r[0], call_id=r[1], pid=r[2], started=r[3]) for r in rows]
+
+    def _drop_running_pass(self, exe_num: int) -> None:
+        self.conn.execute("DELETE FROM stream_texts WHERE exe_num = ?", (exe_num,))
+        self.conn.execute("DELETE FROM tool_runs WHERE exe_num = ?", (exe_num,))
+
+    def _running_exe(self, execution_id: str) -> int:
+        _num, exe_num, execution = self._execution(execution_id)
+        if execution.state in FINAL_EXECUTION_STATES:
+            raise rules.execution_ended(execution_id, execution.state)
+        return exe_num
+
+    def _kept_calls(self, exe_num: int) -> list[rules.KeptCall]:
+        rows = self.conn.execute(
+            "SELECT call_id, name, arguments, output, done FROM tool_runs WHERE exe_num = ? ORDER BY seq", (exe_num,)
+        ).fetchall()
+        return [rules.KeptCall(call_id=r[0], name=r[1], arguments=r[2], output=r[3], done=bool(r[4])) for r in rows]
+
     def _kept_stream(self, exe_num: int) -> tuple[str, str, str] | None:
         rows = self.conn.execute(
             "SELECT provider, model, text FROM stream_texts WHERE exe_num = ? ORDER BY seq", (exe_num,)
@@ -315,7 +371,7 @@ class QueuePart(EntriesPart, StoreCore):
         ).fetchall()
         recovered = []
         for execution_id, exe_num, session_id in rows:
-            entries, full_note = rules.recovered_entries(note, self._kept_stream(exe_num))
+            entries, full_note = rules.recovered_entries(note, self._kept_stream(exe_num), self._kept_calls(exe_num))
             prepared = self._prepare_entries(entries)
             with self._tx() as conn:
                 self._append_prepared(session_id, prepared)
@@ -328,6 +384,6 @@ class QueuePart(EntriesPart, StoreCore):
                     "WHERE execution_id = ? AND state IN ('taken', 'suspended')",
                     (self.clock(), execution_id),
                 )
-                conn.execute("DELETE FROM stream_texts WHERE exe_num = ?", (exe_num,))
+                self._drop_running_pass(exe_num)
             recovered.append(self.get_execution(execution_id))
         return recovered
