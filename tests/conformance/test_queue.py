@@ -498,3 +498,29 @@ def test_q1_taken_inputs_are_recorded_as_user_entries_in_the_same_transaction(st
     store.take_submissions(execution.id, [steer], record_inputs=True)
     assert texts(store.path(session.id)) == ["hello", "also this"]
     assert store.get_submission(steer).entry_id == store.path(session.id)[-1].id
+
+
+# -- idempotency keys (D8) -------------------------------------------------------------------------------
+
+
+def test_d8_a_send_repeated_with_its_key_gets_the_first_submission_back(store: SessionStore, reopen: Reopen) -> None:
+    session = new_session(store)
+    other = new_session(store)
+    first = store.add_submission(session.id, NewSubmission(text="only once", key="k-1"))
+    store = reopen(store)
+    again = store.add_submission(session.id, NewSubmission(text="only once", key="k-1"))
+    assert again.id == first.id
+    assert [s.id for s in store.list_submissions(session.id)] == [first.id]
+    execution = store.start_execution(session.id, [first.id])
+    store.set_execution_state(execution.id, "completed")
+    late = store.add_submission(session.id, NewSubmission(text="only once", key="k-1"))  # whatever became of it
+    assert (late.id, late.state) == (first.id, "completed")
+    assert store.list_submissions(session.id) == []
+    with pytest.raises(Conflict, match="already used for another message"):
+        store.add_submission(session.id, NewSubmission(text="something else", key="k-1"))
+    elsewhere = store.add_submission(other.id, NewSubmission(text="only once", key="k-1"))  # keys are per session
+    assert elsewhere.id != first.id
+    unkeyed = [store.add_submission(session.id, NewSubmission(text="twice")).id for _ in range(2)]
+    assert len(set(unkeyed)) == 2
+    with pytest.raises(InvalidInput, match="idempotency key"):
+        store.add_submission(session.id, NewSubmission(text="x", key=""))

@@ -7,26 +7,31 @@ events, or state re-read with a deadline."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import socket
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from anyy.domain.entries import EntryKind, NewEntry
 from anyy.domain.errors import StorageFull
 from anyy.domain.model_io import INTERRUPTED_NOTE, TextDelta
 from anyy.domain.sessions import NewSession
-from anyy.profiles import create_profile
+from anyy.profiles import create_profile, get_profile
+from anyy.profiles.gateway_address import read_address, write_address
 from anyy.providers.gates import Gate
 from anyy.runtime.runtime import RECOVERY_NOTE
 from anyy.storage.protocol import SessionStore
 from anyy.tools.process import process_start_ticks
 from commons import jsonrpc
-from tests.fakes.gateways import MakeHold
+from tests.fakes.gateways import MakeHold, StartGateway, run
 from tests.fakes.model_server import FakeModelServer, Reply
 from tests.fakes.tiny_disk import fill, tiny_disk
 from tests.gateway.live import LiveGateway, WsClient, error_code, is_state, wait_gate
@@ -300,11 +305,16 @@ def _tool_run(gateway: GatewayProcess) -> tuple[int, int, str] | None:
     return None if row is None else (int(row[0]), int(row[1]), str(row[2]))
 
 
+@pytest.mark.parametrize("sandbox", ["sandboxed", "not_sandboxed"])
 def test_d3_a_tool_running_at_a_kill_is_ended_on_recovery_and_recorded_with_its_output(
-    tmp_path: Path, hold: MakeHold
+    tmp_path: Path, hold: MakeHold, sandbox: str
 ) -> None:
+    """Sandboxed, the program dies with the Gateway (bubblewrap's --die-with-parent); not sandboxed, it
+    outlives it until recovery ends its process group."""
     home = tmp_path / "home"
-    create_profile(home, "d3")
+    profile = create_profile(home, "d3")
+    if sandbox == "not_sandboxed":
+        profile.config_path.write_text(profile.config_path.read_text() + "\n[tools.sandbox]\nenabled = false\n")
     (tmp_path / "work").mkdir()
     gateway = GatewayProcess(home, "d3", cwd=tmp_path / "work", log=tmp_path / "stderr.log")
     held = hold()
@@ -319,8 +329,11 @@ def test_d3_a_tool_running_at_a_kill_is_ended_on_recovery_and_recorded_with_its_
             "the tool's process and output recorded",
         )
         gateway.kill()
+        survived = process_start_ticks(pid) == started
         gateway.start()
-        assert process_start_ticks(pid) != started  # its process group was ended (or died with the Gateway)
+        _until(lambda: process_start_ticks(pid) != started, "the tool's processes ended")
+        if sandbox == "not_sandboxed":
+            assert survived, "the program should have outlived the Gateway: recovery had nothing to end"
         held.release()  # had it survived, it would now write late.txt
         rpc = gateway.client()
         assert rpc.call("session.wait", submission_id=sent["id"], timeout=0)["state"] == "interrupted"
@@ -339,3 +352,74 @@ def test_d3_a_tool_running_at_a_kill_is_ended_on_recovery_and_recorded_with_its_
         assert not (tmp_path / "work" / "late.txt").exists()
     finally:
         gateway.stop()
+
+
+# -- D8 ------------------------------------------------------------------------------------------------
+class DropAfterFirstFrame:
+    """A TCP proxy to the Gateway that, on its first connection, passes the WebSocket handshake and the
+    client's first frame, then drops the client: the request arrives, its reply is lost."""
+
+    def __init__(self, port: int) -> None:
+        self.upstream_port = port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.connections = 0
+        self.kept: list[socket.socket] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
+            self.kept += [client, upstream]
+            threading.Thread(target=self._pump, args=(upstream, client, None), daemon=True).start()
+            drop_after = 2 if self.connections == 1 else None  # the handshake, then one frame
+            threading.Thread(target=self._pump, args=(client, upstream, drop_after), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket, drop_after: int | None) -> None:
+        chunks = 0
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+                chunks += 1
+                if drop_after is not None and chunks >= drop_after:
+                    source.shutdown(socket.SHUT_RDWR)  # the client's connection only: the request goes on
+                    source.close()
+                    return
+
+    def close(self) -> None:
+        self.listener.close()
+        for each in self.kept:
+            each.close()
+
+
+def test_d8_chat_says_whether_a_send_whose_reply_was_lost_was_accepted(start_gateway: StartGateway) -> None:
+    gateway = start_gateway()
+    home = gateway.home
+    with gateway.client() as client:
+        session_id = client.call("session.create")["id"]
+    profile = get_profile(home, gateway.profile)
+    real = read_address(profile)
+    assert real is not None
+    proxy = DropAfterFirstFrame(real.port)
+    try:
+        write_address(profile, msgspec.structs.replace(real, port=proxy.port))
+        done = run(home, "chat", "--json", "--session", session_id, "sent once, whatever the network does")
+    finally:
+        write_address(profile, real)
+        proxy.close()
+    assert done.returncode == 1, done.stderr
+    assert "the connection to the Gateway dropped while sending" in done.stderr
+    assert "it says your message was accepted" in done.stderr
+    assert proxy.connections == 2  # the one dropped, the one that asked again
+    with gateway.client() as client:
+        texts = [
+            s["text"]
+            for s in client.call("session.queue.list", {"session_id": session_id})
+            + client.call("session.history", {"session_id": session_id})["items"]
+        ]
+    assert texts.count("sent once, whatever the network does") == 1

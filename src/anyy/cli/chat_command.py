@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+import uuid
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from anyy.cli.context import with_profile
 
 if TYPE_CHECKING:
+    from anyy.api.params import SendParams
     from anyy.api.sessions import Execution, Submission
     from anyy.cli.chat_follow import Recorded, Streamer, Waited
     from anyy.client.sync import Client
@@ -89,13 +91,19 @@ def _send_and_wait(
     from anyy.api import methods as m
     from anyy.api.params import SendParams, SubscribeParams
     from anyy.cli.chat_follow import Streamer, wait_for_outcome
+    from anyy.client.errors import GatewayUnavailable
 
     if stream:
         client.call(m.EVENTS_SUBSCRIBE, SubscribeParams(session_id=session_id))
     sent: Submission | None = None
     streamer = None
+    # A key of our own: should the reply be lost, asking again with it says whether the message was taken (D8).
+    params = SendParams(session_id=session_id, text=text, idempotency_key=uuid.uuid4().hex)
     try:  # Ctrl+C from here on stops the waiting only, whenever it comes
-        sent = client.call(m.SESSION_SEND, SendParams(session_id=session_id, text=text))
+        try:
+            sent = client.call(m.SESSION_SEND, params)
+        except GatewayUnavailable:
+            _ask_again(profile, params)  # raises: says whether the message was accepted
         if stream:
             streamer = Streamer(submission_id=sent.id, write=_stdout_writer())
         return wait_for_outcome(client, sent, timeout, streamer), streamer
@@ -116,6 +124,29 @@ def _send_and_wait(
             err=True,
         )
         return EXIT_CTRL_C
+
+
+def _ask_again(profile: Profile, params: SendParams) -> NoReturn:
+    """The connection dropped before the send's reply: ask again with the same key (a message already
+    taken comes back as it is, one that was not is sent now, never twice) and say which it was."""
+    from anyy.api import methods as m
+    from anyy.client.errors import GatewayUnavailable
+    from anyy.client.sync import profile_client
+
+    session_id = params.session_id
+    show = f"`anyy sessions show {session_id} --profile {profile.name}`"
+    try:
+        with profile_client(profile) as client:
+            sent = client.call(m.SESSION_SEND, params)
+    except GatewayUnavailable:
+        raise ChatError(
+            "the connection to the Gateway dropped while sending, and it does not answer now: whether your "
+            f"message was accepted is unknown. Once it runs again, {show} tells."
+        ) from None
+    raise ChatError(
+        f"the connection to the Gateway dropped while sending; asked again, it says your message was accepted "
+        f"(submission {sent.id}, {sent.state}) and it goes on there: follow it with {show}"
+    )
 
 
 def _outcome(waited: Waited) -> tuple[str, int]:

@@ -49,12 +49,14 @@ class ProcessResult(msgspec.Struct, kw_only=True, frozen=True):
 
 def process_start_ticks(pid: int) -> int | None:
     """When process ``pid`` started, in clock ticks after boot (``/proc/PID/stat``, field 22); None when
-    there is no such process. With the pid, it names one process even once the pid is reused."""
+    no such process runs (none, or a zombie). With the pid, it names one process even once the pid is
+    reused."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return int(stat[stat.rindex(")") + 2 :].split()[19])  # the fields after the command's name start at 3
+    fields = stat[stat.rindex(")") + 2 :].split()  # from field 3, the state, on
+    return None if fields[0] in ("Z", "X") else int(fields[19])
 
 
 def end_leftover(pid: int, started: int | None) -> bool:

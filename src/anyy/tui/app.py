@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import time
+import uuid
 from typing import Any, ClassVar, TypeVar, overload
 
 from textual.app import App, ComposeResult
@@ -299,7 +300,8 @@ class AnyyApp(App[None]):
         if self.busy or waiting is not None:
             kind = "follow_up" if message.follow_up else "steering"
         try:
-            await self.call(m.SESSION_SEND, SendParams(session_id=self.session_id, text=text, kind=kind))
+            params = SendParams(session_id=self.session_id, text=text, kind=kind, idempotency_key=uuid.uuid4().hex)
+            await self.call(m.SESSION_SEND, params)
         except GatewayError as exc:
             await self.say(f"Not sent: {exc}")
             return

@@ -33,6 +33,7 @@ class EntryRecord(msgspec.Struct, kw_only=True):
 class SubmissionRecord(msgspec.Struct, kw_only=True):
     num: int
     submission: Submission
+    key: str | None = None  # the sender's idempotency key (D8)
 
 
 class ObjectRecord(msgspec.Struct, kw_only=True):

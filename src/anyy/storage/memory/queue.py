@@ -22,6 +22,7 @@ from anyy.domain.queue import (
     check_execution_transition,
     check_new_submission,
     outcome_for,
+    same_send,
 )
 from anyy.storage import rules
 from anyy.storage.memory.data import SubmissionRecord, ToolRunRecord, copied
@@ -48,6 +49,10 @@ class QueuePart(SessionsPart):
         new = check_new_submission(new)
         self._record(session_id)
         self._check_attachments(new.attachments)
+        if new.key is not None:
+            for record in self.data.submissions.values():
+                if record.submission.session_id == session_id and record.key == new.key:
+                    return same_send(copied(record.submission), new)  # a retried send: nothing added
         mine = [r.submission.position for r in self.data.submissions.values() if r.submission.session_id == session_id]
         now = self.clock()
         submission = Submission(
@@ -65,7 +70,9 @@ class QueuePart(SessionsPart):
             created_at=now,
             updated_at=now,
         )
-        self.data.submissions[submission.id] = SubmissionRecord(num=self.data.next_submission, submission=submission)
+        self.data.submissions[submission.id] = SubmissionRecord(
+            num=self.data.next_submission, submission=submission, key=new.key
+        )
         self.data.next_submission += 1
         return copied(submission)
 

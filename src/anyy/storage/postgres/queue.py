@@ -22,6 +22,7 @@ from anyy.domain.queue import (
     check_execution_transition,
     check_new_submission,
     outcome_for,
+    same_send,
 )
 from anyy.storage import rules
 from anyy.storage.postgres.core import PgCore
@@ -66,11 +67,27 @@ class QueuePart(EntriesPart, PgCore):
         submission_id = new_id("sub")
         with self._tx() as conn:
             num = self._session_num(session_id, lock=True)
+            if new.key is not None:
+                found = conn.execute(
+                    "SELECT id FROM submissions WHERE session_num = %s AND idem_key = %s", (num, new.key)
+                ).fetchone()
+                if found is not None:  # a retried send: the first one's submission, nothing added
+                    return same_send(self.get_submission(found[0]), new)
             cur = conn.execute(
                 "INSERT INTO submissions (id, session_num, kind, text, attachments, state, position, "
-                "created_at, updated_at) SELECT %s, %s, %s, %s, %s, 'pending', coalesce(max(position), 0) + 1, %s, %s "
-                "FROM submissions WHERE session_num = %s RETURNING num",
-                (submission_id, num, new.kind, new.text, _json.encode(new.attachments).decode(), now, now, num),
+                "created_at, updated_at, idem_key) SELECT %s, %s, %s, %s, %s, 'pending', "
+                "coalesce(max(position), 0) + 1, %s, %s, %s FROM submissions WHERE session_num = %s RETURNING num",
+                (
+                    submission_id,
+                    num,
+                    new.kind,
+                    new.text,
+                    _json.encode(new.attachments).decode(),
+                    now,
+                    now,
+                    new.key,
+                    num,
+                ),
             )
             inserted = cur.fetchone()
             assert inserted is not None

@@ -22,6 +22,7 @@ from anyy.domain.queue import (
     check_execution_transition,
     check_new_submission,
     outcome_for,
+    same_send,
 )
 from anyy.storage import rules
 from anyy.storage.protocol import ToolProcess
@@ -63,12 +64,18 @@ class QueuePart(EntriesPart, StoreCore):
         submission_id = new_id("sub")
         with self._tx() as conn:
             num = self._session_num(session_id)
+            if new.key is not None:
+                found = conn.execute(
+                    "SELECT id FROM submissions WHERE session_num = ? AND idem_key = ?", (num, new.key)
+                ).fetchone()
+                if found is not None:  # a retried send: the first one's submission, nothing added
+                    return same_send(self.get_submission(found[0]), new)
             (position,) = conn.execute(
                 "SELECT coalesce(max(position), 0) + 1 FROM submissions WHERE session_num = ?", (num,)
             ).fetchone()
             cur = conn.execute(
                 "INSERT INTO submissions (id, session_num, kind, text, attachments, state, position, "
-                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
+                "created_at, updated_at, idem_key) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
                 (
                     submission_id,
                     num,
@@ -78,6 +85,7 @@ class QueuePart(EntriesPart, StoreCore):
                     position,
                     now,
                     now,
+                    new.key,
                 ),
             )
             assert cur.lastrowid is not None
