@@ -18,7 +18,7 @@ import secrets
 import signal
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -35,6 +35,7 @@ from anyy.profiles.gateway_address import Address, address_path, read_address, w
 from anyy.profiles.profile import Profile
 from anyy.runtime.assembly import build_deps
 from anyy.runtime.runtime import Runtime
+from anyy.runtime.schedule_admin import scheduling_for
 
 log = logging.getLogger("anyy.gateway")
 
@@ -94,8 +95,16 @@ def _server_class() -> Any:
     return Server
 
 
-async def serve(profile: Profile, *, host: str = "127.0.0.1", port: int = 0, ready_fd: int | None = None) -> None:
-    """Run the Gateway of ``profile`` until SIGTERM or SIGINT."""
+async def serve(
+    profile: Profile,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    ready_fd: int | None = None,
+    on_ready: Callable[[Address], None] | None = None,
+) -> None:
+    """Run the Gateway of ``profile`` until SIGTERM or SIGINT; ``on_ready`` is told its address once it
+    listens (``anyy gateway run`` prints it)."""
     import uvicorn
 
     profile.require()
@@ -107,8 +116,10 @@ async def serve(profile: Profile, *, host: str = "127.0.0.1", port: int = 0, rea
         deps.owner.start()
         runtime = Runtime(deps)
         recovered = await runtime.start()
+        schedules = scheduling_for(profile, runtime)
+        await schedules.scheduler.start()
         token = secrets.token_urlsafe(32)
-        gateway = Gateway(profile=profile, deps=deps, runtime=runtime, token=token)
+        gateway = Gateway(profile=profile, deps=deps, runtime=runtime, token=token, schedules=schedules)
         app = create_app(Dispatcher(gateway, TABLE), token)
         sock = bind(host, port)
         address = Address(
@@ -129,6 +140,8 @@ async def serve(profile: Profile, *, host: str = "127.0.0.1", port: int = 0, rea
         if ready_fd is not None:
             os.write(ready_fd, msgspec.json.encode(address) + b"\n")
             os.close(ready_fd)
+        if on_ready is not None:
+            on_ready(address)
         config = uvicorn.Config(
             app,
             log_config=None,
@@ -148,6 +161,7 @@ async def serve(profile: Profile, *, host: str = "127.0.0.1", port: int = 0, rea
                 current = read_address(profile)
                 if current is not None and current.pid == os.getpid():
                     address_path(profile).unlink()
+            await schedules.scheduler.aclose()
             await runtime.aclose()
             await deps.owner.aclose()
             log.info("gateway stopped")

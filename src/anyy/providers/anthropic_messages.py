@@ -46,6 +46,7 @@ from anyy.domain.model_io import (
 )
 from anyy.providers import http_errors
 from anyy.providers.base import ProviderError
+from anyy.providers.base_urls import anthropic_base_url
 from anyy.providers.http_errors import missing_key
 from anyy.providers.tool_arguments import parse_arguments
 
@@ -79,7 +80,7 @@ class AnthropicProvider:
     ) -> None:
         self.name = name
         self.images = images  # whether its models read images (N5)
-        self.base_url = base_url.rstrip("/")
+        self.base_url = anthropic_base_url(base_url)  # with or without /v1
         self._key_env = key_env
         self._key_missing = key_required and not api_key
         self._client = anthropic.AsyncAnthropic(
