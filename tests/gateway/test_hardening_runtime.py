@@ -272,7 +272,9 @@ def test_d12_navigating_restores_the_model_that_applied_at_the_new_position(tmp_
         session_id = client.call("session.create")["id"]
         client.call("events.subscribe", {"session_id": session_id})
         _turn(live, client, session_id, "first")
-        client.call("session.settings", {"session_id": session_id, "provider": "spare", "effort": "high"})
+        client.call(
+            "session.settings", {"session_id": session_id, "provider": "spare", "model": "offline", "effort": "high"}
+        )
         _turn(live, client, session_id, "second")
         path = client.call("session.history", {"session_id": session_id})["items"]
         first_user = next(e for e in path if e["text"] == "first")
