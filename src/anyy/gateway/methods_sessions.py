@@ -36,7 +36,7 @@ async def _view(gw: Gateway, session_id: str) -> wire.SessionView:
     waiting = state.waiting
     return wire.SessionView(
         session=views.session(state.session),
-        running_execution=gw.runtime.running_execution(session_id),
+        running_execution=await gw.runtime.running_anywhere(session_id),
         live_text=gw.runtime.live_text(session_id),
         waiting_question=None
         if waiting is None

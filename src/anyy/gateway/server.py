@@ -43,8 +43,10 @@ LOCK_FILE = "gateway.lock"
 
 
 @contextlib.contextmanager
-def profile_lock(profile: Profile) -> Iterator[None]:
-    """Hold the profile's Gateway lock, or say where the Gateway that holds it runs."""
+def profile_lock(profile: Profile, *, shared: bool = False) -> Iterator[bool]:
+    """Hold the profile's Gateway lock, or say where the Gateway that holds it runs. With a ``shared``
+    store (PostgreSQL), more Gateways of the profile may run: one holds the lock and publishes its
+    address (yields True), the others serve beside it (False) and are listed by ``gateway status``."""
     path = profile.path / LOCK_FILE
     handle: IO[str] = open(path, "a+")  # noqa: SIM115 - held for the life of the Gateway
     try:
@@ -53,13 +55,16 @@ def profile_lock(profile: Profile) -> Iterator[None]:
         except OSError as exc:
             if exc.errno not in (errno.EAGAIN, errno.EACCES):
                 raise
+            if shared:
+                yield False
+                return
             running = read_address(profile)
             where = f" at {running.url} (pid {running.pid})" if running else ""
             raise Conflict(
                 f"a Gateway already runs for profile {profile.name!r}{where}: use it, or stop it with "
                 f"`anyy gateway stop --profile {profile.name}`"
             ) from None
-        yield
+        yield True
     finally:
         handle.close()
 
@@ -108,7 +113,9 @@ async def serve(
     import uvicorn
 
     profile.require()
-    with profile_lock(profile):
+    from anyy.profiles.store import store_backend
+
+    with profile_lock(profile, shared=store_backend(profile) == "postgresql") as primary:
         setup_logging(profile.path)
         raise_fd_limit()
         limits = profile.load_config().gateway
@@ -130,7 +137,9 @@ async def serve(
             token=token,
             started_at=time.time(),
         )
-        write_address(profile, address)
+        if primary:  # one more Gateway of a shared store leaves the profile's published address alone
+            write_address(profile, address)
+        await runtime.cluster.set_address(address.url)
         log.info(
             "gateway ready on %s for profile %s (%d interrupted executions recovered)",
             address.url,
