@@ -37,6 +37,7 @@ from anyy.runtime.compactor import Compactor
 from anyy.runtime.deps import Deps, ModelSource
 from anyy.runtime.execution import Outcome
 from anyy.runtime.session_writes import SessionWrites
+from anyy.runtime.titles import Titles, name_from_first
 from anyy.storage.ownership import Control, OwnedElsewhere
 from anyy.storage.protocol import SessionStore
 from anyy.tools.approvals import DECISIONS, QUESTION_PREFIX
@@ -70,6 +71,7 @@ class Runtime(SessionWrites):
         self._actors: dict[str, SessionActor] = {}
         self._compactor = Compactor(deps)
         self._announce = Announcer(deps)
+        self.titles = Titles(deps)
         hooks = Hooks(poke=self._poke, lost=self._lost, control=self._apply_control, recovered=self._recovered)
         self.cluster = Membership(deps, hooks, RECOVERY_NOTE)
 
@@ -92,6 +94,7 @@ class Runtime(SessionWrites):
         return recovered
 
     async def aclose(self) -> None:
+        await self.titles.aclose()
         # Together: each settles its running work (D4) within the same grace.
         await asyncio.gather(*(actor.aclose() for actor in list(self._actors.values())))
         self._actors.clear()
@@ -183,13 +186,17 @@ class Runtime(SessionWrites):
         """Accept an input: durable before this returns; it starts at once when the session is idle."""
         listened = self.deps.bus.listened(session_id)
 
-        def add(store: SessionStore) -> tuple[Submission, list[Submission]]:
+        def add(store: SessionStore) -> tuple[Submission, list[Submission], Session | None]:
             added = store.add_submission(session_id, new)
-            return added, store.list_submissions(session_id) if listened else []
+            named = name_from_first(store, session_id, new)  # U1: the first message names the session
+            return added, store.list_submissions(session_id) if listened else [], named
 
-        submission, pending = await self.deps.owner.call(add)
+        submission, pending, named = await self.deps.owner.call(add)
         if listened:
             self._announce.queue_now(session_id, pending)
+        if named is not None:
+            self._announce.renamed(named)
+            self.titles.refine_after(named, submission.id)
         self._actor(session_id).poke()
         return submission
 
