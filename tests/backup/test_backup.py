@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import sqlite3
+import stat
 import tarfile
 import threading
 from pathlib import Path
@@ -288,3 +290,14 @@ def test_a5_cli_backup_and_restore(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     other = runner.invoke(cli, ["--profile", "copy", "restore", str(archive)])
     assert other.exit_code == 0
     assert "restored profile 'copy'" in other.output
+
+
+def test_d9_backup_archives_are_readable_by_their_owner_only(tmp_path: Path) -> None:
+    profile = create_profile(tmp_path / "home", "main")
+    _fill(profile)
+    previous = os.umask(0o022)  # the common default: a file created plainly would be 0644
+    try:
+        report = backup_profile(profile, tmp_path / "main.tar.gz")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(os.stat(report.path).st_mode) == 0o600

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from anyy.domain.entries import Attachment, EntryKind, NewEntry
+from anyy.domain.queue import NewSubmission
+from anyy.domain.sessions import NewSession
+from anyy.profiles import create_profile
+from anyy.profiles.backup import backup_profile, read_manifest
 from anyy.storage.postgres import PostgresStore
 from tests.cli.live import chat_json, run
 
@@ -53,3 +58,24 @@ def test_a5_p1_backup_while_the_gateway_runs_and_restore_into_postgresql(
         run(home, "gateway", "stop")
     assert code == 0, record
     assert _entries(database, session_id)[-2] == "goes on"
+
+
+def test_a5_p1_backup_counts_the_objects_of_a_postgresql_profile(database: str, tmp_path: Path) -> None:
+    """The objects of a PostgreSQL store live in the database, not in the profile's folder: the backup's
+    report and manifest count the ones its snapshot wrote (it said 0)."""
+    profile = create_profile(tmp_path / "home", "pg")
+    profile.config_path.write_text(profile.config_path.read_text().replace('\nurl = ""\n', f'\nurl = "{database}"\n'))
+    store = PostgresStore(database, profile="pg")
+    try:
+        session = store.create_session(NewSession(title="with bodies"))
+        store.append_entries(session.id, [NewEntry(kind=EntryKind.ASSISTANT, text="x" * (70 * 1024))])
+        ref = store.put_object(b"attached", media_type="text/plain")
+        store.add_submission(
+            session.id, NewSubmission(text="see", attachments=[Attachment(object=ref.hash, name="a.txt", size=8)])
+        )
+    finally:
+        store.close()
+    report = backup_profile(profile, tmp_path / "pg.tar.gz")
+    assert report.counts.objects == 2
+    assert read_manifest(tmp_path / "pg.tar.gz").counts.objects == 2
+    assert report.missing_objects == []

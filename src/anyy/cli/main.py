@@ -19,6 +19,7 @@ from anyy.cli.backup_commands import backup, restore
 from anyy.cli.chat_command import chat
 from anyy.cli.context import PROFILE_HELP, CliState, selected_profile
 from anyy.cli.dashboard_command import dashboard
+from anyy.cli.doctor_command import doctor
 from anyy.cli.gateway_commands import gateway
 from anyy.cli.profile_commands import profile
 from anyy.cli.schedule_commands import schedule
@@ -90,6 +91,7 @@ main.add_command(backup)
 main.add_command(restore)
 main.add_command(dashboard)
 main.add_command(store)
+main.add_command(doctor)
 main.add_command(schedule)
 
 

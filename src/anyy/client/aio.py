@@ -17,7 +17,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from anyy.api.methods import MethodSpec
 from anyy.api.params import Params
-from anyy.client.errors import GatewayUnavailable, ProtocolError, no_gateway_message
+from anyy.client.errors import GatewayUnavailable, ProtocolError, connect_failed
 from anyy.client.protocol import CONNECT_TIMEOUT, Event, Method, Protocol, Reply, connection_options, result_type
 from anyy.profiles.gateway_address import Address
 
@@ -56,8 +56,8 @@ class AsyncClient:
         """Connected with the address's token, or GatewayUnavailable."""
         try:
             ws = await ws_connect(address.ws_url, **connection_options(address.token, timeout=timeout, agent=agent))
-        except (OSError, TimeoutError, InvalidHandshake):
-            raise GatewayUnavailable(no_gateway_message(address.profile)) from None
+        except (OSError, TimeoutError, InvalidHandshake) as exc:
+            raise connect_failed(address.profile, address.pid, address.url, exc) from None
         return cls(ws, address, on_event, on_closed)
 
     @overload

@@ -2,6 +2,7 @@
 
     GatewayError (an AnyyError)
     ├── GatewayUnavailable   no Gateway answers for the profile, or it closed the connection
+    │   └── GatewayNotAnswering  its process runs and its port accepts, but it did not answer in time
     ├── GatewayStartFailed   a Gateway this client started did not come up
     ├── ProtocolError        the Gateway sent something this client cannot read
     └── CallFailed           the Gateway answered a call with an error (also a commons.jsonrpc.RpcError);
@@ -14,6 +15,7 @@ A call that outlives its timeout raises the built-in ``TimeoutError``.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from anyy.domain.errors import AnyyError
@@ -27,6 +29,11 @@ class GatewayError(AnyyError):
 class GatewayUnavailable(GatewayError):
     """No Gateway answers for the profile (never started, stopped, or gone without cleaning up), or the one
     connected to closed the connection."""
+
+
+class GatewayNotAnswering(GatewayUnavailable):
+    """The profile's Gateway process runs and something accepts connections at its address, but the
+    WebSocket handshake was not answered in time: overloaded, out of file descriptors, or stuck (D2)."""
 
 
 class GatewayStartFailed(GatewayError):
@@ -104,6 +111,35 @@ BY_CODE: dict[int, type[CallFailed]] = {
 def call_failed(code: int, message: str, data: Any = None) -> CallFailed:
     """The exception for an error reply with this code."""
     return BY_CODE.get(code, CallFailed)(code, message, data)
+
+
+def connect_failed(profile_name: str, pid: int, url: str, exc: BaseException) -> GatewayUnavailable:
+    """What a failed connection to the address a Gateway published means for the user.
+
+    Refused (nothing listens) or a process that is gone: no Gateway runs. A handshake not answered in time
+    (or cut off) while the Gateway's process is alive: it runs but does not answer, and saying "no Gateway
+    is running" would send the user to start a second one, which its lock refuses."""
+    if isinstance(exc, ConnectionRefusedError) or not _alive(pid):
+        return GatewayUnavailable(no_gateway_message(profile_name))
+    cut_off = isinstance(exc, TimeoutError | ConnectionResetError | ConnectionAbortedError)
+    if cut_off or not isinstance(exc, OSError):  # not an OSError: a handshake the Gateway did not complete
+        return GatewayNotAnswering(
+            f"the Gateway of profile {profile_name} is running (pid {pid}, {url}) but not answering: it accepted "
+            "the connection but did not complete the handshake in time. It may be overloaded or stuck: wait a "
+            f"moment and try again, look at its log ({profile_name}'s logs/gateway.log), or restart it with "
+            f"`anyy gateway stop --profile {profile_name}` then `anyy gateway start --profile {profile_name}`"
+        )
+    return GatewayUnavailable(no_gateway_message(profile_name))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process: alive
+    return True
 
 
 def no_gateway_message(profile_name: str) -> str:

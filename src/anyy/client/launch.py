@@ -16,6 +16,7 @@ from pathlib import Path
 import msgspec
 
 from anyy.client.errors import GatewayStartFailed
+from anyy.profiles.disk import full_disk_message
 from anyy.profiles.gateway_address import Address, read_address
 from anyy.profiles.profile import Profile
 
@@ -59,6 +60,9 @@ def launch_gateway(
         line = read_line(read_end, timeout)
     finally:
         os.close(read_end)
+    if line.startswith(b"error: "):  # why it did not start, said on the pipe (its output file may be unwritable)
+        process.wait()
+        raise GatewayStartFailed(f"the Gateway of profile {profile.name} did not start: {line[7:].decode().strip()}")
     if line.endswith(b"\n"):
         return msgspec.json.decode(line, type=Address)
     try:
@@ -70,6 +74,8 @@ def launch_gateway(
         ) from None
     said = _new_output(out_path, offset)
     said = said.removeprefix("error: ") if said.count("\n") == 0 else said
+    if not said and (full := full_disk_message(profile.name, profile.path)) is not None:
+        said = full  # nothing could be written: exit status 120, and no output, is all there is to see
     raise GatewayStartFailed(
         f"the Gateway of profile {profile.name} did not start (exit status {code}): {said or 'no output'}"
         + ("" if said else f"; see {out_path}")

@@ -17,7 +17,7 @@ from websockets.sync.client import connect as ws_connect
 
 from anyy.api.methods import MethodSpec
 from anyy.api.params import Params
-from anyy.client.errors import GatewayUnavailable, no_gateway_message
+from anyy.client.errors import GatewayUnavailable, connect_failed
 from anyy.client.gateway import gateway_address
 from anyy.client.protocol import CONNECT_TIMEOUT, Message, Method, Protocol, Reply, connection_options, result_type
 from anyy.profiles.gateway_address import Address
@@ -96,8 +96,8 @@ def connect(address: Address, *, timeout: float = CONNECT_TIMEOUT, agent: str = 
     A Gateway that does not answer (its gateway.json outlived it) is GatewayUnavailable, at once."""
     try:
         ws_context = ws_connect(address.ws_url, **connection_options(address.token, timeout=timeout, agent=agent))
-    except (OSError, TimeoutError, InvalidHandshake):
-        raise GatewayUnavailable(no_gateway_message(address.profile)) from None
+    except (OSError, TimeoutError, InvalidHandshake) as exc:
+        raise connect_failed(address.profile, address.pid, address.url, exc) from None
     with ws_context as ws:
         yield Client(ws, address)
 

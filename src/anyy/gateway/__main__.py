@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import sys
 
 from anyy.domain.errors import AnyyError
+from anyy.profiles.disk import full_disk_message
 from anyy.profiles.gateway_address import Address
 from anyy.profiles.home import anyy_home, selected_profile_name
 from anyy.profiles.profile import get_profile
@@ -34,14 +36,34 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["ANYY_STORE_URL"] = args.store
     from anyy.gateway.server import serve
 
+    profile = None
+    # Our own copy of the ready pipe, to say why a start failed: serve() closes the one it was given once
+    # ready, and that number may then be reused by any file.
+    report_fd = os.dup(args.ready_fd) if args.ready_fd is not None else None
     try:
         profile = get_profile(anyy_home(), selected_profile_name(args.profile))
         on_ready = _announce if args.announce else None
         asyncio.run(serve(profile, host=args.host, port=args.port, ready_fd=args.ready_fd, on_ready=on_ready))
     except AnyyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _report(f"error: {exc}", report_fd)
+        return 1
+    except Exception:
+        full = full_disk_message(profile.name, profile.path) if profile is not None else None
+        if full is None:
+            raise
+        _report(f"error: {full}", report_fd)  # not "disk I/O error" from wherever it first wrote
         return 1
     return 0
+
+
+def _report(message: str, ready_fd: int | None) -> None:
+    """Say why the Gateway did not start: on stderr, and on the ready pipe, which needs no disk (on a full
+    one, stderr is a file that cannot be written, and the client that started it would hear nothing)."""
+    with contextlib.suppress(OSError):
+        print(message, file=sys.stderr)
+    if ready_fd is not None:
+        with contextlib.suppress(OSError):
+            os.write(ready_fd, message.replace("\n", " ").encode() + b"\n")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,12 @@ _CODES: list[tuple[type[AnyyError], int]] = [
 ]
 
 
+# Errors that answer a client's mistake (bad parameters, an unknown id, a stale version), not a fault.
+_CLIENT_MISTAKES = frozenset(
+    {jsonrpc.INVALID_REQUEST, jsonrpc.METHOD_NOT_FOUND, jsonrpc.INVALID_PARAMS, jsonrpc.NOT_FOUND, jsonrpc.CONFLICT}
+)
+
+
 def _error(id: Any, code: int, message: str) -> Response:
     return Response(id=id if isinstance(id, int | str) else None, error=ErrorObject(code=code, message=message))
 
@@ -119,6 +125,9 @@ class Dispatcher:
         try:
             result = await self._call(request, conn)
         except RpcError as exc:
+            if exc.code in _CLIENT_MISTAKES:
+                # The client's mistake, not the Gateway's: one line at INFO, no traceback (D9).
+                log.info("%s refused (%d): %s", request.method[:80], exc.code, exc.message[:300])
             return None if notification else _error(raw_id, exc.code, exc.message)
         if notification:
             return None

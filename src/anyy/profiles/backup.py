@@ -190,12 +190,13 @@ def _stage(profile: Profile, staging: Path) -> tuple[Counts, set[str]]:
             continue
         # Objects are immutable: a hard link is a free copy. Memory and roles are edited in place.
         copied = _copy_tree(source, staging / folder, link=folder == OBJECTS_DIR)
-        if folder == OBJECTS_DIR:
-            counts.objects = copied
-        elif folder == MEMORY_DIR:
+        if folder == MEMORY_DIR:
             counts.memory_files = copied
-        else:
+        elif folder == ROLES_DIR:
             counts.role_files = copied
+    # Counted in the staging folder: a PostgreSQL store's snapshot wrote its objects there itself (the
+    # profile's folder has none), a SQLite profile's were copied from objects/ above.
+    counts.objects = sum(1 for _ in _regular_files(staging / OBJECTS_DIR)) if (staging / OBJECTS_DIR).is_dir() else 0
     return counts, referenced
 
 
@@ -256,7 +257,10 @@ def _member(root: Path, name: str) -> Member:
 
 def _write_archive(path: Path, staging: Path, manifest: Manifest) -> None:
     encoded = msgspec.json.format(msgspec.json.encode(manifest), indent=2)
-    with tarfile.open(path, "w:gz", format=tarfile.PAX_FORMAT) as tar:
+    # Readable by its owner only (D9): it holds every conversation of the profile. Created so, never
+    # widened then narrowed: there is no moment when another user could open it.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with open(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
         info = tarfile.TarInfo(MANIFEST)
         info.size, info.mtime, info.mode = len(encoded), int(manifest.created_at), 0o600
         tar.addfile(info, io.BytesIO(encoded))

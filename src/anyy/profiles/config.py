@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from anyy.domain.durability import Durability
 from anyy.domain.sessions import QueueMode
 from anyy.profiles.names import NAME_RULE, is_valid_name
 from anyy.profiles.tomlfile import FileError, convert, read_toml
@@ -115,10 +116,15 @@ class McpSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 class StoreSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Where the profile's sessions live: "" is the profile's own SQLite state.db; a postgresql:// URL a
     PostgreSQL database (SPEC P1). ANYY_STORE_URL, when set, takes precedence. ``lease``: with several
-    Gateways on one PostgreSQL store, how long a session stays with a Gateway that stopped renewing it."""
+    Gateways on one PostgreSQL store, how long a session stays with a Gateway that stopped renewing it.
+
+    ``durability`` (D10) is what an acknowledged write survives: "process" a crash of the Gateway's
+    process; "power" also a power cut (SQLite fsyncs every commit; PostgreSQL commits with
+    synchronous_commit = on). See docs/reliability.md."""
 
     url: str = ""
     lease: Annotated[float, msgspec.Meta(ge=0.5, le=600)] = 3.0  # seconds
+    durability: Durability = "process"
 
 
 class GatewaySettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -328,6 +334,10 @@ pass_env = []
 # ("postgresql://user@host:5432/anyy") puts them in that database; `anyy store copy --to URL` copies
 # the sessions there first. The environment variable ANYY_STORE_URL overrides this key.
 url = ""
+# What a write the Gateway acknowledged survives: "process" (a crash or kill of the Gateway; a power cut
+# may lose the last moments of work, never corrupting anything) or "power" (also a power cut; SQLite
+# syncs the disk at every commit: about 9x fewer appends per second). See docs/reliability.md.
+durability = "process"
 # With several Gateways on one PostgreSQL store: seconds after which the sessions of a Gateway that
 # stopped renewing them are taken over (docs/scaling.md).
 # lease = 3.0

@@ -31,15 +31,16 @@ def store_backend(profile: Profile) -> str:
 def open_store(profile: Profile) -> SessionStore:
     """Open ``profile``'s store (the caller closes it). Use it from one thread, or through a StoreOwner."""
     backend = store_backend(profile)
+    durability = profile.load_config().store.durability
     if backend == "sqlite":
         from anyy.storage.sqlite import SqliteStore
 
-        return SqliteStore.open_profile(profile.path, profile=profile.name)
+        return SqliteStore.open_profile(profile.path, profile=profile.name, durability=durability)
     if backend == "postgresql":
         from anyy.storage.choose import open_store as open_url
 
         url, setting = store_url(profile.load_config(), profile.config_path)
-        return open_url(profile.path, profile=profile.name, url=url, setting=setting)
+        return open_url(profile.path, profile=profile.name, url=url, setting=setting, durability=durability)
     raise AssertionError(f"unknown storage backend {backend!r}")  # store_backend names only known ones
 
 

@@ -57,6 +57,9 @@ Step = ProviderEvent | ProviderError | Gate | asyncio.Event
 Script = str | ProviderError | Sequence[Step]
 
 OFFLINE_MODEL = "offline"
+# Requests a provider keeps for tests to read. Every request holds its whole context: kept without bound,
+# they were most of what 100 busy sessions left behind in a Gateway on the offline model (D13).
+KEPT_REQUESTS = 256
 
 
 class OfflineProvider:
@@ -72,7 +75,7 @@ class OfflineProvider:
         self.name = name
         self.stream_delay = stream_delay
         self.scripted_only = scripted_only
-        self.requests: list[ModelRequest] = []
+        self.requests: list[ModelRequest] = []  # the last KEPT_REQUESTS calls, oldest first (tests read them)
         self._script: collections.deque[Script] = collections.deque()
         self._calls = 0
         self.title_requests: list[ModelRequest] = []
@@ -106,6 +109,8 @@ class OfflineProvider:
             return self._play(request, self._steps(request, script))
         # Taken now, not when iteration starts: calls made in a row get their responses in that order.
         self.requests.append(request)
+        if len(self.requests) > KEPT_REQUESTS:  # a Gateway's offline model runs for days (D13)
+            del self.requests[: len(self.requests) - KEPT_REQUESTS]
         self._calls += 1
         script = self._script.popleft() if self._script else None
         if script is None and self.scripted_only:

@@ -82,12 +82,18 @@ class SessionActor:
         if self._drain_queued:
             return
         self._drain_queued = True
-        self.submit(self._drain)
+        self.submit(self._drain, detached=True)
 
-    def submit(self, job: Job) -> asyncio.Future[Any]:
-        """Run ``job`` after the work queued before it (results and errors come back in the future)."""
+    def submit(self, job: Job, *, detached: bool = False) -> asyncio.Future[Any]:
+        """Run ``job`` after the work queued before it (results and errors come back in the future).
+
+        ``detached``: nobody awaits it (a poke's drain), so its failure is logged, never lost silently. An
+        awaited job's failure goes to its caller only, who answers it: logging it here as well put every
+        client mistake in the log as an error with a traceback (D9)."""
         self.ensure_running()
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if detached:
+            future.add_done_callback(_log_unretrieved)
         self._jobs.put_nowait((job, future))
         return future
 
@@ -118,8 +124,6 @@ class SessionActor:
             except Exception as exc:
                 if not future.done():
                     future.set_exception(exc)
-                    # A poke's job has nobody awaiting it: its failure is logged, never lost silently.
-                    future.add_done_callback(_log_unretrieved)
             else:
                 if not future.done():
                     future.set_result(result)
@@ -297,6 +301,8 @@ def _start_next(store: SessionStore, *, session_id: str) -> tuple[Execution, lis
 
 
 def _log_unretrieved(future: asyncio.Future[Any]) -> None:
+    if future.cancelled():
+        return
     exc = future.exception()
     if exc is not None:
         log.error("session work failed: %s", exc, exc_info=exc)

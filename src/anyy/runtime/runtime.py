@@ -319,7 +319,7 @@ class Runtime(SessionWrites):
         if execution.state != "suspended":
             raise Conflict(f"execution {execution_id} is {execution.state}: it is not waiting for an answer")
         actor = self._actor(session_id)
-        actor.submit(lambda: actor.resume(execution_id, text))
+        actor.submit(lambda: actor.resume(execution_id, text), detached=True)
 
     async def approve(self, session_id: str, execution_id: str, decision: str) -> None:
         """Answer the approval request a suspended execution waits on (N2): ``once`` runs the call,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from anyy.domain.durability import Durability
 from anyy.domain.errors import AnyyError
 from anyy.storage.protocol import SessionStore
 
@@ -33,14 +34,21 @@ def redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{password}@", ":***@", 1)))
 
 
-def open_store(profile_dir: Path, *, profile: str, url: str = "", setting: str = "the store URL") -> SessionStore:
+def open_store(
+    profile_dir: Path,
+    *,
+    profile: str,
+    url: str = "",
+    setting: str = "the store URL",
+    durability: Durability = "process",
+) -> SessionStore:
     """The profile's store: SQLite in ``profile_dir`` when ``url`` is empty, else the database it names.
 
     ``setting`` says where the URL came from, for the errors a person reads."""
     if not url:
         from anyy.storage.sqlite import SqliteStore
 
-        return SqliteStore.open_profile(profile_dir, profile=profile)
+        return SqliteStore.open_profile(profile_dir, profile=profile, durability=durability)
     if not url.startswith(POSTGRES_SCHEMES):
         raise StoreSettingError(
             f"{setting} is {redact(url)!r}: a store URL starts with postgresql:// (e.g. "
@@ -53,4 +61,4 @@ def open_store(profile_dir: Path, *, profile: str, url: str = "", setting: str =
             f"{setting} names a PostgreSQL database, but the PostgreSQL driver is not installed ({exc}): "
             "install it with `pip install 'anyy[postgres]'`"
         ) from None
-    return PostgresStore(url, profile=profile, setting=setting)
+    return PostgresStore(url, profile=profile, setting=setting, durability=durability)

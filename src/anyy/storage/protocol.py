@@ -26,6 +26,7 @@ from anyy.domain.schedule_records import NewSchedule, RunClaim, Schedule, Schedu
 from anyy.domain.search import SearchHit
 from anyy.domain.sessions import UNSET, NewSession, Page, Session, SessionKind, SessionPatch, Unset
 from anyy.domain.tree import TreeView
+from anyy.storage.checks import Finding
 from anyy.storage.ownership import Claim, ControlKind, GatewayInfo, Heartbeat, Hint, HintKind, Listening
 
 
@@ -298,6 +299,14 @@ class SessionStore(Protocol):
         (existing, empty), in the backend's own format, which the same backend opens on that folder.
         Object bodies are not copied: they are immutable, and on disk before anything references them,
         so the caller copies them afterwards (see ``anyy.profiles.backup``)."""
+        ...
+
+    def check(self, *, repair: bool = False, skip: Sequence[str] = ()) -> list[Finding]:
+        """Check the store's invariants (``anyy.storage.checks.CHECKS``, in that order, but those in
+        ``skip``) and, with ``repair``, fix what can be fixed without guessing at lost data (D11).
+
+        Repair only while nothing else writes (no Gateway on the profile): it marks running executions
+        interrupted. One finding per check, in order; a skipped check says so."""
         ...
 
     def close(self) -> None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from anyy.storage.memory.check import CheckPart
 from anyy.storage.memory.data import MemoryData
 from anyy.storage.memory.schedules import SchedulesPart
-from anyy.storage.memory.upkeep import UpkeepPart, load_snapshot
+from anyy.storage.memory.upkeep import load_snapshot
 from anyy.storage.ownership import SoloOwnership
 
 
-class MemoryStore(SchedulesPart, UpkeepPart, SoloOwnership):
+class MemoryStore(SchedulesPart, CheckPart, SoloOwnership):
     """Everything in one :class:`MemoryData`; stores opened on the same data see the same sessions.
 
     Each method checks everything before it changes anything, so a refused call leaves no trace, as a

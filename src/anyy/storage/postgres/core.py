@@ -19,6 +19,7 @@ import psycopg
 from psycopg import errors as pg_errors
 
 from anyy.domain import entry_ids
+from anyy.domain.durability import Durability
 from anyy.domain.errors import InvalidInput, NotFound, StorageFull
 from anyy.storage import rules
 from anyy.storage.choose import redact
@@ -79,8 +80,10 @@ class PgCore:
         setting: str = DEFAULT_SETTING,
         clock: Callable[[], float] = time.time,
         body_threshold: int = rules.BODY_THRESHOLD,
+        durability: Durability = "process",
     ) -> None:
         self.url = url
+        self.durability = durability
         self.schema = schema
         self.profile = profile
         self.clock = clock
@@ -106,6 +109,10 @@ class PgCore:
         # Every query of the store reads a few rows through an index: starting parallel workers costs
         # more than it saves (tens of milliseconds on a busy machine, e.g. for a rare word's search).
         self.conn.execute("SET max_parallel_workers_per_gather = 0")
+        if self.durability == "power":
+            # D10: a commit is acknowledged once the server flushed it to its disk, whatever the server's
+            # default; "process" leaves the server's setting (any commit survives the Gateway's crash).
+            self.conn.execute("SET synchronous_commit = on")
         if self.member is not None:
             timeout_ms = max(int(self.member.lease * 1000), 100)
             self.conn.execute(f"SET idle_in_transaction_session_timeout = {timeout_ms}")

@@ -13,19 +13,29 @@ from pathlib import Path
 from typing import Any
 
 from anyy.domain import entry_ids
+from anyy.domain.durability import Durability
 from anyy.domain.errors import NotFound, StorageFull
 from anyy.storage import rules
 from anyy.storage.objects import ObjectFiles
 from anyy.storage.sqlite import migrate
+
+BUSY_TIMEOUT_MS = 10_000
+# About what SQLite's automatic checkpoints (every 1,000 pages) let the WAL grow to; upkeep truncates a
+# larger one (see ``UpkeepPart._shrink_wal``).
+WAL_KEEP_BYTES = 4 * 1024 * 1024
+# The profile setting ``[store] durability`` (D10; see anyy.domain.durability).
+SYNCHRONOUS: dict[Durability, str] = {"process": "NORMAL", "power": "FULL"}
 
 PRAGMAS = (
     # Takes effect when the file is created (no effect on an existing one): lets upkeep hand the pages
     # of reclaimed sessions back to the file system, a bounded step at a time.
     "PRAGMA auto_vacuum = INCREMENTAL",
     "PRAGMA journal_mode = WAL",
-    "PRAGMA synchronous = NORMAL",
     "PRAGMA foreign_keys = ON",
-    "PRAGMA busy_timeout = 10000",
+    f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}",
+    # A checkpoint that empties the WAL also cuts the file back to this size (D9): after a burst, or a
+    # full disk that stalled checkpoints, the WAL does not keep its largest size until a restart.
+    f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}",
     "PRAGMA cache_size = -32000",
     "PRAGMA mmap_size = 1073741824",
 )
@@ -45,11 +55,12 @@ HEAD_SQL = (
 )
 
 
-def connect(path: Path) -> sqlite3.Connection:
+def connect(path: Path, *, durability: Durability = "process") -> sqlite3.Connection:
     """A connection with the project's pragmas, in autocommit mode (transactions are explicit)."""
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=True)
     for pragma in PRAGMAS:
         conn.execute(pragma)
+    conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS[durability]}")
     return conn
 
 
@@ -75,14 +86,16 @@ class StoreCore:
         profile: str = "default",
         clock: Callable[[], float] = time.time,
         body_threshold: int = rules.BODY_THRESHOLD,
+        durability: Durability = "process",
     ) -> None:
         self.db_path = Path(path)
+        self.durability = durability
         self.profile = profile
         self.clock = clock
         self.body_threshold = body_threshold
         self.objects = ObjectFiles(objects_dir if objects_dir is not None else self.db_path.parent / "objects")
         self.owner_thread = threading.get_ident()
-        self.conn = connect(self.db_path)
+        self.conn = connect(self.db_path, durability=durability)
         self.applied_migrations = migrate.apply(self.conn)
         self._nums: dict[str, int] = {}
         # Sessions that may have messages not yet in the search index; None: not looked up yet.

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from anyy.domain.durability import Durability
 from anyy.storage.ownership import SoloOwnership
-from anyy.storage.sqlite.queue import QueuePart
+from anyy.storage.sqlite.check import CheckPart
 from anyy.storage.sqlite.schedules import SchedulesPart
 from anyy.storage.sqlite.snapshot import SnapshotPart
-from anyy.storage.sqlite.upkeep import UpkeepPart
 
 
-class SqliteStore(SchedulesPart, QueuePart, UpkeepPart, SnapshotPart, SoloOwnership):
+class SqliteStore(SchedulesPart, CheckPart, SnapshotPart, SoloOwnership):
     """Sessions, entries, submissions and executions in one ``state.db``; large bodies in ``objects/``.
 
     Use it from the thread that created it; from an event loop, through ``anyy.storage.owner``. Its
@@ -20,5 +20,7 @@ class SqliteStore(SchedulesPart, QueuePart, UpkeepPart, SnapshotPart, SoloOwners
     """
 
     @classmethod
-    def open_profile(cls, profile_dir: Path, *, profile: str) -> SqliteStore:
-        return cls(profile_dir / "state.db", objects_dir=profile_dir / "objects", profile=profile)
+    def open_profile(cls, profile_dir: Path, *, profile: str, durability: Durability = "process") -> SqliteStore:
+        return cls(
+            profile_dir / "state.db", objects_dir=profile_dir / "objects", profile=profile, durability=durability
+        )

@@ -10,10 +10,14 @@ point, their range is queued again, so forks of forks deleted in any order end f
 
 from __future__ import annotations
 
+import os
+import sqlite3
+
 from anyy.domain import entry_ids
 from anyy.domain.entries import SEARCHABLE_KINDS
 from anyy.storage import rules
 from anyy.storage.protocol import Maintenance, ObjectRef
+from anyy.storage.sqlite.core import BUSY_TIMEOUT_MS, WAL_KEEP_BYTES
 from anyy.storage.sqlite.search import SearchPart
 
 _SEARCHABLE = {int(kind) for kind in SEARCHABLE_KINDS}
@@ -228,6 +232,30 @@ class UpkeepPart(SearchPart):
         (free,) = self.conn.execute("PRAGMA freelist_count").fetchone()
         return bool(free > KEEP_FREE_PAGES)
 
+    def _shrink_wal(self) -> None:
+        """Cut a WAL grown past :data:`WAL_KEEP_BYTES` back to nothing (D9).
+
+        A full disk (or a long reader) stalls checkpoints, and the WAL grows; once they complete again,
+        SQLite reuses the file from its start but keeps its size, and ``journal_size_limit`` cuts it only
+        when a later write restarts it. A TRUNCATE checkpoint gives the space back now. It never waits for
+        readers (busy timeout 0): one that is still reading makes it return busy, and the next idle moment
+        tries again."""
+        try:
+            size = os.stat(f"{self.db_path}-wal").st_size
+        except FileNotFoundError:
+            return
+        if size <= WAL_KEEP_BYTES:
+            return
+        conn = self.conn
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.OperationalError as exc:
+            if "full" not in str(exc):  # still no space: the next idle moment tries again
+                raise
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
     def maintain(self, budget: int = 2000) -> Maintenance:
         indexed, more_index = self._index_pending(budget)
         collected, more_gc = self._collect_garbage(max(budget - indexed, 1))
@@ -235,6 +263,12 @@ class UpkeepPart(SearchPart):
             more_gc = self._merge_index(max(budget // 4, 16))
         if not more_gc:
             more_gc = self._release_free_pages(max(budget, 16))
+        if not more_gc:
+            self._shrink_wal()
+        if not (more_index or more_gc):
+            # Idle: hand SQLite's page cache (up to cache_size, 32 MB) back (D13). Reads come through mmap;
+            # the next writes take the pages they need again.
+            self.conn.execute("PRAGMA shrink_memory")
         now = self.clock()
         if now - self._last_sweep >= rules.SWEEP_INTERVAL:
             self._last_sweep = now
