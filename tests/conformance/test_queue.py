@@ -444,7 +444,8 @@ def test_g3_recover_interrupted_marks_work_and_keeps_pending_items(store: Sessio
     assert [e.id for e in recovered] == [execution.id]
     got = store.get_execution(execution.id)
     assert got.state == "interrupted"
-    assert got.note == "The gateway restarted; the running response was interrupted."
+    assert got.note is not None
+    assert got.note.startswith("The gateway restarted; the running response was interrupted. ")
     assert got.ended_at is not None
     assert got.passes == 1
     assert store.get_submission(taken).state == "interrupted"
@@ -469,7 +470,7 @@ def test_g3_recovery_is_durable(store: SessionStore, reopen: Reopen) -> None:
     store = reopen(store)
     assert store.get_execution(execution.id).state == "interrupted"
     assert store.recover_interrupted("restarted") == []
-    assert texts(store.path(session.id)) == ["restarted"]
+    assert texts(store.path(session.id)) == ["restarted No text of its answer had been saved yet."]
 
 
 def test_g3_recovery_keeps_an_execution_waiting_for_an_answer(store: SessionStore, reopen: Reopen) -> None:
@@ -497,3 +498,29 @@ def test_q1_taken_inputs_are_recorded_as_user_entries_in_the_same_transaction(st
     store.take_submissions(execution.id, [steer], record_inputs=True)
     assert texts(store.path(session.id)) == ["hello", "also this"]
     assert store.get_submission(steer).entry_id == store.path(session.id)[-1].id
+
+
+# -- idempotency keys (D8) -------------------------------------------------------------------------------
+
+
+def test_d8_a_send_repeated_with_its_key_gets_the_first_submission_back(store: SessionStore, reopen: Reopen) -> None:
+    session = new_session(store)
+    other = new_session(store)
+    first = store.add_submission(session.id, NewSubmission(text="only once", key="k-1"))
+    store = reopen(store)
+    again = store.add_submission(session.id, NewSubmission(text="only once", key="k-1"))
+    assert again.id == first.id
+    assert [s.id for s in store.list_submissions(session.id)] == [first.id]
+    execution = store.start_execution(session.id, [first.id])
+    store.set_execution_state(execution.id, "completed")
+    late = store.add_submission(session.id, NewSubmission(text="only once", key="k-1"))  # whatever became of it
+    assert (late.id, late.state) == (first.id, "completed")
+    assert store.list_submissions(session.id) == []
+    with pytest.raises(Conflict, match="already used for another message"):
+        store.add_submission(session.id, NewSubmission(text="something else", key="k-1"))
+    elsewhere = store.add_submission(other.id, NewSubmission(text="only once", key="k-1"))  # keys are per session
+    assert elsewhere.id != first.id
+    unkeyed = [store.add_submission(session.id, NewSubmission(text="twice")).id for _ in range(2)]
+    assert len(set(unkeyed)) == 2
+    with pytest.raises(InvalidInput, match="idempotency key"):
+        store.add_submission(session.id, NewSubmission(text="x", key=""))

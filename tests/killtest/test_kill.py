@@ -276,12 +276,13 @@ class Checker:
         ).fetchone()[0]
         self.ok(active == 0, f"{active} execution(s) still 'running' after the restart")
         for num, recovered in conn.execute(
-            "SELECT session_num, count(*) FROM executions WHERE state = 'interrupted' AND note = ? GROUP BY 1",
-            (RECOVERY_NOTE,),
+            "SELECT session_num, count(*) FROM executions WHERE state = 'interrupted' AND substr(note, 1, ?) = ? "
+            "GROUP BY 1",
+            (len(RECOVERY_NOTE), RECOVERY_NOTE),
         ):
             notices = conn.execute(
-                "SELECT count(*) FROM entries WHERE id BETWEEN ? AND ? AND text = ?",
-                (num << 30, (num << 30) | ((1 << 30) - 1), RECOVERY_NOTE),
+                "SELECT count(*) FROM entries WHERE id BETWEEN ? AND ? AND kind = 11 AND substr(text, 1, ?) = ?",
+                (num << 30, (num << 30) | ((1 << 30) - 1), len(RECOVERY_NOTE), RECOVERY_NOTE),
             ).fetchone()[0]
             self.ok(notices >= recovered, f"session #{num}: {recovered} interrupted, {notices} notices")
         for session_id in led.sessions - led.delete_tried:
@@ -308,7 +309,7 @@ class Checker:
             self.ok(check == "ok", f"integrity_check: {check}")
             self.figures["store submission states"] = dict(collections.Counter(row[2] for row in rows))
             self.figures["executions recovered as interrupted"] = conn.execute(
-                "SELECT count(*) FROM executions WHERE note = ?", (RECOVERY_NOTE,)
+                "SELECT count(*) FROM executions WHERE substr(note, 1, ?) = ?", (len(RECOVERY_NOTE), RECOVERY_NOTE)
             ).fetchone()[0]
 
     def _rpc(self, rpc: RpcClient) -> None:

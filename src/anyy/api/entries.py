@@ -121,6 +121,7 @@ class ModelChangeData(_Data, tag="model_change"):
     provider: str = ""
     model: str = ""
     effort: str = ""
+    previous: list[str] | None = None  # [provider, model, effort] it replaced (navigation restores it)
 
 
 class NoticeData(_Data, tag="notice"):

@@ -57,6 +57,9 @@ class SendParams(Params):
     text: str
     kind: SubmissionKind = "prompt"
     attachments: list[Attachment] = []
+    # A key the client makes up for this message (a UUID): sending again with the same key after a lost
+    # reply gets the same submission back, never a second one (D8).
+    idempotency_key: str | None = None
 
 
 class ExecutionRef(Params):

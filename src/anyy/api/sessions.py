@@ -125,6 +125,16 @@ class RetryView(msgspec.Struct, kw_only=True):
     error: str
 
 
+class BlockedView(msgspec.Struct, kw_only=True):
+    """An execution that ended but whose end could not be written (a full disk): the session waits, its
+    queue kept, until the store takes it; it is written again on its own and at every request."""
+
+    execution_id: str
+    state: ExecutionState  # the end it reached (on disk it is still running until written)
+    error: str  # why the write failed
+    seconds: float  # how long the session has been waiting
+
+
 class SessionView(msgspec.Struct, kw_only=True):
     session: Session
     running_execution: str | None  # the execution running now, if any: what a stop would capture
@@ -133,6 +143,7 @@ class SessionView(msgspec.Struct, kw_only=True):
     context_tokens: int | None = None  # what the model re-read for the last response on this path
     context_budget: int = 0  # the profile's compaction budget: past it, older entries are summarised
     retry_wait: RetryView | None = None  # set while the running execution waits to retry a failed model call
+    blocked: BlockedView | None = None  # set while the end of the last execution waits to be written (D1)
 
 
 class TreeNode(msgspec.Struct, kw_only=True):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ from anyy.cli.context import with_profile
 
 if TYPE_CHECKING:
     from anyy.api.entries import Attachment
+    from anyy.api.params import SendParams
     from anyy.api.sessions import Execution, Submission
     from anyy.cli.chat_follow import Recorded, Streamer, Waited
     from anyy.client.sync import Client
@@ -130,8 +132,18 @@ def _send_and_wait(
             resumed, sent = answer_question(client, session_id, turn.text)
         else:
             client.call(m.EVENTS_SUBSCRIBE, SubscribeParams(session_id=session_id))  # for retry notices too
-            params = SendParams(session_id=session_id, text=turn.text, attachments=turn.attachments)
-            sent = client.call(m.SESSION_SEND, params)
+            # A key of our own: should the reply be lost, asking again with it tells whether the message was
+            # taken, and never queues it twice (D8).
+            params = SendParams(
+                session_id=session_id,
+                text=turn.text,
+                attachments=turn.attachments,
+                idempotency_key=uuid.uuid4().hex,
+            )
+            try:
+                sent = client.call(m.SESSION_SEND, params)
+            except GatewayUnavailable as exc:
+                return Lost(submission=_ask_again(profile, params), why=str(exc))
         if stream:
             streamer = Streamer(submission_id=sent.id, write=_stdout_writer())
         follower = Follower(submission_id=sent.id, streamer=streamer, say=lambda line: click.echo(line, err=True))
@@ -157,6 +169,21 @@ def _send_and_wait(
             err=True,
         )
         return EXIT_CTRL_C
+
+
+def _ask_again(profile: Profile, params: SendParams) -> Submission | None:
+    """The connection dropped before the send's reply: ask again with the same key on a new connection (a
+    message already taken comes back as it is, one that was not is sent now, never twice). None when no
+    Gateway answers: whether the message was taken is unknown then."""
+    from anyy.api import methods as m
+    from anyy.client.errors import GatewayError
+    from anyy.client.sync import profile_client
+
+    try:
+        with profile_client(profile) as client:
+            return client.call(m.SESSION_SEND, params)
+    except GatewayError:
+        return None
 
 
 def _outcome(waited: Waited) -> tuple[str, int]:

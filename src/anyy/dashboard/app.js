@@ -1171,7 +1171,9 @@ async function send() {
   const sent = state.attachments.slice();
   const attachments = sent.map(({ object, name, media_type, size }) => ({ object, name, media_type, size }));
   askNotificationPermission();
-  await state.rpc.call("session.send", { session_id: state.session.id, text, kind, attachments });
+  // A key of the page's own (D8): a send retried after a lost reply is never queued twice.
+  const idempotency_key = crypto.randomUUID();
+  await state.rpc.call("session.send", { session_id: state.session.id, text, kind, attachments, idempotency_key });
   // Only what was sent leaves the editor (the user may have typed or attached on meanwhile).
   editor.value = editor.value.startsWith(text) ? editor.value.slice(text.length) : editor.value;
   state.attachments = state.attachments.filter((file) => !sent.includes(file));

@@ -29,6 +29,13 @@ CONTEXT_KINDS: tuple[EntryKind, ...] = (
     EntryKind.BRANCH_SUMMARY,
 )
 DATA_KINDS: tuple[EntryKind, ...] = (EntryKind.TOOL_CALL, EntryKind.TOOL_RESULT)
+# An assistant message cut short (a stop, a crash) carries its payload too, so the model is told (D4).
+INTERRUPTED_MARK = '"interrupted":true'
+
+
+def interrupted_answer(kind: int, raw_data: str | None) -> bool:
+    """An assistant entry recorded as interrupted (its payload as encoded: compact JSON)."""
+    return kind == EntryKind.ASSISTANT and raw_data is not None and INTERRUPTED_MARK in raw_data
 
 
 class ModelContext(msgspec.Struct, kw_only=True):

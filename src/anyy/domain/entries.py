@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -143,6 +144,8 @@ class ModelChangeData(msgspec.Struct, kw_only=True, omit_defaults=True):
     provider: str = ""
     model: str = ""
     effort: str = ""
+    # The selection it replaced: navigating back before the session's first change restores it (M2).
+    previous: list[str] | None = None  # [provider, model, effort]
 
 
 class NoticeData(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -229,3 +232,24 @@ _decoder = msgspec.json.Decoder(dict[str, Any])
 
 def decode_data(raw: str | bytes | None) -> dict[str, Any]:
     return {} if raw is None else _decoder.decode(raw)
+
+
+Selection = tuple[str, str, str]  # provider, model, effort
+
+
+def selection_at(old_path: Sequence[Entry], new_path: Sequence[Entry]) -> Selection | None:
+    """The model selection that applies at the end of ``new_path`` after navigating there from the end of
+    ``old_path`` (M2, D12), or ``None`` when it is the one in force. The newest model change on the new
+    path decides; with none there, the session's first selection applies, which the oldest change on
+    the old path remembers (none there either: the selection never changed, it stays)."""
+    for entry in reversed(new_path):
+        if entry.kind == EntryKind.MODEL_CHANGE:
+            data = entry.data
+            return (str(data.get("provider", "")), str(data.get("model", "")), str(data.get("effort", "")))
+    for entry in old_path:
+        if entry.kind == EntryKind.MODEL_CHANGE:
+            previous = entry.data.get("previous")
+            if isinstance(previous, list) and len(previous) == 3:
+                return (str(previous[0]), str(previous[1]), str(previous[2]))
+            return None  # recorded before changes remembered what they replaced
+    return None

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from anyy.domain.context import ModelContext, tool_payload
+from anyy.domain.context import ModelContext, interrupted_answer, tool_payload
 from anyy.domain.entries import EntryKind, Reasoning, Usage
 
 
@@ -121,6 +121,8 @@ ErrorClass = Literal["transient", "overflow", "fatal"]
 # -- from the stored context to messages ------------------------------------------------------------
 SUMMARY_PREFIX = "Summary of the earlier conversation (older messages were compacted):\n\n"
 BRANCH_SUMMARY_PREFIX = "Summary of a branch of this conversation that was left:\n\n"
+# After an answer cut short, so the model knows it stopped there and need not pretend it finished (D4).
+INTERRUPTED_NOTE = "\n\n[This answer was interrupted here and never finished.]"
 
 
 def context_to_messages(
@@ -153,7 +155,7 @@ def context_to_messages(
         if kind == EntryKind.ASSISTANT:
             if open_assistant and (pending_calls or pending_text):
                 flush()
-            pending_text += item[2]
+            pending_text += item[2] + (INTERRUPTED_NOTE if interrupted_answer(kind, item[3]) else "")
             open_assistant = True
         elif kind == EntryKind.TOOL_CALL:
             data = tool_payload(item)

@@ -53,6 +53,22 @@ class NewSubmission(msgspec.Struct, kw_only=True):
     kind: SubmissionKind = "prompt"
     text: str = ""
     attachments: list[Attachment] = []
+    # A client's key for a send it may retry (D8): the same key in the same session gets the submission
+    # the first send made, instead of a second one.
+    key: str | None = None
+
+
+MAX_KEY_LENGTH = 200
+
+
+def same_send(existing: Submission, new: NewSubmission) -> Submission:
+    """The submission a retried send (same key) gets back; a different message under that key is refused."""
+    if (existing.kind, existing.text) != (new.kind, new.text):
+        raise Conflict(
+            f"idempotency key {new.key!r} was already used for another message in this session "
+            f"(submission {existing.id}): use a new key for a new message"
+        )
+    return existing
 
 
 class Execution(msgspec.Struct, kw_only=True):
@@ -73,7 +89,9 @@ def check_new_submission(new: NewSubmission) -> NewSubmission:
         attachments = msgspec.convert(new.attachments, list[Attachment])
     except msgspec.ValidationError as exc:
         raise InvalidInput(f"invalid attachment: {exc}") from None
-    new = NewSubmission(kind=new.kind, text=new.text, attachments=attachments)
+    if new.key is not None and not (0 < len(new.key) <= MAX_KEY_LENGTH and new.key.isprintable()):
+        raise InvalidInput(f"an idempotency key is 1 to {MAX_KEY_LENGTH} printable characters, e.g. a UUID")
+    new = NewSubmission(kind=new.kind, text=new.text, attachments=attachments, key=new.key)
     if new.kind not in SUBMISSION_KINDS:
         raise InvalidInput(f"unknown submission kind {new.kind!r}; use one of {', '.join(SUBMISSION_KINDS)}")
     if not isinstance(new.text, str) or (not new.text.strip() and not new.attachments):

@@ -46,7 +46,16 @@ async def _view(gw: Gateway, session_id: str) -> wire.SessionView:
         context_tokens=state.context_tokens,
         context_budget=gw.runtime.deps.settings.budget_tokens,
         retry_wait=_retry_view(gw, session_id),
+        blocked=_blocked_view(gw, session_id),
     )
+
+
+def _blocked_view(gw: Gateway, session_id: str) -> wire.BlockedView | None:
+    found = gw.runtime.blocked(session_id)
+    if found is None:
+        return None
+    execution_id, state, error, seconds = found
+    return wire.BlockedView(execution_id=execution_id, state=state, error=error, seconds=round(seconds, 3))  # type: ignore[arg-type]
 
 
 def _retry_view(gw: Gateway, session_id: str) -> wire.RetryView | None:
@@ -124,8 +133,11 @@ async def rename(gw: Gateway, conn: Connection | None, p: RenameParams) -> wire.
 async def send(gw: Gateway, conn: Connection | None, p: SendParams) -> wire.Submission:
     """Send a prompt, a steering message or a follow-up. The submission is on disk before this answers;
     it starts at once if the session is idle, else it waits in its queue (steering is read at the next
-    checkpoint, a follow-up when the response ends)."""
-    new = NewSubmission(kind=p.kind, text=p.text, attachments=views.convert(p.attachments, list[Attachment]))
+    checkpoint, a follow-up when the response ends). With ``idempotency_key``, a send repeated after a
+    lost reply returns the submission the first one made (whatever became of it) and adds nothing."""
+    new = NewSubmission(
+        kind=p.kind, text=p.text, attachments=views.convert(p.attachments, list[Attachment]), key=p.idempotency_key
+    )
     return views.submission(await gw.runtime.submit(p.session_id, new))
 
 

@@ -4,6 +4,10 @@ that must not overlap (an answer resuming a suspended execution, a compaction, a
 Queues never drop an item: after an execution ends, what is pending either starts (the response was
 done) or stays pending, visibly (it was stopped, failed, timed out, or is waiting for an answer), until
 a later request or an explicit continuation (S7).
+
+An end that could not be written (a full disk, D1) blocks the session: what is in memory and what is on
+disk must agree before anything else starts. The actor says so (a notice, ``blocked``), writes that end
+again after a growing wait and at every request, and goes on once the store took it.
 """
 
 from __future__ import annotations
@@ -15,17 +19,32 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from anyy.api.events import Notice
 from anyy.domain import queue as queue_rules
 from anyy.domain.entries import Entry
 from anyy.domain.queue import Execution, Submission
 from anyy.runtime.announce import Announcer
 from anyy.runtime.deps import Deps
-from anyy.runtime.execution import ExecutionRun, Outcome
+from anyy.runtime.execution import EndState, ExecutionRun, Outcome, unwritable
 from anyy.storage.ownership import LeaseLost
 from anyy.storage.protocol import SessionStore
 
 Job = Callable[[], Awaitable[Any]]
 log = logging.getLogger("anyy.runtime")
+SETTLE_RETRY_FIRST = 0.5  # seconds before writing a blocked end again; doubles, up to the next
+SETTLE_RETRY_MAX = 5.0
+SHUTDOWN_GRACE = 10.0  # seconds a stopping Gateway gives running work to settle
+SHUTDOWN_NOTE = "the Gateway was stopped while this response was running; what it had said so far is kept"
+
+
+class Blocked:
+    """The end an execution reached that is not on disk yet, and since when (D1)."""
+
+    def __init__(self, execution_id: str, end: EndState, since: float) -> None:
+        self.execution_id = execution_id
+        self.end = end
+        self.since = since
+        self.attempts = 1
 
 
 class SessionActor:
@@ -43,6 +62,8 @@ class SessionActor:
         # ended, so that only a request made afterwards starts anything again (S7).
         self._pokes = 0
         self._halted_upto = 0
+        self.blocked: Blocked | None = None
+        self._settle_timer: asyncio.Task[None] | None = None
         self._in_job = False
 
     @property
@@ -76,9 +97,16 @@ class SessionActor:
         self._jobs.put_nowait((job, future))
         return future
 
-    async def aclose(self) -> None:
-        if self.current is not None:
-            self.current.request_stop()
+    async def aclose(self, grace: float = SHUTDOWN_GRACE) -> None:
+        """A Gateway stopping: running work is settled as interrupted, its streamed text kept (D4), within
+        ``grace`` seconds; then the actor ends."""
+        if self._settle_timer is not None:
+            self._settle_timer.cancel()
+        current = self.current
+        if current is not None:
+            current.request_stop(note=SHUTDOWN_NOTE)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(current.finished.wait(), grace)
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -105,6 +133,8 @@ class SessionActor:
     # -- the queue -------------------------------------------------------------------------------
     async def _drain(self) -> None:
         self._drain_queued = False
+        if self.blocked is not None and not await self.settle_blocked():
+            return  # still not written: nothing starts (the request stays pending, visibly)
         if self._pokes <= self._halted_upto:
             return
         if not await self._claim():
@@ -167,6 +197,8 @@ class SessionActor:
             return outcome
         finally:
             self.current = None
+            if run.unsettled is not None:
+                self._block(run.execution_id, run.unsettled)
             run.finished.set()
             await self._announce.queue(self.session_id)
 
@@ -189,6 +221,71 @@ class SessionActor:
             return outcome
         finally:
             await self._release()
+
+    # -- an end not written yet (D1) --------------------------------------------------------------
+    def _block(self, execution_id: str, end: EndState) -> None:
+        self.blocked = Blocked(execution_id, end, self.deps.clock.now())
+        log.error(
+            "session %s: the end of execution %s (%s) could not be written: %s",
+            self.session_id,
+            execution_id,
+            end.state,
+            end.cause,
+        )
+        self._announce.event(
+            Notice(
+                session_id=self.session_id,
+                level="error",
+                text=f"This response ended ({end.state}) but that could not be recorded: {end.cause} "
+                "The session waits, its queue kept, and records it as soon as it can; nothing new starts before.",
+            )
+        )
+        if self._settle_timer is None or self._settle_timer.done():
+            self._settle_timer = asyncio.create_task(self._retry_settle(), name=f"anyy-settle-{self.session_id}")
+
+    async def _retry_settle(self) -> None:
+        delay = SETTLE_RETRY_FIRST
+        while self.blocked is not None:
+            await self.deps.clock.sleep(delay)
+            delay = min(delay * 2, SETTLE_RETRY_MAX)
+            with contextlib.suppress(Exception):  # logged by the actor's loop; the next round tries again
+                await self.submit(self._settle_and_go_on)
+
+    async def _settle_and_go_on(self) -> None:
+        if self.blocked is not None and await self.settle_blocked() and self._pokes > self._halted_upto:
+            await self._drain()  # requests made while blocked start now
+
+    async def settle_blocked(self) -> bool:
+        """Inside the actor: write the blocked end again; True once it is on disk (or nothing was blocked)."""
+        blocked = self.blocked
+        if blocked is None:
+            return True
+        end = blocked.end
+
+        def write(store: SessionStore) -> Execution:
+            current = store.get_execution(blocked.execution_id)
+            if current.state == end.state or current.state not in ("running", "retry_wait"):
+                return current  # written meanwhile (or ended by recovery): nothing more to do
+            return store.set_execution_state(blocked.execution_id, end.state, error=end.error, note=end.note)  # type: ignore[arg-type]
+
+        try:
+            execution = await self.deps.owner.call(write)
+        except Exception as exc:
+            if not unwritable(exc):
+                raise
+            blocked.attempts += 1
+            return False
+        self.blocked = None
+        self._announce.execution(execution, error=end.error, note=end.note)
+        self._announce.event(
+            Notice(
+                session_id=self.session_id,
+                level="info",
+                text=f"The end of the response ({end.state}) is recorded now; the session goes on.",
+            )
+        )
+        await self._announce.queue(self.session_id)
+        return True
 
 
 def _start_next(store: SessionStore, *, session_id: str) -> tuple[Execution, list[Entry], list[Submission]] | None:

@@ -240,7 +240,8 @@ class Delegations:
         """Record the child's answer or failure in its task (or resume it once after a restart)."""
         from anyy.runtime.runtime import RECOVERY_NOTE
 
-        if execution.state == "interrupted" and execution.note == RECOVERY_NOTE and task.restarts == 0:
+        cut_short = execution.state == "interrupted" and (execution.note or "").startswith(RECOVERY_NOTE)
+        if cut_short and task.restarts == 0:
             await self._store(lambda s: s.update_delegated_task(task.child_session_id, TaskUpdate(restarts=1)))
             await self.runtime.submit(task.child_session_id, NewSubmission(kind="prompt", text=RESTARTED))
             return

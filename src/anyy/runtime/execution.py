@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+import msgspec
 
 from anyy.api.events import (
     Notice,
@@ -50,10 +52,11 @@ from anyy.domain.entries import (
     ToolResultData,
     Usage,
 )
-from anyy.domain.errors import AnyyError
+from anyy.domain.errors import AnyyError, StorageFull
 from anyy.domain.model_io import (
     ImagePart,
     ModelRequest,
+    ProviderEvent,
     ReasoningEvent,
     StopEvent,
     StopReason,
@@ -63,7 +66,7 @@ from anyy.domain.model_io import (
     UsageEvent,
     context_to_messages,
 )
-from anyy.domain.queue import Execution
+from anyy.domain.queue import FINAL_EXECUTION_STATES, Execution
 from anyy.domain.sessions import Session, SessionPatch
 from anyy.providers.base import ProviderError
 from anyy.runtime.announce import Announcer, question_in
@@ -72,6 +75,8 @@ from anyy.runtime.compactor import Compactor
 from anyy.runtime.deps import CallTool, Deps, ToolSet
 from anyy.runtime.failures import failure_notice, record_failure
 from anyy.runtime.images import context_images
+from anyy.runtime.stream_keeper import StreamKeeper, answer_saver
+from anyy.runtime.tool_watch import ToolWatch
 from anyy.storage.protocol import SessionStore
 from anyy.tools.approval_rules import grant_key
 from anyy.tools.approvals import denied_by_user, gate
@@ -96,6 +101,26 @@ class Outcome(enum.Enum):
 class PassEnd(enum.Enum):
     MORE = "more"  # the model gets tool results: another pass
     ENDED = "ended"  # no tool call: the response ended (steering left over still gets a pass)
+
+
+@dataclass(frozen=True)
+class EndState:
+    """An end the execution reached but could not write (D1): the store refused it (a full disk). The
+    actor keeps the session blocked on it and writes it again until the store takes it."""
+
+    state: str
+    error: str | None
+    note: str | None
+    cause: str  # why the write failed, for people
+
+
+# States that end the run: once one is reached, in memory and on disk must agree before anything else starts.
+ENDING_STATES = FINAL_EXECUTION_STATES | {"suspended"}
+
+
+def unwritable(exc: BaseException) -> bool:
+    """The store could not write (a full disk, an I/O error), as opposed to refusing the request."""
+    return isinstance(exc, StorageFull) or (isinstance(exc, Exception) and not isinstance(exc, AnyyError))
 
 
 class _Stopped(Exception):
@@ -130,28 +155,36 @@ class ExecutionRun:
         self.execution_id = execution_id
         self.stop_requested = False
         self.stop_state = Outcome.INTERRUPTED
+        self.stop_note: str | None = None  # why, when not the user (a Gateway stopping)
         self.retry_cancelled = False
         self._retry_early = False  # retry_now() ended the wait: go on with the retry
         self.state = "running"
-        self.partial_text = ""  # what the model has streamed so far in this pass (for clients that join late)
+        self._pieces: list[str] = []  # what the model has streamed so far in this pass (see partial_text)
         self.retry_wait: tuple[RetryWaiting, float] | None = None  # the wait now, and when it ends (clock time)
         self.finished = asyncio.Event()  # set once the execution settled (the actor is done with it)
         self.question: Entry | None = None  # the question entry, while suspended on it
         self.approved_once: set[str] = set()  # call ids the user approved (N2)
         self.granted: set[str] = set()  # what the user approved for the session (session.tools["approved"])
         self.queue_was_empty = False
+        self.unsettled: EndState | None = None  # the end reached but not written (D1)
         self._fallback_noted = False  # nothing was pending when it completed: the actor need not look again
         self._awaiting: asyncio.Task[Any] | None = None
         self._retry_wait: asyncio.Task[Any] | None = None
         self._compactor = Compactor(deps)
         self._announce = Announcer(deps)
 
+    @property
+    def partial_text(self) -> str:
+        """What the model has streamed so far in this pass (for clients that join late)."""
+        return "".join(self._pieces)
+
     # -- control from outside (bound to this execution only) -------------------------------------
-    def request_stop(self, state: Outcome = Outcome.INTERRUPTED) -> None:
+    def request_stop(self, state: Outcome = Outcome.INTERRUPTED, *, note: str | None = None) -> None:
         if self.stop_requested:
             return
         self.stop_requested = True
         self.stop_state = state
+        self.stop_note = note
         if self._awaiting is not None and not self._awaiting.done():
             self._awaiting.cancel()
 
@@ -210,9 +243,16 @@ class ExecutionRun:
             self._appended(await self._store(lambda s: record_failure(s, self.session_id, notice)))
         self.state = state
         self.question = question  # what it waits on, once suspended
-        execution = await self._store(
-            lambda s: s.set_execution_state(self.execution_id, state, error=error, note=note)  # type: ignore[arg-type]
-        )
+        try:
+            execution = await self._store(
+                lambda s: s.set_execution_state(self.execution_id, state, error=error, note=note)  # type: ignore[arg-type]
+            )
+        except Exception as exc:
+            if state not in ENDING_STATES or not unwritable(exc):
+                raise
+            # The run ends here all the same; the actor holds the session until this end is on disk (D1).
+            self.unsettled = EndState(state=state, error=error, note=note, cause=str(exc) or type(exc).__name__)
+            return
         self._announce.execution(execution, error=error, note=note, question=question)
 
     def _appended(self, entries: list[Entry]) -> None:
@@ -256,6 +296,7 @@ class ExecutionRun:
             return Outcome.INTERRUPTED
         state = self.stop_state
         note = "stopped by the user" if state is Outcome.INTERRUPTED else "the execution ran out of time"
+        note = self.stop_note or note
         await self._set_state(state.value, note=note)
         return state
 
@@ -328,8 +369,12 @@ class ExecutionRun:
                 effort=session.effort,
             )
             result = StreamResult()
+            keeper = StreamKeeper(self.deps, answer_saver(self.execution_id, provider_name, model))
             try:
-                await self._cancellable(self._stream(provider_name, request, result))
+                try:
+                    await self._cancellable(self._stream(provider_name, request, result, keeper))
+                finally:  # no save lands after the pass is recorded; with tool calls to run, the text is kept whole
+                    await keeper.close(save_rest=bool(result.calls) and result.stop is not None)
             except _Stopped:
                 await self._record_interrupted_text(result, provider_name, model)
                 return await self._finish_stopped()
@@ -365,14 +410,27 @@ class ExecutionRun:
         entry = NewEntry(kind=EntryKind.NOTICE, text=text, data=NoticeData(level="info"))
         self._appended(await self._store(lambda s: s.append_entries(self.session_id, [entry])))
 
-    async def _stream(self, provider_name: str, request: ModelRequest, result: StreamResult) -> None:
+    async def _stream(
+        self, provider_name: str, request: ModelRequest, result: StreamResult, keeper: StreamKeeper
+    ) -> None:
         provider = self.deps.models.provider(provider_name)
-        self.partial_text = ""
+        # Pieces joined once at the end: adding each delta to one string copies it every time (an answer of
+        # many small deltas took minutes), since clients joining late read the text while it grows.
+        pieces: list[str] = []
+        self._pieces = pieces
+        try:
+            await self._read_stream(provider.stream(request), result, keeper, pieces)
+        finally:  # a stop cancels the stream: what was said is kept all the same
+            result.text = "".join(pieces)
+
+    async def _read_stream(
+        self, stream: AsyncIterator[ProviderEvent], result: StreamResult, keeper: StreamKeeper, pieces: list[str]
+    ) -> None:
         bus = self._announce
-        async for event in provider.stream(request):
+        async for event in stream:
             if isinstance(event, TextDelta):
-                result.text += event.text
-                self.partial_text = result.text
+                pieces.append(event.text)
+                keeper.add(event.text)
                 bus.event(TextDeltaEvent(session_id=self.session_id, execution_id=self.execution_id, text=event.text))
             elif isinstance(event, ThinkingDelta):
                 result.thinking += event.text
@@ -530,14 +588,20 @@ class ExecutionRun:
                 is_error=True,
             )
         else:
+            watch = ToolWatch(self.deps, self.execution_id, call_id, name, arguments)
+            await watch.begin()  # recorded before it starts (D3)
+            context = msgspec.structs.replace(
+                self._tool_context(call_id), on_process=watch.on_process, on_output=watch.on_output
+            )
             try:
                 outcome = await self._cancellable(
-                    tools.run(name, arguments, self._tool_context(call_id), self._inner_call(tools, call_id, inner))
+                    tools.run(name, arguments, context, self._inner_call(tools, call_id, inner))
                 )
             except _Stopped:
                 outcome = ToolOutcome(text=STOPPED_WHILE_RUNNING, is_error=True)
             except Exception as exc:  # a broken tool is the model's news, not the Gateway's crash
                 outcome = ToolOutcome(text=f"The tool failed: {type(exc).__name__}: {exc}", is_error=True)
+            await watch.end(outcome.text)
         self._tool_finished(call_id, name, is_error=outcome.is_error, synthetic=False)
         return outcome
 

@@ -8,6 +8,7 @@ navigation, tool configuration, reload) are refused with a conflict that says to
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -23,6 +24,7 @@ from anyy.domain.entries import (
     ModelChangeData,
     NewEntry,
     ToolResultData,
+    selection_at,
 )
 from anyy.domain.errors import Conflict, InvalidInput, NotFound
 from anyy.domain.queue import FINAL_SUBMISSION_STATES, Execution, NewSubmission, Submission
@@ -42,8 +44,11 @@ from anyy.runtime.titles import Titles, name_from_first
 from anyy.storage.ownership import Control, OwnedElsewhere
 from anyy.storage.protocol import SessionStore
 from anyy.tools.approvals import DECISIONS, QUESTION_PREFIX
+from anyy.tools.process import end_leftover
 
-RECOVERY_NOTE = "The Gateway stopped while this response was running; it was marked interrupted. Nothing was lost."
+log = logging.getLogger("anyy.runtime")
+# The store adds what it kept of the answer (D4); the user's messages and everything recorded before stay.
+RECOVERY_NOTE = "The Gateway stopped while this response was running; it was marked interrupted."
 NO_ANSWER = "Not answered: the user stopped the response instead of answering."
 NOT_WAITED = "Stopped: the user stopped the response while it waited for the delegated tasks (they were stopped too)."
 GoalAction = Literal["set", "status", "pause", "resume", "clear"]
@@ -83,9 +88,16 @@ class Runtime(SessionWrites):
         nothing is started (G3). With a store several Gateways share, this one joins the service first, and
         recovers only what Gateways that died left behind (P5)."""
         await self.cluster.join()
+        if not self.cluster.joined:
+            # Programs tools started that outlived the crash are ended first (their pid checked against the
+            # recorded start time: a reused pid is left alone), then recorded with what they printed (D3).
+            # Not with a shared store: the processes listed may be another live Gateway's.
+            for left in await self.deps.owner.call(lambda s: s.leftover_tools()):
+                if end_leftover(left.pid, left.started):
+                    log.warning("ended the processes of tool call %s, left by a stopped Gateway", left.call_id)
         recovered: list[Execution] = await self.deps.owner.call(lambda s: s.recover_interrupted(RECOVERY_NOTE))
         for execution in recovered:
-            self._announce.execution(execution, note=RECOVERY_NOTE)
+            self._announce.execution(execution, note=execution.note or RECOVERY_NOTE)
         await self.delegations.start()  # K2: children cut short resume, finished calls are delivered
         await self.residents.start()  # K3: heartbeats due (or missed) fire, each once
         return recovered
@@ -94,8 +106,8 @@ class Runtime(SessionWrites):
         await self.delegations.aclose()
         await self.residents.aclose()
         await self.titles.aclose()
-        for actor in list(self._actors.values()):
-            await actor.aclose()
+        # Together: each settles its running work (D4) within the same grace.
+        await asyncio.gather(*(actor.aclose() for actor in list(self._actors.values())))
         self._actors.clear()
         await self.cluster.leave()
         if self.deps.tool_servers is not None:
@@ -166,6 +178,15 @@ class Runtime(SessionWrites):
         waiting, until = current.retry_wait
         return waiting, max(0.0, until - self.deps.clock.now())
 
+    def blocked(self, session_id: str) -> tuple[str, str, str, float] | None:
+        """An execution whose end could not be written yet (D1): its id, the end it reached, why the write
+        failed, and for how many seconds the session has been waiting on it."""
+        actor = self._actors.get(session_id)
+        found = actor.blocked if actor is not None else None
+        if found is None:
+            return None
+        return found.execution_id, found.end.state, found.end.cause, self.deps.clock.now() - found.since
+
     def live_text(self, session_id: str) -> str:
         """What the model has streamed so far in the running pass (for a client that joins late)."""
         actor = self._actors.get(session_id)
@@ -220,6 +241,10 @@ class Runtime(SessionWrites):
         if actor is not None and actor.current is not None and actor.current.execution_id == execution_id:
             actor.current.request_stop()
             return True
+        if actor is not None and actor.blocked is not None and actor.blocked.execution_id == execution_id:
+            # It has ended, only its end is not on disk yet (D1): write it now rather than wait for the timer.
+            await actor.submit(actor.settle_blocked)
+            return False
         execution = await self._execution_of(session_id, execution_id)
         if execution.state in ("running", "retry_wait") and relay and self.cluster.joined:
             await self.deps.owner.call(lambda s: s.add_control(session_id, "stop", execution_id))
@@ -342,6 +367,11 @@ class Runtime(SessionWrites):
         running = actor is not None and actor.current is not None and actor.current.state in ("running", "retry_wait")
         busy = running or (actor is not None and actor.exclusive is not None) or active
         pending = await owner.call(lambda s: s.list_submissions(session_id)) if queue_too else []
+        if actor is not None and actor.blocked is not None:
+            raise Conflict(
+                f"{what} needs an idle session, and the end of its last response could not be recorded yet "
+                f"({actor.blocked.end.cause}): free some disk space; it is written again on its own"
+            )
         if busy or pending:
             cause = "a response is running or waiting for an answer" if busy else "items are waiting in its queue"
             raise Conflict(f"{what} needs an idle session, and {cause}: wait for it to finish, or stop it first")
@@ -391,6 +421,12 @@ class Runtime(SessionWrites):
             if summarize:
                 summary, note = await self._compactor.branch_summary(session_id, [_as_item(e) for e in branch])
             session: Session = await owner.call(lambda s: s.set_head(session_id, new_head))
+            restored = selection_at(old_path, new_path)
+            if restored is not None and restored != (session.provider, session.model, session.effort):
+                provider, model, effort = restored  # the selection that applied there (M2, D12)
+                patch = SessionPatch(provider=provider, model=model, effort=effort)
+                session = await owner.call(lambda s: s.update_session(session_id, patch))
+                await self._announce.queue(session_id)  # says the settings changed
             if summary is not None and old_path:
                 entry = NewEntry(
                     kind=EntryKind.BRANCH_SUMMARY, text=summary, data=BranchSummaryData(from_entry=old_path[-1].id)
@@ -445,7 +481,12 @@ class Runtime(SessionWrites):
             entry = NewEntry(
                 kind=EntryKind.MODEL_CHANGE,
                 text=f"{new_provider}/{new_model}" + (f" ({new_effort})" if new_effort else ""),
-                data=ModelChangeData(provider=new_provider, model=new_model, effort=new_effort),
+                data=ModelChangeData(
+                    provider=new_provider,
+                    model=new_model,
+                    effort=new_effort,
+                    previous=[current.provider, current.model, current.effort],
+                ),
             )
             appended = store.append_entries(session_id, [entry])
             return store.get_session(session_id), appended

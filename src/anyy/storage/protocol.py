@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import msgspec
 
@@ -36,6 +36,15 @@ class ObjectRef(msgspec.Struct, kw_only=True):
     hash: str
     size: int
     media_type: str
+
+
+class ToolProcess(msgspec.Struct, kw_only=True):
+    """A process group a tool call of a running execution started: its leader's pid and start time."""
+
+    execution_id: str
+    call_id: str
+    pid: int
+    started: int | None  # clock ticks after boot: with the pid, names one process even after pid reuse
 
 
 class Maintenance(msgspec.Struct, kw_only=True):
@@ -155,6 +164,38 @@ class SessionStore(Protocol):
         """Append one pass's entries and count the pass, in one transaction."""
         ...
 
+    def save_stream_text(self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False) -> None:
+        """Keep more of the text the running pass is streaming (appended to what was kept; ``first``
+        starts afresh, as a retried model call does), so that a crash keeps the answer so far (D4). What
+        was kept is dropped when the pass is recorded or the execution ends, and turned into an
+        interrupted answer by :meth:`recover_interrupted`."""
+        ...
+
+    def record_tool_call(
+        self,
+        execution_id: str,
+        call_id: str,
+        *,
+        name: str,
+        arguments: dict[str, Any],
+        pid: int | None = None,
+        started: int | None = None,
+    ) -> None:
+        """A tool call of the running pass, recorded before it starts (D3); again with ``pid`` (its process
+        group) and ``started`` (its start time) once its program runs. Dropped when the pass is recorded;
+        :meth:`recover_interrupted` records it as a call with an interrupted result."""
+        ...
+
+    def save_tool_output(self, execution_id: str, call_id: str, text: str, *, result: bool = False) -> None:
+        """Append what a recorded tool call printed; ``result``: the call ended and ``text`` is its whole
+        result (it replaces the output kept so far)."""
+        ...
+
+    def leftover_tools(self) -> list[ToolProcess]:
+        """After a crash, before :meth:`recover_interrupted`: the processes tool calls of running
+        executions started and that had not ended, for the caller to end."""
+        ...
+
     def set_execution_state(
         self, execution_id: str, state: ExecutionState, *, error: str | None = None, note: str | None = None
     ) -> Execution:
@@ -165,7 +206,10 @@ class SessionStore(Protocol):
     def list_executions(self, session_id: str, *, active_only: bool = False) -> list[Execution]: ...
     def recover_interrupted(self, note: str) -> list[Execution]:
         """After a crash: mark every execution that was running (or waiting to retry) as interrupted, with
-        a visible notice entry. One suspended on a question stays suspended: an answer still resumes it."""
+        a visible notice entry (``note``, then what was kept). The text saved with
+        :meth:`save_stream_text` is appended first, as an interrupted answer, then the tool calls recorded
+        with :meth:`record_tool_call`, each with its result (or what it printed, as interrupted). One
+        suspended on a question stays suspended: an answer still resumes it."""
         ...
 
     # -- delegated tasks (K2) ---------------------------------------------------------------------

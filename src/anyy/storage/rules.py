@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from anyy.domain.entries import EntryKind
+from collections.abc import Sequence
+
+import msgspec
+
+from anyy.domain.entries import AssistantData, EntryKind, NewEntry, NoticeData, ToolCallData, ToolResultData
 from anyy.domain.errors import Conflict, InvalidInput, NotFound
 from anyy.domain.sessions import QUEUE_MODES, SESSION_KINDS
 
@@ -124,3 +128,65 @@ def not_this_session(submission_id: str) -> InvalidInput:
 
 def snapshot_target_exists(target: object) -> InvalidInput:
     return InvalidInput(f"{target} already exists: a snapshot goes into an empty folder")
+
+
+class KeptCall(msgspec.Struct, kw_only=True):
+    """A tool call of a running pass, as the store kept it (D3)."""
+
+    call_id: str
+    name: str
+    arguments: str  # as encoded (JSON)
+    output: str
+    done: bool
+
+
+INTERRUPTED_CALL = "Interrupted: the Gateway stopped while this call ran; what it started was ended."
+
+
+def recovered_entries(
+    note: str, kept: tuple[str, str, str] | None, calls: Sequence[KeptCall] = ()
+) -> tuple[list[NewEntry], str]:
+    """What recovery appends for one execution that was running when the Gateway died, and its note:
+    the answer's text kept so far ``(provider, model, text)``, if any, as an interrupted assistant
+    message (D4); the tool calls it had made, each with its result, or what it printed before the stop,
+    marked interrupted (D3); then a notice that says exactly what was kept."""
+    entries: list[NewEntry] = []
+    if kept is not None and kept[2]:
+        provider, model, text = kept
+        entries.append(
+            NewEntry(
+                kind=EntryKind.ASSISTANT,
+                text=text,
+                data=AssistantData(provider=provider, model=model, stop_reason="interrupted", interrupted=True),
+            )
+        )
+        said = (
+            f"Kept: the first {len(text):,} characters of its answer, as saved while it streamed (marked "
+            "interrupted); anything streamed after the last save was lost."
+        )
+    else:
+        said = "No text of its answer had been saved yet."
+    entries += [_call_entry(call) for call in calls]
+    entries += [_result_entry(call) for call in calls]
+    cut = [call.name for call in calls if not call.done]
+    if cut:
+        said += f" Tool calls stopped and recorded as interrupted, with what they printed: {', '.join(cut)}."
+    full = f"{note} {said}"
+    entries.append(NewEntry(kind=EntryKind.NOTICE, text=full, data=NoticeData(level="warning")))
+    return entries, full
+
+
+def _call_entry(call: KeptCall) -> NewEntry:
+    arguments = msgspec.json.decode(call.arguments) if call.arguments else {}
+    return NewEntry(
+        kind=EntryKind.TOOL_CALL, data=ToolCallData(call_id=call.call_id, name=call.name, arguments=arguments)
+    )
+
+
+def _result_entry(call: KeptCall) -> NewEntry:
+    text = call.output if call.done else f"{INTERRUPTED_CALL}\nWhat it printed before:\n{call.output}"
+    return NewEntry(
+        kind=EntryKind.TOOL_RESULT,
+        text=text,
+        data=ToolResultData(call_id=call.call_id, name=call.name, is_error=not call.done),
+    )

@@ -39,6 +39,10 @@ class ToolContext(msgspec.Struct, kw_only=True):
     execution_id: str = ""
     # Starts a delegate call's child sessions (K2); None where delegation is not offered.
     delegate: Delegator | None = None
+    # Hear of a program a tool runs (its process group's pid) and of its output, so that a crash can end
+    # it and keep what it printed (D3); None: nobody listens.
+    on_process: Callable[[int], None] | None = None
+    on_output: Callable[[bytes], None] | None = None
 
 
 class ToolOutcome(msgspec.Struct, kw_only=True):

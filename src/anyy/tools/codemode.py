@@ -82,6 +82,8 @@ class RunScriptTool(BuiltinTool):
                 pass_fds=(request_write,),
                 companion=serve,
                 env=context.env,
+                on_start=context.on_process,
+                on_output=context.on_output,
             )
         finally:
             request_file.close()

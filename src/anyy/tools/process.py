@@ -47,6 +47,26 @@ class ProcessResult(msgspec.Struct, kw_only=True, frozen=True):
         return f"[exit code {self.returncode}]"
 
 
+def process_start_ticks(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks after boot (``/proc/PID/stat``, field 22); None when
+    no such process runs (none, or a zombie). With the pid, it names one process even once the pid is
+    reused."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()  # from field 3, the state, on
+    return None if fields[0] in ("Z", "X") else int(fields[19])
+
+
+def end_leftover(pid: int, started: int | None) -> bool:
+    """Kill the process group a tool started, if its leader is still the process that was recorded (D3)."""
+    if started is None or process_start_ticks(pid) != started:
+        return False  # gone, or the pid now names another process
+    kill_process_group(pid)
+    return True
+
+
 def kill_process_group(pgid: int) -> None:
     # The group may already be gone (everything exited); that is the outcome we wanted anyway.
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -63,11 +83,14 @@ async def run_in_process_group(
     pass_fds: Sequence[int] = (),
     companion: Companion | None = None,
     env: dict[str, str] | None = None,
+    on_start: Callable[[int], None] | None = None,
+    on_output: Callable[[bytes], None] | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to its end or its deadline; ``companion(process)`` runs beside it (Codemode's server).
 
     Cancelling the caller kills the process group before the cancellation propagates. A program that
-    cannot be started (a missing working directory) is a :class:`ToolFailure`.
+    cannot be started (a missing working directory) is a :class:`ToolFailure`. ``on_start(pid)`` hears of
+    the process (its group) as soon as it runs, ``on_output`` of its output as it comes (D3).
     """
     loop = asyncio.get_running_loop()
     try:
@@ -85,10 +108,12 @@ async def run_in_process_group(
     except OSError as error:
         raise ToolFailure(f"cannot start {argv[0]} in {cwd}: {error.strerror or error}") from None
     process = asyncio.subprocess.Process(transport, protocol, loop)
+    if on_start is not None:
+        on_start(process.pid)
     output = CappedOutput(output_cap)
     if process.stdout is None:  # cannot happen: asked for with PIPE just above
         raise RuntimeError("the process has no output pipe")
-    reader = asyncio.create_task(_pump(process.stdout, output))
+    reader = asyncio.create_task(_pump(process.stdout, output, on_output))
     helper = asyncio.create_task(companion(process)) if companion is not None else None
     timed_out = False
     try:
@@ -142,6 +167,8 @@ class _ExitAwareProtocol(asyncio.subprocess.SubprocessStreamProtocol):
             self.exited.set_result(None)
 
 
-async def _pump(stream: asyncio.StreamReader, output: CappedOutput) -> None:
+async def _pump(stream: asyncio.StreamReader, output: CappedOutput, on_output: Callable[[bytes], None] | None) -> None:
     while chunk := await stream.read(65536):
         output.feed(chunk)
+        if on_output is not None:
+            on_output(chunk)

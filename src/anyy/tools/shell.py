@@ -43,6 +43,8 @@ class ShellTool(BuiltinTool):
             timeout=timeout,
             output_cap=context.output_cap,
             env=context.env,
+            on_start=context.on_process,
+            on_output=context.on_output,
         )
         text = result.output
         if text and not text.endswith("\n"):

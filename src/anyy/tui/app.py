@@ -35,6 +35,7 @@ import asyncio
 import contextlib
 import gc
 import time
+import uuid
 from typing import Any, ClassVar, TypeVar, overload
 
 from textual import events, on
@@ -341,7 +342,10 @@ class AnyyApp(App[None]):
         if self.busy or waiting is not None:
             kind = "follow_up" if message.follow_up else "steering"
         files = self.state.attachments
-        params = SendParams(session_id=self.session_id, text=text, kind=kind, attachments=files)
+        # A key of its own (D8): a send retried after a lost reply is never queued twice.
+        params = SendParams(
+            session_id=self.session_id, text=text, kind=kind, attachments=files, idempotency_key=uuid.uuid4().hex
+        )
         try:
             await self.call(m.SESSION_SEND, params)
         except GatewayError as exc:

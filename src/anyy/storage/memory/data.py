@@ -36,12 +36,22 @@ class EntryRecord(msgspec.Struct, kw_only=True):
 class SubmissionRecord(msgspec.Struct, kw_only=True):
     num: int
     submission: Submission
+    key: str | None = None  # the sender's idempotency key (D8)
 
 
 class ObjectRecord(msgspec.Struct, kw_only=True):
     data: bytes
     media_type: str
     created_at: float
+
+
+class ToolRunRecord(msgspec.Struct, kw_only=True):
+    name: str
+    arguments: str
+    pid: int | None = None
+    started: int | None = None
+    output: str = ""
+    done: bool = False
 
 
 class RunRecord(msgspec.Struct, kw_only=True):
@@ -63,6 +73,8 @@ class MemoryData(msgspec.Struct, kw_only=True):
     delegated: dict[str, DelegatedTask] = {}  # child session id → its task (K2)
     residents: dict[str, Resident] = {}  # by id (K3)
     wakes: list[tuple[str, float]] = []  # claimed heartbeats: (resident id, wake time)
+    stream_texts: dict[str, list[tuple[str, str, str]]] = {}  # execution id → (provider, model, text) pieces
+    tool_runs: dict[str, dict[str, ToolRunRecord]] = {}  # execution id → call id → its record, in call order
     next_session: int = 1
     next_submission: int = 1
     deleted: list[int] = []  # numbers of deleted sessions whose entries upkeep has not reclaimed yet

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 
-from anyy.domain.entries import Attachment, Entry, EntryKind, NewEntry, NoticeData, UserData
+from anyy.domain.entries import Attachment, Entry, EntryKind, NewEntry, UserData
 from anyy.domain.errors import InvalidInput
 from anyy.domain.queue import (
     ACTIVE_EXECUTION_STATES,
@@ -21,10 +22,12 @@ from anyy.domain.queue import (
     check_execution_transition,
     check_new_submission,
     outcome_for,
+    same_send,
 )
 from anyy.storage import rules
-from anyy.storage.memory.data import SubmissionRecord, copied
+from anyy.storage.memory.data import SubmissionRecord, ToolRunRecord, copied
 from anyy.storage.memory.sessions import SessionsPart
+from anyy.storage.protocol import ToolProcess
 from commons.ids import new_id
 
 
@@ -46,6 +49,10 @@ class QueuePart(SessionsPart):
         new = check_new_submission(new)
         self._record(session_id)
         self._check_attachments(new.attachments)
+        if new.key is not None:
+            for record in self.data.submissions.values():
+                if record.submission.session_id == session_id and record.key == new.key:
+                    return same_send(copied(record.submission), new)  # a retried send: nothing added
         mine = [r.submission.position for r in self.data.submissions.values() if r.submission.session_id == session_id]
         now = self.clock()
         submission = Submission(
@@ -63,7 +70,9 @@ class QueuePart(SessionsPart):
             created_at=now,
             updated_at=now,
         )
-        self.data.submissions[submission.id] = SubmissionRecord(num=self.data.next_submission, submission=submission)
+        self.data.submissions[submission.id] = SubmissionRecord(
+            num=self.data.next_submission, submission=submission, key=new.key
+        )
         self.data.next_submission += 1
         return copied(submission)
 
@@ -221,6 +230,7 @@ class QueuePart(SessionsPart):
             if found is not None and found.submission.execution_id == execution_id:
                 found.submission.entry_id = entry_id
         execution.passes += 1
+        self._drop_running_pass(execution_id)
         return appended
 
     def set_execution_state(
@@ -236,7 +246,63 @@ class QueuePart(SessionsPart):
         execution.note = note if note is not None else execution.note
         execution.ended_at = now if state in FINAL_EXECUTION_STATES else None
         self._settle(execution, outcome, error=error)
+        if state in FINAL_EXECUTION_STATES:
+            self._drop_running_pass(execution_id)
         return copied(execution)
+
+    def _drop_running_pass(self, execution_id: str) -> None:
+        self.data.stream_texts.pop(execution_id, None)
+        self.data.tool_runs.pop(execution_id, None)
+
+    def _running(self, execution_id: str) -> Execution:
+        execution = self._execution(execution_id)
+        self._record(execution.session_id)
+        if execution.state in FINAL_EXECUTION_STATES:
+            raise rules.execution_ended(execution_id, execution.state)
+        return execution
+
+    def record_tool_call(
+        self,
+        execution_id: str,
+        call_id: str,
+        *,
+        name: str,
+        arguments: dict[str, Any],
+        pid: int | None = None,
+        started: int | None = None,
+    ) -> None:
+        self._running(execution_id)
+        encoded = msgspec.json.encode(arguments).decode()
+        runs = self.data.tool_runs.setdefault(execution_id, {})
+        run = runs.setdefault(call_id, ToolRunRecord(name=name, arguments=encoded))
+        run.pid = pid if pid is not None else run.pid
+        run.started = started if started is not None else run.started
+
+    def save_tool_output(self, execution_id: str, call_id: str, text: str, *, result: bool = False) -> None:
+        self._running(execution_id)
+        run = self.data.tool_runs.get(execution_id, {}).get(call_id)
+        if run is None:
+            return
+        run.output = text if result else run.output + text
+        run.done = run.done or result
+
+    def leftover_tools(self) -> list[ToolProcess]:
+        return [
+            ToolProcess(execution_id=execution_id, call_id=call_id, pid=run.pid, started=run.started)
+            for execution_id, runs in self.data.tool_runs.items()
+            if self.data.executions[execution_id].state in ("running", "retry_wait")
+            for call_id, run in runs.items()
+            if run.pid is not None and not run.done
+        ]
+
+    def save_stream_text(self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False) -> None:
+        execution = self._execution(execution_id)
+        self._record(execution.session_id)
+        if execution.state in FINAL_EXECUTION_STATES:
+            raise rules.execution_ended(execution_id, execution.state)
+        if first:
+            self.data.stream_texts.pop(execution_id, None)
+        self.data.stream_texts.setdefault(execution_id, []).append((provider, model, text))
 
     def _settle(self, execution: Execution, outcome: str, *, error: str | None = None) -> None:
         now = self.clock()
@@ -268,9 +334,15 @@ class QueuePart(SessionsPart):
             record = self.data.sessions.get(execution.session_id)
             if record is None or not record.active or execution.state not in ("running", "retry_wait"):
                 continue
-            notice = self._prepare(NewEntry(kind=EntryKind.NOTICE, text=note, data=NoticeData(level="warning")))
-            self._append(record, [notice])
-            execution.state, execution.note, execution.ended_at = "interrupted", note, self.clock()
+            pieces = self.data.stream_texts.pop(execution.id, [])
+            kept = (pieces[-1][0], pieces[-1][1], "".join(p[2] for p in pieces)) if pieces else None
+            calls = [
+                rules.KeptCall(call_id=call_id, name=r.name, arguments=r.arguments, output=r.output, done=r.done)
+                for call_id, r in self.data.tool_runs.pop(execution.id, {}).items()
+            ]
+            entries, full_note = rules.recovered_entries(note, kept, calls)
+            self._append(record, [self._prepare(new) for new in entries])
+            execution.state, execution.note, execution.ended_at = "interrupted", full_note, self.clock()
             self._settle(execution, "interrupted")
             recovered.append(copied(execution))
         return recovered

@@ -15,6 +15,7 @@ from anyy.domain.context import (
     ModelContext,
     assemble_context,
     compaction_cut,
+    interrupted_answer,
 )
 from anyy.domain.entries import Entry, EntryKind, NewEntry, decode_data, encode_data
 from anyy.domain.errors import InvalidInput
@@ -280,7 +281,11 @@ class SessionsPart(MemoryCore):
             if entry.id == applied:
                 after_compaction = len(items)
             if entry.kind in _CONTEXT_KINDS:
-                raw = found.raw_data if entry.kind in _DATA_KINDS else None
+                raw = (
+                    found.raw_data
+                    if entry.kind in _DATA_KINDS or interrupted_answer(entry.kind, found.raw_data)
+                    else None
+                )
                 items.append((entry.id, int(entry.kind), entry.text, raw))
         return assemble_context(
             items,

@@ -309,7 +309,8 @@ class EntriesPart(PgCore):
         after_compaction = 0  # index of the first item that follows the applied compaction
         applied_run = next((i for i, (lo, hi) in enumerate(runs) if applied is not None and lo <= applied <= hi), None)
         rows = self._path_rows(
-            "e.id, e.kind, e.text, CASE WHEN e.kind IN (3, 4) THEN e.data END, e.obj",
+            "e.id, e.kind, e.text, CASE WHEN e.kind IN (3, 4) "
+            "OR (e.kind = 2 AND e.data LIKE '%%\"interrupted\":true%%') THEN e.data END, e.obj",
             runs,
             f" WHERE e.kind IN ({_CONTEXT_KIND_LIST})",
         )

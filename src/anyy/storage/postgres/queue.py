@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 
-from anyy.domain.entries import Attachment, Entry, EntryKind, NewEntry, NoticeData, UserData
+from anyy.domain.entries import Attachment, Entry, EntryKind, NewEntry, UserData
 from anyy.domain.errors import InvalidInput
 from anyy.domain.queue import (
     ACTIVE_EXECUTION_STATES,
@@ -21,10 +22,12 @@ from anyy.domain.queue import (
     check_execution_transition,
     check_new_submission,
     outcome_for,
+    same_send,
 )
 from anyy.storage import rules
 from anyy.storage.postgres.core import PgCore
 from anyy.storage.postgres.entries import EntriesPart, Prepared
+from anyy.storage.protocol import ToolProcess
 from anyy.storage.sqlite.rows import (
     EXECUTION_COLUMNS,
     SUBMISSION_COLUMNS,
@@ -64,11 +67,27 @@ class QueuePart(EntriesPart, PgCore):
         submission_id = new_id("sub")
         with self._tx() as conn:
             num = self._session_num(session_id, lock=True)
+            if new.key is not None:
+                found = conn.execute(
+                    "SELECT id FROM submissions WHERE session_num = %s AND idem_key = %s", (num, new.key)
+                ).fetchone()
+                if found is not None:  # a retried send: the first one's submission, nothing added
+                    return same_send(self.get_submission(found[0]), new)
             cur = conn.execute(
                 "INSERT INTO submissions (id, session_num, kind, text, attachments, state, position, "
-                "created_at, updated_at) SELECT %s, %s, %s, %s, %s, 'pending', coalesce(max(position), 0) + 1, %s, %s "
-                "FROM submissions WHERE session_num = %s RETURNING num",
-                (submission_id, num, new.kind, new.text, _json.encode(new.attachments).decode(), now, now, num),
+                "created_at, updated_at, idem_key) SELECT %s, %s, %s, %s, %s, 'pending', "
+                "coalesce(max(position), 0) + 1, %s, %s, %s FROM submissions WHERE session_num = %s RETURNING num",
+                (
+                    submission_id,
+                    num,
+                    new.kind,
+                    new.text,
+                    _json.encode(new.attachments).decode(),
+                    now,
+                    now,
+                    new.key,
+                    num,
+                ),
             )
             inserted = cur.fetchone()
             assert inserted is not None
@@ -249,6 +268,7 @@ class QueuePart(EntriesPart, PgCore):
                     (entry_id, submission_id, execution_id),
                 )
             conn.execute("UPDATE executions SET passes = passes + 1 WHERE num = %s", (exe_num,))
+            self._drop_running_pass(exe_num)
         return appended
 
     def set_execution_state(
@@ -269,6 +289,8 @@ class QueuePart(EntriesPart, PgCore):
                 "updated_at = %s WHERE execution_id = %s AND state IN ('taken', 'suspended')",
                 (outcome_for(state), error, self.clock(), execution_id),
             )
+            if final:
+                self._drop_running_pass(exe_num)
         return self.get_execution(execution_id)
 
     def get_execution(self, execution_id: str) -> Execution:
@@ -285,15 +307,88 @@ class QueuePart(EntriesPart, PgCore):
         )
         return [execution_from_row(row[:-1], list(row[-1])) for row in rows]
 
+    def save_stream_text(self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False) -> None:
+        with self._tx() as conn:
+            _num, exe_num, execution = self._execution(execution_id, lock=True)
+            if execution.state in FINAL_EXECUTION_STATES:
+                raise rules.execution_ended(execution_id, execution.state)
+            if first:
+                conn.execute("DELETE FROM stream_texts WHERE exe_num = %s", (exe_num,))
+            conn.execute(
+                "INSERT INTO stream_texts (exe_num, seq, provider, model, text, saved_at) VALUES (%s, (SELECT "
+                "coalesce(max(seq), 0) + 1 FROM stream_texts WHERE exe_num = %s), %s, %s, %s, %s)",
+                (exe_num, exe_num, provider, model, text, self.clock()),
+            )
+
+    def record_tool_call(
+        self,
+        execution_id: str,
+        call_id: str,
+        *,
+        name: str,
+        arguments: dict[str, Any],
+        pid: int | None = None,
+        started: int | None = None,
+    ) -> None:
+        encoded = msgspec.json.encode(arguments).decode()
+        with self._tx() as conn:
+            exe_num = self._running_exe(execution_id)
+            conn.execute(
+                "INSERT INTO tool_runs (exe_num, call_id, seq, name, arguments, pid, started) VALUES (%s, %s, "
+                "(SELECT count(*) FROM tool_runs WHERE exe_num = %s), %s, %s, %s, %s) "
+                "ON CONFLICT (exe_num, call_id) DO UPDATE SET pid = coalesce(excluded.pid, tool_runs.pid), "
+                "started = coalesce(excluded.started, tool_runs.started)",
+                (exe_num, call_id, exe_num, name, encoded, pid, started),
+            )
+
+    def save_tool_output(self, execution_id: str, call_id: str, text: str, *, result: bool = False) -> None:
+        with self._tx() as conn:
+            exe_num = self._running_exe(execution_id)
+            sql = (
+                "UPDATE tool_runs SET output = %s, done = TRUE WHERE exe_num = %s AND call_id = %s"
+                if result
+                else "UPDATE tool_runs SET output = output || %s WHERE exe_num = %s AND call_id = %s"
+            )
+            conn.execute(sql, (text, exe_num, call_id))
+
+    def leftover_tools(self) -> list[ToolProcess]:
+        rows = self.conn.execute(
+            "SELECT e.id, t.call_id, t.pid, t.started FROM tool_runs t JOIN executions e ON e.num = t.exe_num "
+            "WHERE e.state IN ('running', 'retry_wait') AND t.pid IS NOT NULL AND NOT done ORDER BY e.num, t.seq"
+        ).fetchall()
+        return [ToolProcess(execution_id=r[0], call_id=r[1], pid=r[2], started=r[3]) for r in rows]
+
+    def _drop_running_pass(self, exe_num: int) -> None:
+        self.conn.execute("DELETE FROM stream_texts WHERE exe_num = %s", (exe_num,))
+        self.conn.execute("DELETE FROM tool_runs WHERE exe_num = %s", (exe_num,))
+
+    def _running_exe(self, execution_id: str) -> int:
+        _num, exe_num, execution = self._execution(execution_id, lock=True)
+        if execution.state in FINAL_EXECUTION_STATES:
+            raise rules.execution_ended(execution_id, execution.state)
+        return exe_num
+
+    def _kept_calls(self, exe_num: int) -> list[rules.KeptCall]:
+        rows = self.conn.execute(
+            "SELECT call_id, name, arguments, output, done FROM tool_runs WHERE exe_num = %s ORDER BY seq", (exe_num,)
+        ).fetchall()
+        return [rules.KeptCall(call_id=r[0], name=r[1], arguments=r[2], output=r[3], done=bool(r[4])) for r in rows]
+
+    def _kept_stream(self, exe_num: int) -> tuple[str, str, str] | None:
+        rows = self.conn.execute(
+            "SELECT provider, model, text FROM stream_texts WHERE exe_num = %s ORDER BY seq", (exe_num,)
+        ).fetchall()
+        return (rows[-1][0], rows[-1][1], "".join(row[2] for row in rows)) if rows else None
+
     def recover_interrupted(self, note: str) -> list[Execution]:
         if self.member is not None:  # a Gateway of a shared store recovers only what dead Gateways left
             return self._recover_orphans()
         rows = self.conn.execute(
-            "SELECT e.id, x.id FROM executions e JOIN sessions x ON x.num = e.session_num "
+            "SELECT e.id, e.num, x.id FROM executions e JOIN sessions x ON x.num = e.session_num "
             "WHERE e.state IN ('running', 'retry_wait') AND x.status = 'active'"
         ).fetchall()
         recovered = []
-        for execution_id, session_id in rows:
+        for execution_id, _exe_num, session_id in rows:
             with self._tx():
                 self._recover_execution(execution_id, session_id, note)
             recovered.append(self.get_execution(execution_id))
@@ -305,14 +400,17 @@ class QueuePart(EntriesPart, PgCore):
     def _recover_execution(self, execution_id: str, session_id: str, note: str) -> None:
         """Inside a transaction: the execution was running when its Gateway died; it is interrupted, with a
         visible notice, and the items it had taken too. Nothing starts again by itself (S7)."""
-        notice = NewEntry(kind=EntryKind.NOTICE, text=note, data=NoticeData(level="warning"))
-        self._append_prepared(session_id, [self._prepare(notice)])
+        exe_num = self._execution(execution_id)[1]
+        # What it had streamed and the tool calls it had made come first, then the notice (D3, D4).
+        entries, full_note = rules.recovered_entries(note, self._kept_stream(exe_num), self._kept_calls(exe_num))
+        self._append_prepared(session_id, [self._prepare(new) for new in entries])
         self.conn.execute(
             "UPDATE executions SET state = 'interrupted', note = %s, ended_at = %s WHERE id = %s",
-            (note, self.clock(), execution_id),
+            (full_note, self.clock(), execution_id),
         )
         self.conn.execute(
             "UPDATE submissions SET state = 'interrupted', version = version + 1, updated_at = %s "
             "WHERE execution_id = %s AND state IN ('taken', 'suspended')",
             (self.clock(), execution_id),
         )
+        self._drop_running_pass(exe_num)

@@ -284,7 +284,8 @@ class EntriesPart(StoreCore):
                 ).fetchone()
                 after_compaction = len(items) + before
             items += conn.execute(
-                "SELECT id, kind, text, CASE WHEN kind IN (3, 4) THEN data END FROM entries "
+                "SELECT id, kind, text, CASE WHEN kind IN (3, 4) OR (kind = 2 AND data LIKE '%\"interrupted\":true%') "
+                "THEN data END FROM entries "
                 f"WHERE id BETWEEN ? AND ? AND kind IN ({_CONTEXT_KIND_LIST})",
                 (lo, hi),
             ).fetchall()

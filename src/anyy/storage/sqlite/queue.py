@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 
-from anyy.domain.entries import Attachment, Entry, EntryKind, NewEntry, NoticeData, UserData
+from anyy.domain.entries import Attachment, Entry, EntryKind, NewEntry, UserData
 from anyy.domain.errors import InvalidInput
 from anyy.domain.queue import (
     ACTIVE_EXECUTION_STATES,
@@ -21,8 +22,10 @@ from anyy.domain.queue import (
     check_execution_transition,
     check_new_submission,
     outcome_for,
+    same_send,
 )
 from anyy.storage import rules
+from anyy.storage.protocol import ToolProcess
 from anyy.storage.sqlite.core import StoreCore
 from anyy.storage.sqlite.entries import EntriesPart, Prepared
 from anyy.storage.sqlite.rows import (
@@ -61,12 +64,18 @@ class QueuePart(EntriesPart, StoreCore):
         submission_id = new_id("sub")
         with self._tx() as conn:
             num = self._session_num(session_id)
+            if new.key is not None:
+                found = conn.execute(
+                    "SELECT id FROM submissions WHERE session_num = ? AND idem_key = ?", (num, new.key)
+                ).fetchone()
+                if found is not None:  # a retried send: the first one's submission, nothing added
+                    return same_send(self.get_submission(found[0]), new)
             (position,) = conn.execute(
                 "SELECT coalesce(max(position), 0) + 1 FROM submissions WHERE session_num = ?", (num,)
             ).fetchone()
             cur = conn.execute(
                 "INSERT INTO submissions (id, session_num, kind, text, attachments, state, position, "
-                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
+                "created_at, updated_at, idem_key) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
                 (
                     submission_id,
                     num,
@@ -76,6 +85,7 @@ class QueuePart(EntriesPart, StoreCore):
                     position,
                     now,
                     now,
+                    new.key,
                 ),
             )
             assert cur.lastrowid is not None
@@ -251,6 +261,7 @@ class QueuePart(EntriesPart, StoreCore):
                     (entry_id, submission_id, execution_id),
                 )
             conn.execute("UPDATE executions SET passes = passes + 1 WHERE num = ?", (exe_num,))
+            self._drop_running_pass(exe_num)
         return appended
 
     def set_execution_state(
@@ -270,6 +281,8 @@ class QueuePart(EntriesPart, StoreCore):
                 "updated_at = ? WHERE execution_id = ? AND state IN ('taken', 'suspended')",
                 (outcome_for(state), error, self.clock(), execution_id),
             )
+            if final:
+                self._drop_running_pass(exe_num)
         return self.get_execution(execution_id)
 
     def get_execution(self, execution_id: str) -> Execution:
@@ -286,25 +299,99 @@ class QueuePart(EntriesPart, StoreCore):
         ]
         return [self.get_execution(eid) for eid in ids]
 
+    def save_stream_text(self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False) -> None:
+        with self._tx() as conn:
+            _num, exe_num, execution = self._execution(execution_id)
+            if execution.state in FINAL_EXECUTION_STATES:
+                raise rules.execution_ended(execution_id, execution.state)
+            if first:
+                conn.execute("DELETE FROM stream_texts WHERE exe_num = ?", (exe_num,))
+            conn.execute(
+                "INSERT INTO stream_texts (exe_num, seq, provider, model, text, saved_at) VALUES (?, (SELECT "
+                "coalesce(max(seq), 0) + 1 FROM stream_texts WHERE exe_num = ?), ?, ?, ?, ?)",
+                (exe_num, exe_num, provider, model, text, self.clock()),
+            )
+
+    def record_tool_call(
+        self,
+        execution_id: str,
+        call_id: str,
+        *,
+        name: str,
+        arguments: dict[str, Any],
+        pid: int | None = None,
+        started: int | None = None,
+    ) -> None:
+        encoded = msgspec.json.encode(arguments).decode()
+        with self._tx() as conn:
+            exe_num = self._running_exe(execution_id)
+            conn.execute(
+                "INSERT INTO tool_runs (exe_num, call_id, seq, name, arguments, pid, started) VALUES (?, ?, "
+                "(SELECT count(*) FROM tool_runs WHERE exe_num = ?), ?, ?, ?, ?) "
+                "ON CONFLICT (exe_num, call_id) DO UPDATE SET pid = coalesce(excluded.pid, tool_runs.pid), "
+                "started = coalesce(excluded.started, tool_runs.started)",
+                (exe_num, call_id, exe_num, name, encoded, pid, started),
+            )
+
+    def save_tool_output(self, execution_id: str, call_id: str, text: str, *, result: bool = False) -> None:
+        with self._tx() as conn:
+            exe_num = self._running_exe(execution_id)
+            sql = (
+                "UPDATE tool_runs SET output = ?, done = 1 WHERE exe_num = ? AND call_id = ?"
+                if result
+                else "UPDATE tool_runs SET output = output || ? WHERE exe_num = ? AND call_id = ?"
+            )
+            conn.execute(sql, (text, exe_num, call_id))
+
+    def leftover_tools(self) -> list[ToolProcess]:
+        rows = self.conn.execute(
+            "SELECT e.id, t.call_id, t.pid, t.started FROM tool_runs t JOIN executions e ON e.num = t.exe_num "
+            "WHERE e.state IN ('running', 'retry_wait') AND t.pid IS NOT NULL AND done = 0 ORDER BY e.num, t.seq"
+        ).fetchall()
+        return [ToolProcess(execution_id=r[0], call_id=r[1], pid=r[2], started=r[3]) for r in rows]
+
+    def _drop_running_pass(self, exe_num: int) -> None:
+        self.conn.execute("DELETE FROM stream_texts WHERE exe_num = ?", (exe_num,))
+        self.conn.execute("DELETE FROM tool_runs WHERE exe_num = ?", (exe_num,))
+
+    def _running_exe(self, execution_id: str) -> int:
+        _num, exe_num, execution = self._execution(execution_id)
+        if execution.state in FINAL_EXECUTION_STATES:
+            raise rules.execution_ended(execution_id, execution.state)
+        return exe_num
+
+    def _kept_calls(self, exe_num: int) -> list[rules.KeptCall]:
+        rows = self.conn.execute(
+            "SELECT call_id, name, arguments, output, done FROM tool_runs WHERE exe_num = ? ORDER BY seq", (exe_num,)
+        ).fetchall()
+        return [rules.KeptCall(call_id=r[0], name=r[1], arguments=r[2], output=r[3], done=bool(r[4])) for r in rows]
+
+    def _kept_stream(self, exe_num: int) -> tuple[str, str, str] | None:
+        rows = self.conn.execute(
+            "SELECT provider, model, text FROM stream_texts WHERE exe_num = ? ORDER BY seq", (exe_num,)
+        ).fetchall()
+        return (rows[-1][0], rows[-1][1], "".join(row[2] for row in rows)) if rows else None
+
     def recover_interrupted(self, note: str) -> list[Execution]:
         rows = self.conn.execute(
-            "SELECT e.id, x.id FROM executions e JOIN sessions x ON x.num = e.session_num "
+            "SELECT e.id, e.num, x.id FROM executions e JOIN sessions x ON x.num = e.session_num "
             "WHERE e.state IN ('running', 'retry_wait') AND x.status = 'active'"
         ).fetchall()
         recovered = []
-        for execution_id, session_id in rows:
-            notice = NewEntry(kind=EntryKind.NOTICE, text=note, data=NoticeData(level="warning"))
-            prepared = self._prepare_entries([notice])
+        for execution_id, exe_num, session_id in rows:
+            entries, full_note = rules.recovered_entries(note, self._kept_stream(exe_num), self._kept_calls(exe_num))
+            prepared = self._prepare_entries(entries)
             with self._tx() as conn:
                 self._append_prepared(session_id, prepared)
                 conn.execute(
                     "UPDATE executions SET state = 'interrupted', note = ?, ended_at = ? WHERE id = ?",
-                    (note, self.clock(), execution_id),
+                    (full_note, self.clock(), execution_id),
                 )
                 conn.execute(
                     "UPDATE submissions SET state = 'interrupted', version = version + 1, updated_at = ? "
                     "WHERE execution_id = ? AND state IN ('taken', 'suspended')",
                     (self.clock(), execution_id),
                 )
+                self._drop_running_pass(exe_num)
             recovered.append(self.get_execution(execution_id))
         return recovered

@@ -1,0 +1,120 @@
+"""D4: the text a running pass streams is kept in pieces; a crash turns it into an interrupted answer, with
+a notice saying what was kept; recording the pass or ending the execution drops it; the model is told."""
+
+from __future__ import annotations
+
+import pytest
+
+from anyy.domain.entries import EntryKind
+from anyy.domain.errors import Conflict
+from anyy.domain.model_io import INTERRUPTED_NOTE, AssistantMessage, context_to_messages
+from anyy.storage.protocol import SessionStore
+from tests.conformance.conftest import Reopen
+from tests.conformance.support import assistant, chat, submit
+
+NOTE = "The gateway restarted; the running response was interrupted."
+
+
+def _running(store: SessionStore) -> tuple[str, str]:
+    session, _ = chat(store, ["hello", "hi"])
+    execution = store.start_execution(session.id, [submit(store, session.id, "tell me")], record_inputs=True)
+    return session.id, execution.id
+
+
+def test_d4_kept_pieces_become_an_interrupted_answer_after_a_crash(store: SessionStore, reopen: Reopen) -> None:
+    session_id, execution_id = _running(store)
+    store.save_stream_text(execution_id, "Once upon ", provider="p", model="m", first=True)
+    store.save_stream_text(execution_id, "a time, ", provider="p", model="m")
+    store.save_stream_text(execution_id, "there was", provider="p", model="m")
+    store = reopen(store)  # killed
+    (recovered,) = store.recover_interrupted(NOTE)
+    assert recovered.id == execution_id
+    assert recovered.note is not None
+    assert recovered.note.startswith(NOTE)
+    assert "Kept: the first 27 characters of its answer" in recovered.note
+    *_, asked, answer, notice = store.path(session_id)
+    assert asked.text == "tell me"
+    assert (answer.kind, answer.text) == (EntryKind.ASSISTANT, "Once upon a time, there was")
+    assert (answer.data["interrupted"], answer.data["provider"], answer.data["model"]) == (True, "p", "m")
+    assert (notice.kind, notice.text) == (EntryKind.NOTICE, recovered.note)
+    # The next model call sees the answer, marked as cut short.
+    messages = context_to_messages(store.context(session_id))
+    last = messages[-1]
+    assert isinstance(last, AssistantMessage)
+    assert last.text == "Once upon a time, there was" + INTERRUPTED_NOTE
+    assert store.recover_interrupted(NOTE) == []  # kept once, then gone
+
+
+def test_d4_nothing_kept_is_said_too(store: SessionStore) -> None:
+    session_id, _ = _running(store)
+    (recovered,) = store.recover_interrupted(NOTE)
+    assert recovered.note == f"{NOTE} No text of its answer had been saved yet."
+    assert store.path(session_id)[-1].kind == EntryKind.NOTICE
+    assert store.path(session_id)[-2].kind == EntryKind.USER
+
+
+def test_d4_a_recorded_pass_drops_what_was_kept(store: SessionStore) -> None:
+    session_id, execution_id = _running(store)
+    store.save_stream_text(execution_id, "the whole answer", provider="p", model="m", first=True)
+    store.record_pass(execution_id, [assistant("the whole answer")])
+    (recovered,) = store.recover_interrupted(NOTE)
+    assert "No text of its answer had been saved yet." in (recovered.note or "")
+    assert store.path(session_id)[-2].text == "the whole answer"
+
+
+def test_d4_a_retried_call_starts_afresh_and_an_ended_execution_keeps_nothing(store: SessionStore) -> None:
+    session_id, execution_id = _running(store)
+    store.save_stream_text(execution_id, "first try, cut", provider="p", model="m", first=True)
+    store.save_stream_text(execution_id, "second ", provider="p", model="m", first=True)
+    store.save_stream_text(execution_id, "try", provider="p", model="m")
+    (recovered,) = store.recover_interrupted(NOTE)
+    assert store.path(session_id)[-2].text == "second try"
+    with pytest.raises(Conflict):
+        store.save_stream_text(recovered.id, "too late", provider="p", model="m")
+    other_session, other = _running(store)
+    store.save_stream_text(other, "said", provider="p", model="m", first=True)
+    store.set_execution_state(other, "failed", error="the model went away")
+    assert store.recover_interrupted(NOTE) == []
+    assert store.path(other_session)[-1].kind == EntryKind.USER
+
+
+# -- D3: tool calls of the running pass ------------------------------------------------------------------
+def test_d3_recorded_tool_calls_are_recovered_with_their_output(store: SessionStore, reopen: Reopen) -> None:
+    session_id, execution_id = _running(store)
+    store.save_stream_text(execution_id, "Let me look.", provider="p", model="m", first=True)
+    store.record_tool_call(execution_id, "c1", name="read_file", arguments={"path": "a.txt"})
+    store.save_tool_output(execution_id, "c1", "the file's text", result=True)
+    store.record_tool_call(execution_id, "c2", name="shell", arguments={"command": "make"})
+    store.record_tool_call(execution_id, "c2", name="shell", arguments={"command": "make"}, pid=4242, started=99)
+    store.save_tool_output(execution_id, "c2", "compiling a\n")
+    store.save_tool_output(execution_id, "c2", "compiling b\n")
+    store = reopen(store)
+    (left,) = store.leftover_tools()  # the finished call has no process left to end
+    assert (left.execution_id, left.call_id, left.pid, left.started) == (execution_id, "c2", 4242, 99)
+    (recovered,) = store.recover_interrupted(NOTE)
+    assert "Tool calls stopped and recorded as interrupted, with what they printed: shell." in (recovered.note or "")
+    answer, call1, call2, result1, result2, notice = store.path(session_id)[-6:]
+    assert (answer.kind, answer.text) == (EntryKind.ASSISTANT, "Let me look.")
+    assert [(c.kind, c.data["call_id"], c.data["name"]) for c in (call1, call2)] == [
+        (EntryKind.TOOL_CALL, "c1", "read_file"),
+        (EntryKind.TOOL_CALL, "c2", "shell"),
+    ]
+    assert call2.data["arguments"] == {"command": "make"}
+    assert (result1.text, result1.data.get("is_error", False)) == ("the file's text", False)
+    assert result2.data["is_error"] is True
+    assert result2.text.startswith("Interrupted: the Gateway stopped while this call ran")
+    assert result2.text.endswith("compiling a\ncompiling b\n")
+    assert notice.kind == EntryKind.NOTICE
+    assert store.leftover_tools() == []
+    messages = context_to_messages(store.context(session_id))  # every call has its result: a valid context
+    assert isinstance(messages[-3], AssistantMessage)
+    assert [call.call_id for call in messages[-3].tool_calls] == ["c1", "c2"]
+
+
+def test_d3_a_recorded_pass_drops_its_tool_calls(store: SessionStore) -> None:
+    _session_id, execution_id = _running(store)
+    store.record_tool_call(execution_id, "c1", name="shell", arguments={}, pid=4242, started=99)
+    store.record_pass(execution_id, [assistant("done")])
+    assert store.leftover_tools() == []
+    (recovered,) = store.recover_interrupted(NOTE)
+    assert "Tool calls" not in (recovered.note or "")
