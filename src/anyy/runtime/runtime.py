@@ -282,6 +282,7 @@ class Runtime(SessionWrites):
             if summarize:
                 summary, note = await self._compactor.branch_summary(session_id, [_as_item(e) for e in branch])
             session: Session = await owner.call(lambda s: s.set_head(session_id, new_head))
+            self.deps.contexts.forget(session_id)  # another branch: the kept context is built again
             if summary is not None and old_path:
                 entry = NewEntry(
                     kind=EntryKind.BRANCH_SUMMARY, text=summary, data=BranchSummaryData(from_entry=old_path[-1].id)
