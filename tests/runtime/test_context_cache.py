@@ -51,10 +51,15 @@ class Counting:
     def __init__(self, inner: SessionStore) -> None:
         self.inner = inner
         self.built = 0
+        self.asked = 0
 
     def context(self, session_id: str) -> ModelContext:
         self.built += 1
         return self.inner.context(session_id)
+
+    def history(self, session_id: str, **page: Any) -> Any:
+        self.asked += 1
+        return self.inner.history(session_id, **page)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -112,6 +117,29 @@ def test_a6_extended_context_equals_the_stores_whoever_appended(store: SessionSt
     assert cache.stats.extended == 7
     _same(cache, counting, session.id)
     assert cache.stats.hits == 1
+
+
+def test_a6_entries_the_runtime_wrote_extend_without_asking_the_store(store: SessionStore) -> None:
+    counting = Counting(store)
+    cache = ContextCache()
+    session = store.create_session(NewSession())
+    _turn(store, session.id, 0)
+    _same(cache, cast(SessionStore, counting), session.id)
+    for n in range(1, 4):
+        appended = store.append_entries(session.id, [NewEntry(kind=EntryKind.USER, text=f"q{n}")])
+        appended += store.append_entries(
+            session.id, [NewEntry(kind=EntryKind.ASSISTANT, text=f"a{n}", data=AssistantData(model="m"))]
+        )
+        cache.appended(session.id, appended)  # what the Announcer does after each write
+        _same(cache, cast(SessionStore, counting), session.id)
+    assert (counting.built, counting.asked) == (1, 0)
+    assert cache.stats.told == 3
+    lost = store.append_entries(session.id, [NewEntry(kind=EntryKind.USER, text="written elsewhere")])
+    cache.appended(session.id, store.append_entries(session.id, [NewEntry(kind=EntryKind.USER, text="told")]))
+    assert lost
+    _same(cache, cast(SessionStore, counting), session.id)  # what was told does not reach the kept head
+    assert counting.asked >= 1
+    assert cache.stats.told == 3
 
 
 def test_a6_navigation_and_compaction_build_the_context_again(store: SessionStore) -> None:
@@ -182,6 +210,7 @@ def test_a6_each_model_call_extends_the_kept_context(tmp_path: Path) -> None:
             contexts = h.deps.contexts
             assert contexts.stats.built == 1
             assert contexts.stats.extended == 2
+            assert contexts.stats.told == 2  # from the entries it announced: the store was not asked
             expected = await h.deps.owner.call(
                 lambda s: context_to_messages(
                     s.context(session.id), context_images(s, session.id, s.context(session.id))

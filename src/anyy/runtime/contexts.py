@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import msgspec
@@ -61,6 +62,7 @@ class _Kept:
 class CacheStats:
     hits: int = 0  # the head had not moved
     extended: int = 0  # entries appended since were added
+    told: int = 0  # of which the runtime had told the entries (the store was not asked for them)
     built: int = 0  # built from the store (cold, navigation, compaction, long gap)
 
 
@@ -72,6 +74,7 @@ class ContextCache:
         self.max_bytes = max_bytes
         self.stats = CacheStats()
         self._kept: OrderedDict[str, _Kept] = OrderedDict()
+        self._fed: dict[str, list[Entry]] = {}  # entries the runtime appended since the last read
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -86,6 +89,7 @@ class ContextCache:
     def forget(self, session_id: str) -> None:
         """Drop a session's kept context (deleted, or to be read afresh)."""
         with self._lock:
+            self._fed.pop(session_id, None)
             kept = self._kept.pop(session_id, None)
             if kept is not None:
                 self._bytes -= kept.size
@@ -93,7 +97,18 @@ class ContextCache:
     def clear(self) -> None:
         with self._lock:
             self._kept.clear()
+            self._fed.clear()
             self._bytes = 0
+
+    def appended(self, session_id: str, entries: Sequence[Entry]) -> None:
+        """Entries the runtime just wrote (told by the Announcer, on any thread): the next read extends the
+        kept context with them without asking the store, when they lead from the kept head to the head."""
+        with self._lock:
+            if session_id in self._kept:
+                fed = self._fed.setdefault(session_id, [])
+                fed += entries
+                if len(fed) > _MAX_GAP:
+                    del fed[: len(fed) - _MAX_GAP]
 
     def context(self, store: SessionStore, session_id: str) -> ModelContext:
         """The session's model context, as ``store.context(session_id)`` gives it (on the store thread)."""
@@ -134,15 +149,34 @@ class ContextCache:
         self._kept.move_to_end(session_id)
         self._bytes += fresh.size
         while self._kept and (len(self._kept) > self.max_sessions or self._bytes > self.max_bytes):
-            _dropped, kept = self._kept.popitem(last=False)
+            dropped, kept = self._kept.popitem(last=False)
+            self._fed.pop(dropped, None)
             self._bytes -= kept.size
 
     def _extended(self, store: SessionStore, session_id: str, kept: _Kept, head: int | None) -> _Kept | None:
         """``kept`` with the entries appended since its head, or ``None`` when it must be built again."""
-        newer = _since(store, session_id, kept.context.head)
+        fed = self._fed.pop(session_id, [])
+        newer = _chain(fed, kept.context.head, head)
+        if newer is None:
+            newer = _since(store, session_id, kept.context.head)
+        else:
+            self.stats.told += 1
         if newer is None or any(entry.kind == EntryKind.COMPACTION for entry in newer):
             return None
         return _extend(store, kept, newer, head)
+
+
+def _chain(fed: list[Entry], kept_head: int | None, head: int | None) -> list[Entry] | None:
+    """The entries of ``fed`` that lead from ``kept_head`` to ``head``, parent to child, if they do."""
+    start = next((index for index, entry in enumerate(fed) if entry.parent == kept_head), None)
+    if start is None:
+        return None
+    chain = [fed[start]]
+    for entry in fed[start + 1 :]:
+        if entry.parent != chain[-1].id:
+            break
+        chain.append(entry)
+    return chain if chain[-1].id == head else None
 
 
 def _since(store: SessionStore, session_id: str, head: int | None) -> list[Entry] | None:
