@@ -4,7 +4,7 @@ item 9): what a model call gets is always what the store would build, on every b
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -76,7 +76,7 @@ def _same(cache: ContextCache, store: SessionStore, session_id: str) -> ModelCon
     plain = store.inner if isinstance(store, Counting) else store  # the check does not count
     expected = plain.context(session_id)
     assert _plain(kept) == _plain(expected)
-    messages: tuple[Message, ...] = cache.messages(store, session_id, kept)
+    messages: Sequence[Message] = cache.messages(store, session_id, kept)
     assert list(messages) == context_to_messages(expected, context_images(plain, session_id, expected))
     return kept
 
@@ -124,7 +124,9 @@ def test_a6_entries_the_runtime_wrote_extend_without_asking_the_store(store: Ses
     cache = ContextCache()
     session = store.create_session(NewSession())
     _turn(store, session.id, 0)
-    _same(cache, cast(SessionStore, counting), session.id)
+    earlier = _same(cache, cast(SessionStore, counting), session.id)
+    handed = cache.messages(store, session.id, earlier)
+    earlier_items, earlier_messages = list(earlier.items), list(handed)
     for n in range(1, 4):
         appended = store.append_entries(session.id, [NewEntry(kind=EntryKind.USER, text=f"q{n}")])
         appended += store.append_entries(
@@ -133,6 +135,9 @@ def test_a6_entries_the_runtime_wrote_extend_without_asking_the_store(store: Ses
         cache.appended(session.id, appended)  # what the Announcer does after each write
         _same(cache, cast(SessionStore, counting), session.id)
     assert (counting.built, counting.asked) == (1, 0)
+    # What was handed out before is a snapshot: the kept lists grew in place, it did not.
+    assert list(earlier.items) == earlier_items
+    assert list(handed) == earlier_messages
     assert cache.stats.told == 3
     lost = store.append_entries(session.id, [NewEntry(kind=EntryKind.USER, text="written elsewhere")])
     cache.appended(session.id, store.append_entries(session.id, [NewEntry(kind=EntryKind.USER, text="told")]))

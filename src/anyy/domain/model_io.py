@@ -6,12 +6,12 @@ A provider adapter turns a :class:`ModelRequest` into its API's request and its 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import msgspec
 
-from anyy.domain.context import ContextItem, ModelContext, tool_payload
+from anyy.domain.context import ContextItem, ModelContext, Prefix, tool_payload
 from anyy.domain.entries import EntryKind, Reasoning, Usage
 
 
@@ -61,7 +61,7 @@ Message = UserMessage | AssistantMessage | ToolResultMessage
 class ModelRequest(msgspec.Struct, kw_only=True, frozen=True):
     model: str
     system: str
-    messages: tuple[Message, ...]
+    messages: Sequence[Message]  # a tuple, or the runtime's snapshot of a session's kept messages
     tools: tuple[ToolSpec, ...] = ()
     effort: str = ""  # "" lets the provider choose; otherwise low | medium | high (adapters map it)
     max_tokens: int = 4096
@@ -134,7 +134,7 @@ def context_to_messages(
     """
     fold = MessageFold(context.summary)
     fold.feed(context.items, images)
-    return fold.messages()
+    return list(fold.messages())
 
 
 class MessageFold:
@@ -195,6 +195,7 @@ class MessageFold:
         )
         self._open = True
 
-    def messages(self) -> list[Message]:
-        """The messages so far, the assistant message being gathered included (it stays open)."""
-        return [*self.closed, self._pending()] if self._open else list(self.closed)
+    def messages(self) -> Prefix[Message]:
+        """The messages so far, the assistant message being gathered included (it stays open): a snapshot
+        made without copying (``closed`` only grows)."""
+        return Prefix(self.closed, len(self.closed), (self._pending(),) if self._open else ())

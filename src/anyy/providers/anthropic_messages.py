@@ -20,7 +20,7 @@ runtime owns retries, SPEC R3) and its HTTP timeouts stay on.
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import anthropic
@@ -213,7 +213,7 @@ def to_anthropic_params(request: ModelRequest) -> dict[str, Any]:
     return params
 
 
-def _open_tool_turn(messages: tuple[Message, ...]) -> AssistantMessage | None:
+def _open_tool_turn(messages: Sequence[Message]) -> AssistantMessage | None:
     """The newest assistant message when it made tool calls: the tool turn this pass continues (its results,
     and perhaps steering, came after it)."""
     last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)

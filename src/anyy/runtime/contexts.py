@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from anyy.domain.context import CONTEXT_KINDS, DATA_KINDS, ContextItem, ModelContext
+from anyy.domain.context import CONTEXT_KINDS, DATA_KINDS, ContextItem, ModelContext, Prefix
 from anyy.domain.entries import AssistantData, Entry, EntryKind, Usage
 from anyy.domain.model_io import ImagePart, Message, MessageFold
 from anyy.runtime.images import context_images, image_refs, read_images
@@ -42,14 +42,15 @@ _encoder = msgspec.json.Encoder()
 class _Kept:
     """One session's context as of ``context.head``, with what extending it needs."""
 
-    context: ModelContext
+    context: ModelContext  # its items: a Prefix of ``base``
+    base: list[ContextItem]  # only ever grows (extensions append), so the contexts handed out stay as they were
     after_compaction: int  # index of the first item after the applied compaction
     usage: Usage | None  # of the newest response, if it came after the compaction
     usage_index: int | None  # index of that response
     chars: int  # characters of every item
     chars_after: int  # characters of the items after the newest response
     fold: MessageFold  # the messages of the items, images included
-    messages: tuple[Message, ...] | None = None  # built on demand, for this head
+    messages: Sequence[Message] | None = None  # for this head, once asked
     size: int = 0
 
     def tokens(self) -> int:
@@ -128,7 +129,7 @@ class ContextCache:
             self._keep(session_id, kept, fresh)
             return fresh.context
 
-    def messages(self, store: SessionStore, session_id: str, context: ModelContext) -> tuple[Message, ...]:
+    def messages(self, store: SessionStore, session_id: str, context: ModelContext) -> Sequence[Message]:
         """``context`` as provider-neutral messages, images included: the kept ones when ``context`` is the
         session's kept context, otherwise converted now."""
         with self._lock:
@@ -136,9 +137,9 @@ class ContextCache:
             if kept is None or kept.context is not context:
                 fold = MessageFold(context.summary)
                 fold.feed(context.items, context_images(store, session_id, context))
-                return tuple(fold.messages())
+                return fold.messages()
             if kept.messages is None:
-                kept.messages = tuple(kept.fold.messages())
+                kept.messages = kept.fold.messages()
             return kept.messages
 
     # -- internals (under the lock) --------------------------------------------------------------
@@ -200,7 +201,7 @@ def _since(store: SessionStore, session_id: str, head: int | None) -> list[Entry
 
 
 def _extend(store: SessionStore, kept: _Kept, newer: list[Entry], head: int | None) -> _Kept:
-    items = list(kept.context.items)
+    items = kept.base
     added: list[ContextItem] = []
     images: dict[int, tuple[ImagePart, ...]] = {}
     last_model = kept.context.last_model
@@ -225,11 +226,12 @@ def _extend(store: SessionStore, kept: _Kept, newer: list[Entry], head: int | No
             if refs:
                 images[entry.id] = read_images(store, refs)
                 size += sum(len(part.data) for part in images[entry.id])
-    items += added
+    items += added  # in place: the contexts handed out before are prefixes, and stay as they were
     kept.fold.feed(added, images)
     fresh = _Kept(
+        base=items,
         context=ModelContext(
-            items=items,
+            items=Prefix(items),
             summary=kept.context.summary,
             compaction=kept.context.compaction,
             head=head,
@@ -250,8 +252,9 @@ def _extend(store: SessionStore, kept: _Kept, newer: list[Entry], head: int | No
 
 def _build(store: SessionStore, session_id: str) -> _Kept:
     """A session's context from the store, with what extending it needs."""
-    context = store.context(session_id)
-    items = context.items
+    built = store.context(session_id)
+    items = list(built.items)
+    context = msgspec.structs.replace(built, items=Prefix(items))
     # Ids grow along a path: the items before the applied compaction have smaller ids.
     after = 0 if context.compaction is None else bisect.bisect_left([item[0] for item in items], context.compaction)
     last = next((index for index in range(len(items) - 1, -1, -1) if items[index][1] == EntryKind.ASSISTANT), None)
@@ -269,6 +272,7 @@ def _build(store: SessionStore, session_id: str) -> _Kept:
     size = chars + ITEM_OVERHEAD * len(items) + sum(len(part.data) for parts in images.values() for part in parts)
     return _Kept(
         context=context,
+        base=items,
         after_compaction=after,
         usage=usage,
         usage_index=usage_index,

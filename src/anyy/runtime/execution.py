@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -523,7 +523,7 @@ class ExecutionRun:
 
         return call_tool
 
-    async def _messages(self, context: ModelContext) -> tuple[Message, ...]:
+    async def _messages(self, context: ModelContext) -> Sequence[Message]:
         """The context as messages, image attachments included (N5): kept by the runtime between calls."""
         return await self._store(lambda s: self.deps.contexts.messages(s, self.session_id, context))
 
