@@ -102,48 +102,12 @@ class OpenAICompatProvider:
         return self._stream(request)
 
     async def _stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        if self._key_missing:
-            raise missing_key(self.name, self._key_env)
-        if not self.images and image_count(request):
-            hint = f"If they do, set images = true in [providers.{self.name}] of config.toml."
-            raise ProviderError("fatal", refuse_images(self.name, request.model, hint))
-        params = self._params(request)
-        try:
-            stream = await self._client.chat.completions.create(stream=True, **params)
-        except openai.APIError as exc:
-            raise self._error(exc) from exc
-        except httpx2.TransportError as exc:  # the SDK wraps these; a transport it does not know may not
-            raise http_errors.dropped(self.name, type(exc).__name__) from exc
-        calls: dict[int, _PartialCall] = {}
-        finish: str | None = None
-        had_calls = False
-        usage: Usage | None = None
+        stream = await self._open(request)
+        state = _StreamState()
         try:
             async for chunk in stream:
-                if chunk.usage is not None:
-                    usage = _usage(chunk.usage)
-                for choice in chunk.choices[:1]:  # n=1: one choice, index 0
-                    delta = choice.delta
-                    thinking = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
-                    if isinstance(thinking, str) and thinking:
-                        yield ThinkingDelta(text=thinking)
-                    if delta.content:
-                        yield TextDelta(text=delta.content)
-                    if delta.refusal:  # the model's own words for declining: the user should read them
-                        yield TextDelta(text=delta.refusal)
-                    for part in delta.tool_calls or ():
-                        call = calls.setdefault(part.index, _PartialCall())
-                        call.add(
-                            part.id,
-                            part.function.name if part.function else None,
-                            part.function.arguments if part.function else None,
-                        )
-                    if choice.finish_reason is not None:
-                        finish = choice.finish_reason
-                        had_calls = had_calls or bool(calls)
-                        for index in sorted(calls):
-                            yield calls[index].event(index)
-                        calls.clear()
+                for event in state.read(chunk):
+                    yield event
         except openai.APIError as exc:
             raise self._error(exc) from exc
         except httpx2.TransportError as exc:
@@ -153,14 +117,23 @@ class OpenAICompatProvider:
             # during the close cannot leave the connection open.
             with anyio.CancelScope(shield=True):
                 await stream.close()
-        if finish is None:
-            raise http_errors.dropped(self.name, "the stream ended without a finish reason")
-        if usage is not None:
-            yield UsageEvent(usage=usage)
-        reason = _FINISH.get(finish, "end")
-        if reason == "end" and had_calls:
-            reason = "tool_use"  # some servers say "stop" after tool calls; the runtime must run them
-        yield StopEvent(reason=reason, raw_reason=finish)
+        for event in state.ending(self.name):
+            yield event
+
+    async def _open(self, request: ModelRequest) -> Any:
+        """The streamed response, once the request was checked and sent."""
+        if self._key_missing:
+            raise missing_key(self.name, self._key_env)
+        if not self.images and image_count(request):
+            hint = f"If they do, set images = true in [providers.{self.name}] of config.toml."
+            raise ProviderError("fatal", refuse_images(self.name, request.model, hint))
+        params = self._params(request)
+        try:
+            return await self._client.chat.completions.create(stream=True, **params)
+        except openai.APIError as exc:
+            raise self._error(exc) from exc
+        except httpx2.TransportError as exc:  # the SDK wraps these; a transport it does not know may not
+            raise http_errors.dropped(self.name, type(exc).__name__) from exc
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -278,3 +251,47 @@ def _error_body(exc: openai.APIStatusError) -> Mapping[str, Any] | str:
     if isinstance(body, Mapping):
         return {"error": body} if "message" in body or "code" in body else body
     return body if isinstance(body, str) else {}
+
+
+class _StreamState:
+    """What a streamed response said so far: tool calls in pieces, the finish reason, the usage."""
+
+    def __init__(self) -> None:
+        self.calls: dict[int, _PartialCall] = {}
+        self.finish: str | None = None
+        self.had_calls = False
+        self.usage: Usage | None = None
+
+    def read(self, chunk: Any) -> list[ProviderEvent]:
+        """The events one chunk makes (only choice 0 is asked for: n=1)."""
+        if chunk.usage is not None:
+            self.usage = _usage(chunk.usage)
+        events: list[ProviderEvent] = []
+        for choice in chunk.choices[:1]:
+            delta = choice.delta
+            thinking = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+            if isinstance(thinking, str) and thinking:
+                events.append(ThinkingDelta(text=thinking))
+            if delta.content:
+                events.append(TextDelta(text=delta.content))
+            if delta.refusal:  # the model's own words for declining: the user should read them
+                events.append(TextDelta(text=delta.refusal))
+            for part in delta.tool_calls or ():
+                function = part.function
+                call = self.calls.setdefault(part.index, _PartialCall())
+                call.add(part.id, function.name if function else None, function.arguments if function else None)
+            if choice.finish_reason is not None:
+                self.finish = choice.finish_reason
+                self.had_calls = self.had_calls or bool(self.calls)
+                events += [self.calls[index].event(index) for index in sorted(self.calls)]
+                self.calls.clear()
+        return events
+
+    def ending(self, name: str) -> list[ProviderEvent]:
+        if self.finish is None:
+            raise http_errors.dropped(name, "the stream ended without a finish reason")
+        reason = _FINISH.get(self.finish, "end")
+        if reason == "end" and self.had_calls:
+            reason = "tool_use"  # some servers say "stop" after tool calls; the runtime must run them
+        stop = StopEvent(reason=reason, raw_reason=self.finish)
+        return [UsageEvent(usage=self.usage), stop] if self.usage is not None else [stop]
