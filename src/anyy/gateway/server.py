@@ -31,6 +31,7 @@ from anyy.gateway.guard import ACCEPT_BURST, guarded_protocol, raise_fd_limit
 from anyy.gateway.logs import setup_logging
 from anyy.gateway.methods import TABLE
 from anyy.gateway.state import Gateway
+from anyy.profiles.config import GatewaySettings
 from anyy.profiles.gateway_address import Address, address_path, read_address, write_address
 from anyy.profiles.profile import Profile
 from anyy.runtime.assembly import build_deps
@@ -96,8 +97,6 @@ def _server_class() -> Any:
 
 async def serve(profile: Profile, *, host: str = "127.0.0.1", port: int = 0, ready_fd: int | None = None) -> None:
     """Run the Gateway of ``profile`` until SIGTERM or SIGINT."""
-    import uvicorn
-
     profile.require()
     with profile_lock(profile):
         setup_logging(profile.path)
@@ -111,36 +110,12 @@ async def serve(profile: Profile, *, host: str = "127.0.0.1", port: int = 0, rea
         gateway = Gateway(profile=profile, deps=deps, runtime=runtime, token=token)
         app = create_app(Dispatcher(gateway, TABLE), token)
         sock = bind(host, port)
+        port = sock.getsockname()[1]
         address = Address(
-            profile=profile.name,
-            pid=os.getpid(),
-            host=host,
-            port=sock.getsockname()[1],
-            token=token,
-            started_at=time.time(),
+            profile=profile.name, pid=os.getpid(), host=host, port=port, token=token, started_at=time.time()
         )
-        write_address(profile, address)
-        log.info(
-            "gateway ready on %s for profile %s (%d interrupted executions recovered)",
-            address.url,
-            profile.name,
-            len(recovered),
-        )
-        if ready_fd is not None:
-            os.write(ready_fd, msgspec.json.encode(address) + b"\n")
-            os.close(ready_fd)
-        config = uvicorn.Config(
-            app,
-            log_config=None,
-            access_log=False,
-            lifespan="off",
-            ws_max_size=16 * 1024 * 1024,
-            timeout_graceful_shutdown=5,
-            backlog=ACCEPT_BURST,  # also what one round of asyncio's accept loop may take at once
-            # A header timeout and a connection cap (D2), and uvicorn's own WebSocket keep-alive pings.
-            http=guarded_protocol(limits.max_connections or None, limits.header_timeout),
-        )
-        server = _server_class()(config)
+        _announce(profile, address, len(recovered), ready_fd)
+        server = _server_class()(_uvicorn_config(app, limits))
         try:
             await server.serve(sockets=[sock])
         finally:
@@ -151,3 +126,30 @@ async def serve(profile: Profile, *, host: str = "127.0.0.1", port: int = 0, rea
             await runtime.aclose()
             await deps.owner.aclose()
             log.info("gateway stopped")
+
+
+def _announce(profile: Profile, address: Address, recovered: int, ready_fd: int | None) -> None:
+    """Write the Gateway's address in the profile, log it, and tell the process that started it."""
+    write_address(profile, address)
+    log.info(
+        "gateway ready on %s for profile %s (%d interrupted executions recovered)", address.url, profile.name, recovered
+    )
+    if ready_fd is not None:
+        os.write(ready_fd, msgspec.json.encode(address) + b"\n")
+        os.close(ready_fd)
+
+
+def _uvicorn_config(app: Any, limits: GatewaySettings) -> Any:
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        log_config=None,
+        access_log=False,
+        lifespan="off",
+        ws_max_size=16 * 1024 * 1024,
+        timeout_graceful_shutdown=5,
+        backlog=ACCEPT_BURST,  # also what one round of asyncio's accept loop may take at once
+        # A header timeout and a connection cap (D2), and uvicorn's own WebSocket keep-alive pings.
+        http=guarded_protocol(limits.max_connections or None, limits.header_timeout),
+    )
