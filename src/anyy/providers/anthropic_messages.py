@@ -41,15 +41,12 @@ from anyy.domain.model_io import (
     ToolCallEvent,
     ToolResultMessage,
     UsageEvent,
-    image_count,
-    refuse_images,
 )
 from anyy.providers import http_errors
 from anyy.providers.base import ProviderError
-from anyy.providers.http_errors import missing_key
+from anyy.providers.sdk_common import NO_KEY, SdkProvider
 from anyy.providers.tool_arguments import parse_arguments
 
-NO_KEY = "no-key"
 THINKING_BUDGET = {"low": 1024, "medium": 4096, "high": 16384}
 _STOP: dict[str, StopReason] = {
     "end_turn": "end",
@@ -62,7 +59,7 @@ _STOP: dict[str, StopReason] = {
 }
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkProvider):
     """``stream()`` one Messages call; see the module docstring."""
 
     def __init__(
@@ -77,11 +74,7 @@ class AnthropicProvider:
         connect_timeout: float = 10.0,
         read_timeout: float = 300.0,
     ) -> None:
-        self.name = name
-        self.images = images  # whether its models read images (N5)
-        self.base_url = base_url.rstrip("/")
-        self._key_env = key_env
-        self._key_missing = key_required and not api_key
+        self._configure(name, base_url, api_key=api_key, key_env=key_env, key_required=key_required, images=images)
         self._client = anthropic.AsyncAnthropic(
             # An explicit key also stops the SDK from looking for credentials in files and other variables.
             api_key=api_key or NO_KEY,
@@ -89,9 +82,6 @@ class AnthropicProvider:
             max_retries=0,
             timeout=httpx2.Timeout(read_timeout, connect=connect_timeout),
         )
-
-    async def aclose(self) -> None:
-        await self._client.close()
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         return self._stream(request)
@@ -117,11 +107,7 @@ class AnthropicProvider:
 
     async def _open(self, request: ModelRequest) -> Any:
         """The streamed response, once the request was checked and sent."""
-        if self._key_missing:
-            raise missing_key(self.name, self._key_env)
-        if not self.images and image_count(request):
-            hint = f"If they do, set images = true in [providers.{self.name}] of config.toml."
-            raise ProviderError("fatal", refuse_images(self.name, request.model, hint))
+        self._check(request)
         try:
             return await self._client.messages.create(stream=True, **to_anthropic_params(request))
         except anthropic.APIError as exc:

@@ -37,16 +37,13 @@ from anyy.domain.model_io import (
     ToolCallEvent,
     ToolResultMessage,
     UsageEvent,
-    image_count,
-    refuse_images,
 )
 from anyy.providers import http_errors
 from anyy.providers.base import ProviderError
-from anyy.providers.http_errors import missing_key
+from anyy.providers.sdk_common import NO_KEY, SdkProvider
 from anyy.providers.tool_arguments import parse_arguments
 
 # Servers that run without keys (Ollama, llama.cpp, vLLM) still get a bearer header: the SDK needs one.
-NO_KEY = "no-key"
 _FINISH: dict[str, StopReason] = {
     "stop": "end",
     "tool_calls": "tool_use",
@@ -57,7 +54,7 @@ _FINISH: dict[str, StopReason] = {
 TokenField = Literal["max_tokens", "max_completion_tokens"]
 
 
-class OpenAICompatProvider:
+class OpenAICompatProvider(SdkProvider):
     """``stream()`` one Chat Completions call; see the module docstring.
 
     ``api_key``: the key itself ("" for servers that need none); ``key_env`` names where it came from,
@@ -79,11 +76,7 @@ class OpenAICompatProvider:
         read_timeout: float = 300.0,
         token_field: TokenField | None = None,
     ) -> None:
-        self.name = name
-        self.images = images  # whether its models read images (N5)
-        self.base_url = base_url.rstrip("/")
-        self._key_env = key_env
-        self._key_missing = key_required and not api_key
+        self._configure(name, base_url, api_key=api_key, key_env=key_env, key_required=key_required, images=images)
         host = urllib.parse.urlsplit(self.base_url).hostname or ""
         self._token_field: TokenField = token_field or (
             "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
@@ -94,9 +87,6 @@ class OpenAICompatProvider:
             max_retries=0,
             timeout=httpx2.Timeout(read_timeout, connect=connect_timeout),
         )
-
-    async def aclose(self) -> None:
-        await self._client.close()
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         return self._stream(request)
@@ -122,11 +112,7 @@ class OpenAICompatProvider:
 
     async def _open(self, request: ModelRequest) -> Any:
         """The streamed response, once the request was checked and sent."""
-        if self._key_missing:
-            raise missing_key(self.name, self._key_env)
-        if not self.images and image_count(request):
-            hint = f"If they do, set images = true in [providers.{self.name}] of config.toml."
-            raise ProviderError("fatal", refuse_images(self.name, request.model, hint))
+        self._check(request)
         params = self._params(request)
         try:
             return await self._client.chat.completions.create(stream=True, **params)
