@@ -21,7 +21,7 @@ from anyy.runtime.deps import Deps
 from anyy.runtime.runtime import Runtime
 from tests.fakes.model_server import FakeModelServer, Reply, ToolCall
 
-TIMEOUT = 10
+TIMEOUT = 60.0  # a bound for a hung turn, not a window: a cold SDK import on a loaded machine takes seconds
 
 
 async def _turn(runtime: Runtime, deps: Deps, session: Session, text: str) -> str:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import http.client
 import threading
+import urllib.parse
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -136,3 +138,86 @@ async def test_m6_web_fetch_gives_up_after_its_timeout(server: str, context: Too
     text, failed = await fetch(f"{server}/stall", msgspec.structs.replace(context, timeout=0.5))
     assert failed
     assert "timed out after 0.5 s" in text
+
+
+class _ProxyHandler(BaseHTTPRequestHandler):
+    """A forwarding proxy that writes down what it was asked: absolute-form GETs are relayed; a CONNECT is
+    accepted and the tunnel closed at once (no TLS server is needed to see where it was meant to lead)."""
+
+    seen: list[tuple[str, str]]  # (request line, Host header)
+
+    def do_GET(self) -> None:
+        self.seen.append((self.requestline, self.headers.get("Host", "")))
+        target = urllib.parse.urlsplit(self.path)
+        upstream = http.client.HTTPConnection(target.hostname or "", target.port or 80, timeout=10)
+        upstream.request("GET", target.path, headers={"Host": self.headers.get("Host", "")})
+        answer = upstream.getresponse()
+        body = answer.read()
+        self.send_response(answer.status)
+        self.send_header("Content-Type", answer.getheader("Content-Type") or "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        upstream.close()
+
+    def do_CONNECT(self) -> None:
+        self.seen.append((self.requestline, self.headers.get("Host", "")))
+        self.send_response(200, "Connection established")
+        self.end_headers()
+        self.close_connection = True
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def proxy(server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, str]]]:
+    """A loopback proxy named by http_proxy / https_proxy, as a Gateway behind a company proxy sees it."""
+    seen: list[tuple[str, str]] = []
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), type("Proxy", (_ProxyHandler,), {"seen": seen}))
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    address = f"http://127.0.0.1:{httpd.server_address[1]}"
+    monkeypatch.setenv("http_proxy", address)
+    monkeypatch.setenv("https_proxy", address)
+    for name in ("no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    yield seen
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join(10)
+
+
+async def test_m6_web_fetch_goes_through_the_environments_proxy_to_the_checked_address(
+    server: str, proxy: list[tuple[str, str]], context: ToolContext
+) -> None:
+    port = urllib.parse.urlsplit(server).port
+    text, failed = await fetch(f"http://localhost:{port}/plain", context)
+    assert not failed, text
+    assert text.endswith("\n\ncafé\n")
+    # The proxy was asked for the address checked here, never for the name (it would resolve it again).
+    assert proxy == [(f"GET http://127.0.0.1:{port}/plain HTTP/1.1", f"localhost:{port}")]
+
+    proxy.clear()
+    text, failed = await fetch(f"https://localhost:{port}/plain", context)
+    assert failed  # the test proxy closes every tunnel: no TLS server behind it
+    assert proxy == [(f"CONNECT 127.0.0.1:{port} HTTP/1.1", f"127.0.0.1:{port}")]
+
+
+async def test_m6_web_fetch_honours_no_proxy(
+    server: str, proxy: list[tuple[str, str]], context: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("no_proxy", "localhost,127.0.0.1")
+    text, failed = await fetch(f"{server}/plain", context)
+    assert not failed, text
+    assert proxy == []
+
+
+async def test_n3_a_proxy_opens_no_door_the_network_policy_closes(
+    server: str, proxy: list[tuple[str, str]], context: ToolContext
+) -> None:
+    closed = msgspec.structs.replace(context, policy=ToolPolicy(allow_private_network=False))
+    text, failed = await fetch(f"{server}/plain", closed)
+    assert failed
+    assert "loopback" in text
+    assert proxy == []  # refused before the proxy was asked anything

@@ -34,6 +34,22 @@ class Goal(msgspec.Struct, kw_only=True):
     state: GoalState = "active"
 
 
+OriginKind = Literal["schedule", "delegate", "resident"]
+
+
+class Origin(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
+    """Why a Background session exists: a schedule's run, a delegated task (parent session and call),
+    or a resident; ``name`` is the schedule's or resident's name when the session was made."""
+
+    kind: OriginKind
+    name: str = ""
+    schedule_id: str | None = None
+    scheduled_for: float | None = None
+    parent_session_id: str | None = None
+    parent_call_id: str | None = None
+    resident_id: str | None = None
+
+
 class Session(msgspec.Struct, kw_only=True):
     id: str
     kind: SessionKind
@@ -50,6 +66,7 @@ class Session(msgspec.Struct, kw_only=True):
     forked_from: str | None
     created_at: float
     updated_at: float
+    origin: Origin | None = None
 
 
 class Submission(msgspec.Struct, kw_only=True):

@@ -18,6 +18,24 @@ class Goal(msgspec.Struct, kw_only=True):
     state: GoalState = "active"
 
 
+OriginKind = Literal["schedule", "delegate", "resident"]
+ORIGIN_KINDS: tuple[OriginKind, ...] = ("schedule", "delegate", "resident")
+
+
+class Origin(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
+    """Why a Background session exists (SPEC K4), fixed when it is created: a schedule's run (which
+    schedule, for which scheduled time), a delegated task (the parent session and its tool call), or a
+    resident. ``name`` is the schedule's or resident's name when the session was made (for lists)."""
+
+    kind: OriginKind
+    name: str = ""
+    schedule_id: str | None = None
+    scheduled_for: float | None = None
+    parent_session_id: str | None = None
+    parent_call_id: str | None = None
+    resident_id: str | None = None
+
+
 class Session(msgspec.Struct, kw_only=True):
     id: str
     kind: SessionKind
@@ -34,6 +52,7 @@ class Session(msgspec.Struct, kw_only=True):
     forked_from: str | None
     created_at: float
     updated_at: float
+    origin: Origin | None = None  # Background sessions: what made them (a fork has none)
 
 
 class NewSession(msgspec.Struct, kw_only=True):
@@ -46,6 +65,7 @@ class NewSession(msgspec.Struct, kw_only=True):
     tools: dict[str, Any] = {}
     steering_mode: QueueMode = "one-at-a-time"
     follow_up_mode: QueueMode = "one-at-a-time"
+    origin: Origin | None = None
 
 
 class Unset(msgspec.Struct, frozen=True):

@@ -7,11 +7,20 @@ goes to the checked address, with the host name kept for the Host header and TLS
 library's ``http.client`` does the fetching in a worker thread. The deadline covers the whole transfer:
 each socket operation waits at most the time left, and when the deadline passes the socket is shut down
 from outside, so a server that dribbles one byte at a time cannot hold the call past it.
+
+Behind a proxy (``http_proxy`` / ``https_proxy`` in the Gateway's environment, ``no_proxy`` honoured, as
+curl and Python read them), the target is still resolved and checked here, and the proxy is asked for the
+checked *address*: ``CONNECT 93.184.216.34:443`` for https (TLS then runs end to end with the host name),
+an absolute ``http://93.184.216.34/...`` request with the name in ``Host`` for http. So a proxy opens no
+door the policy closes, and a DNS answer that changes cannot lead elsewhere. The proxy's own address is the
+user's choice and is not checked. Only ``http://`` proxies are spoken to (with ``user:password@`` as Basic
+authentication).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import http.client
 import socket
@@ -19,6 +28,7 @@ import ssl
 import threading
 import time
 import urllib.parse
+import urllib.request
 
 import msgspec
 
@@ -90,27 +100,81 @@ def _is_text(content_type: str) -> bool:
     return content_type.startswith("text/") or content_type in _TEXT_TYPES or content_type.endswith(("+json", "+xml"))
 
 
-class _PinnedHTTP(http.client.HTTPConnection):
-    """An HTTP connection to an address checked beforehand; the URL's host name is the Host header."""
+class _Proxy(msgspec.Struct, frozen=True):
+    host: str
+    port: int
+    authorization: str | None  # a Proxy-Authorization header's value
 
-    def __init__(self, host: str, port: int, address: IPAddress, timeout: float) -> None:
+
+def _proxy_for(scheme: str, host: str) -> _Proxy | None:
+    """The proxy the environment names for ``scheme`` (``None``: go direct, or ``no_proxy`` covers ``host``)."""
+    proxies = urllib.request.getproxies_environment()
+    url = proxies.get(scheme) or proxies.get("all")
+    if not url or urllib.request.proxy_bypass(host):  # no_proxy (on Linux, from the environment)
+        return None
+    parts = urllib.parse.urlsplit(url if "://" in url else f"http://{url}")
+    if parts.scheme != "http" or not parts.hostname:
+        raise ToolFailure(f"web_fetch speaks to http:// proxies only; the environment names {parts.scheme}://")
+    authorization = None
+    if parts.username is not None:
+        secret = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
+        authorization = "Basic " + base64.b64encode(secret.encode()).decode()
+    return _Proxy(host=parts.hostname, port=parts.port or 80, authorization=authorization)
+
+
+def _authority(address: IPAddress, port: int) -> str:
+    return f"[{address}]:{port}" if address.version == 6 else f"{address}:{port}"
+
+
+class _PinnedHTTP(http.client.HTTPConnection):
+    """An HTTP connection to an address checked beforehand (directly, or through a proxy that is asked
+    for that address); the URL's host name is the Host header."""
+
+    def __init__(self, host: str, port: int, address: IPAddress, timeout: float, proxy: _Proxy | None) -> None:
         super().__init__(host, port, timeout=timeout)
         self._address = address
+        self.proxy = proxy
         # Kept here: http.client hands the socket to the response (and forgets it) when the server closes.
         self.held: socket.socket | None = None
 
+    def target(self, path: str) -> str:
+        """What the request line names: the path, or through a proxy the absolute URL of the address."""
+        return f"http://{_authority(self._address, self.port)}{path}" if self.proxy else path
+
     def connect(self) -> None:
-        self.sock = self.held = socket.create_connection((str(self._address), self.port), self.timeout)
+        where = (self.proxy.host, self.proxy.port) if self.proxy else (str(self._address), self.port)
+        self.sock = self.held = socket.create_connection(where, self.timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 class _PinnedHTTPS(_PinnedHTTP):
     default_port = http.client.HTTPS_PORT
 
+    def target(self, path: str) -> str:
+        return path  # the tunnel leads to the address: the request inside it is an ordinary one
+
     def connect(self) -> None:
         super().connect()
+        if self.proxy is not None:
+            self._open_tunnel(self.proxy)
         context = ssl.create_default_context()
         self.sock = self.held = context.wrap_socket(self.sock, server_hostname=self.host)
+
+    def _open_tunnel(self, proxy: _Proxy) -> None:
+        authority = _authority(self._address, self.port)
+        lines = [f"CONNECT {authority} HTTP/1.1", f"Host: {authority}"]
+        if proxy.authorization:
+            lines.append(f"Proxy-Authorization: {proxy.authorization}")
+        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("ascii"))
+        head = b""
+        while b"\r\n\r\n" not in head:  # byte by byte: nothing after the head may be consumed (TLS follows)
+            byte = self.sock.recv(1)
+            if not byte or len(head) > 65536:
+                raise OSError(0, f"the proxy {proxy.host}:{proxy.port} closed the tunnel request")
+            head += byte
+        status = head.split(b"\r\n", 1)[0].decode("latin-1")
+        if status.split(" ")[1:2] != ["200"]:
+            raise ToolFailure(f"the proxy {proxy.host}:{proxy.port} refused the tunnel to {authority}: {status}")
 
 
 class _Fetch:
@@ -166,14 +230,20 @@ class _Fetch:
         port = parts.port or (443 if parts.scheme == "https" else 80)
         addresses = resolve(parts.hostname, port, allow_private=self.allow_private)
         kind = _PinnedHTTPS if parts.scheme == "https" else _PinnedHTTP
-        connection = kind(parts.hostname, port, addresses[0], self._left())
+        proxy = _proxy_for(parts.scheme, parts.hostname)
+        connection = kind(parts.hostname, port, addresses[0], self._left(), proxy)
         with self._lock:
             if self._aborted:
                 raise ToolFailure(f"fetching {self.url} timed out after {self.timeout:g} s: stopped")
             self._connection = connection
         try:
             path = urllib.parse.urlunsplit(("", "", parts.path or "/", parts.query, ""))
-            connection.request("GET", path, headers={"User-Agent": USER_AGENT, "Accept": "text/*, */*;q=0.5"})
+            headers = {"User-Agent": USER_AGENT, "Accept": "text/*, */*;q=0.5"}
+            if connection.proxy is not None and parts.scheme == "http":
+                headers["Host"] = parts.netloc.rpartition("@")[2]  # the name: the request line holds the address
+                if connection.proxy.authorization:
+                    headers["Proxy-Authorization"] = connection.proxy.authorization
+            connection.request("GET", connection.target(path), headers=headers)
             if connection.held is not None:
                 connection.held.settimeout(self._left())
             response = connection.getresponse()

@@ -68,6 +68,7 @@ class SessionsPart(MemoryCore):
                 forked_from=None,
                 created_at=self.clock(),
                 updated_at=self.clock(),
+                origin=new.origin,
             ),
             fork_point=None,
         )
@@ -152,6 +153,7 @@ class SessionsPart(MemoryCore):
             forked_from=session_id,
             created_at=now,
             updated_at=now,
+            origin=None,
         )
         return self._add_session(fork, fork_point=point)
 

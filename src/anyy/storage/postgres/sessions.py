@@ -20,8 +20,8 @@ _json = msgspec.json.Encoder()
 _LOCK_BY_ID = "SELECT 1 FROM sessions WHERE id = %s AND status = 'active' FOR UPDATE"
 _INSERT_SESSION = (
     "INSERT INTO sessions (id, kind, title, role, provider, model, effort, tools, steering_mode, follow_up_mode, "
-    "head, forked_from, fork_point, created_at, updated_at) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING num"
+    "head, forked_from, fork_point, created_at, updated_at, origin) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING num"
 )
 
 
@@ -57,6 +57,7 @@ class SessionsPart(PgCore):
                     None,
                     now,
                     now,
+                    _json.encode(new.origin).decode() if new.origin else None,
                 ),
             )
             if num > entry_ids.MAX_SESSION_NUMBER:
@@ -92,7 +93,7 @@ class SessionsPart(PgCore):
         more = len(rows) > limit
         rows = rows[:limit]
         items = [session_from_row(row[:-1]) for row in rows]
-        next_cursor = encode_cursor(rows[-1][-2], rows[-1][-1]) if more else None
+        next_cursor = encode_cursor(items[-1].updated_at, rows[-1][-1]) if more else None
         return Page(items=items, next_cursor=next_cursor)
 
     def update_session(self, session_id: str, patch: SessionPatch) -> Session:
@@ -155,6 +156,6 @@ class SessionsPart(PgCore):
                 raise self._missing_entry(session_id, at)
             fork_title = title if title is not None else (f"{old_title} (fork)" if old_title else "")
             values = (new_session_id, kind, fork_title, *settings, 0 if point is None else point, session_id, point)
-            conn.execute(_INSERT_SESSION, (*values, now, now))
+            conn.execute(_INSERT_SESSION, (*values, now, now, None))
         # What was just committed, without reading it back.
-        return session_from_row((*values[:10], None, point, session_id, now, now))
+        return session_from_row((*values[:10], None, point, session_id, now, now, None))

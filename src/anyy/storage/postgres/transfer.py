@@ -56,6 +56,7 @@ TABLES: dict[str, tuple[tuple[str, ...], str]] = {
             "status",
             "created_at",
             "updated_at",
+            "origin",
         ),
         "num",
     ),

@@ -8,12 +8,12 @@ import msgspec
 
 from anyy.domain.entries import Attachment, Entry, EntryKind, decode_data
 from anyy.domain.queue import Execution, Submission
-from anyy.domain.sessions import Goal, Session
+from anyy.domain.sessions import Goal, Origin, Session
 from anyy.storage.sqlite.core import HEAD_SQL
 
 SESSION_COLUMNS = (
     "id, kind, title, role, provider, model, effort, tools, steering_mode, follow_up_mode, goal, "
-    f"{HEAD_SQL}, forked_from, created_at, updated_at"
+    f"{HEAD_SQL}, forked_from, created_at, updated_at, origin"
 )
 ENTRY_COLUMNS = "id, parent, kind, text, data, obj, created_at"
 SUBMISSION_COLUMNS = (
@@ -23,6 +23,7 @@ SUBMISSION_COLUMNS = (
 EXECUTION_COLUMNS = "e.num, e.id, x.id, e.state, e.passes, e.error, e.note, e.started_at, e.ended_at"
 
 _goal = msgspec.json.Decoder(Goal)
+_origin = msgspec.json.Decoder(Origin)
 _tools = msgspec.json.Decoder(dict[str, Any])
 _attachments = msgspec.json.Decoder(list[Attachment])
 
@@ -44,6 +45,7 @@ def session_from_row(row: tuple[Any, ...]) -> Session:
         forked,
         created,
         updated,
+        origin,
     ) = row
     return Session(
         id=sid,
@@ -61,6 +63,7 @@ def session_from_row(row: tuple[Any, ...]) -> Session:
         forked_from=forked,
         created_at=created,
         updated_at=updated,
+        origin=_origin.decode(origin) if origin else None,
     )
 
 

@@ -34,7 +34,7 @@ class SessionsPart(StoreCore):
         with self._tx() as conn:
             cur = conn.execute(
                 "INSERT INTO sessions (id, kind, title, role, provider, model, effort, tools, steering_mode, "
-                "follow_up_mode, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "follow_up_mode, created_at, updated_at, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     session_id,
                     new.kind,
@@ -48,6 +48,7 @@ class SessionsPart(StoreCore):
                     new.follow_up_mode,
                     now,
                     now,
+                    _json.encode(new.origin).decode() if new.origin else None,
                 ),
             )
             num = cur.lastrowid
@@ -85,7 +86,7 @@ class SessionsPart(StoreCore):
         more = len(rows) > limit
         rows = rows[:limit]
         items = [session_from_row(row[:-1]) for row in rows]
-        next_cursor = encode_cursor(rows[-1][-2], rows[-1][-1]) if more else None
+        next_cursor = encode_cursor(items[-1].updated_at, rows[-1][-1]) if more else None
         return Page(items=items, next_cursor=next_cursor)
 
     def update_session(self, session_id: str, patch: SessionPatch) -> Session:
