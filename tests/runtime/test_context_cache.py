@@ -145,6 +145,11 @@ def test_a6_entries_the_runtime_wrote_extend_without_asking_the_store(store: Ses
     _same(cache, cast(SessionStore, counting), session.id)  # what was told does not reach the kept head
     assert counting.asked >= 1
     assert cache.stats.told == 3
+    # Told entries that lead from the kept head, then more written elsewhere after them: asked again.
+    cache.appended(session.id, store.append_entries(session.id, [NewEntry(kind=EntryKind.USER, text="told too")]))
+    store.append_entries(session.id, [NewEntry(kind=EntryKind.USER, text="and one more from elsewhere")])
+    _same(cache, cast(SessionStore, counting), session.id)
+    assert cache.stats.told == 3
 
 
 def test_a6_navigation_and_compaction_build_the_context_again(store: SessionStore) -> None:
