@@ -106,3 +106,19 @@ def test_h13_a_failed_anyy_execution_is_continued_not_sent_twice(ameesh: Ameesh,
     assert users[-1] == CONTINUE_CUE
     assert ameesh.json("show", "ann")["session_id"] == sid
     assert len(ameesh.answers("ann")) == 2
+
+
+def test_h11_a_turn_whose_gateway_was_lost_keeps_the_new_sessions_id(tmp_path: Path) -> None:
+    """``anyy chat --json`` exits 8 when the Gateway goes away mid-turn and still names the session: the
+    adapter keeps that id, so the next turn resumes the session rather than starting another."""
+    import json
+
+    from ameesh.harnesses import TurnRequest
+    from ameesh.harnesses.anyy import AnyyHarness
+
+    record = {"session_id": "ses_kept", "result": "unknown", "exit_code": 8, "error": "the Gateway closed"}
+    request = TurnRequest(prompt="hello", cwd=tmp_path, session_id=None, new_session=True)
+    result = AnyyHarness("anyy").parse(request, 8, json.dumps(record), "")
+    assert result.outcome == "failed"
+    assert result.session_id == "ses_kept"
+    assert result.error == "anyy: unknown, the Gateway was lost mid-turn: the Gateway closed"

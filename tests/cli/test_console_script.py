@@ -18,19 +18,32 @@ def run(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
 
 def test_a1_console_script_creates_and_reads_a_profile(home: Path) -> None:
     anyy = str(BIN / "anyy")
-    missing = run(anyy, "sessions", "list", home=home)
+    missing = run(anyy, "--profile", "work", "sessions", "list", home=home)
     assert missing.returncode == 1
-    assert missing.stderr.startswith("error: profile 'default' does not exist")
+    assert missing.stderr.startswith("error: profile 'work' does not exist")
     assert "Traceback" not in missing.stderr
-    assert not home.exists()
+    assert not home.exists()  # only the default profile is made on first use
 
-    created = run(anyy, "profile", "create", "default", home=home)
+    created = run(anyy, "profile", "create", "work", home=home)
     assert created.returncode == 0, created.stderr
-    assert (home / "profiles" / "default" / "state.db").is_file()
+    assert (home / "profiles" / "work" / "state.db").is_file()
 
-    listed = run(anyy, "sessions", "list", "--json", home=home)
+    listed = run(anyy, "--profile", "work", "sessions", "list", "--json", home=home)
     assert listed.returncode == 0, listed.stderr
     assert '"items": []' in listed.stdout
+
+
+def test_u4_a_fresh_home_gets_its_default_profile_on_first_use_and_says_so_once(home: Path) -> None:
+    anyy = str(BIN / "anyy")
+    first = run(anyy, "sessions", "list", "--json", home=home)
+    assert first.returncode == 0, first.stderr
+    assert '"items": []' in first.stdout  # stdout stays what scripts read
+    assert first.stderr.startswith(f"anyy: created the default profile at {home / 'profiles' / 'default'}")
+    assert (home / "profiles" / "default" / "config.toml").is_file()
+    assert (home / "profiles" / "default" / "roles" / "default.toml").is_file()
+    again = run(anyy, "sessions", "list", "--json", home=home)
+    assert again.returncode == 0
+    assert again.stderr == ""  # said once
 
 
 def test_a1_help_does_not_load_sqlite_storage(home: Path) -> None:

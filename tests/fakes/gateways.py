@@ -55,6 +55,8 @@ from anyy.providers.offline import OfflineProvider
 from anyy.providers.registry import ModelRegistry
 from anyy.runtime.assembly import build_deps
 from anyy.runtime.runtime import Runtime
+from anyy.runtime.schedule_admin import scheduling_for
+from anyy.runtime.scheduler import WallClock
 from commons import jsonrpc
 from commons.jsonrpc import RpcError
 
@@ -67,8 +69,15 @@ class LiveGateway:
     """A Gateway on its own loop thread. ``serve=False`` skips uvicorn (Dispatcher-only tests)."""
 
     def __init__(
-        self, tmp_path: Path, *, profile_name: str = "default", serve: bool = True, scripted_only: bool = True
+        self,
+        tmp_path: Path,
+        *,
+        profile_name: str = "default",
+        serve: bool = True,
+        scripted_only: bool = True,
+        wall_clock: WallClock | None = None,
     ) -> None:
+        self.wall_clock = wall_clock  # the scheduler's calendar clock (K1); None: the system's
         self.home = tmp_path / "anyy-home"
         self.profile: Profile = create_profile(self.home, profile_name)
         (tmp_path / "work").mkdir(exist_ok=True)
@@ -133,7 +142,11 @@ class LiveGateway:
             deps.owner.start()
             runtime = Runtime(deps)
             await runtime.start()
-            self.gateway = Gateway(profile=self.profile, deps=deps, runtime=runtime, token=self.token)
+            schedules = scheduling_for(self.profile, runtime, clock=self.wall_clock)
+            await schedules.scheduler.start()
+            self.gateway = Gateway(
+                profile=self.profile, deps=deps, runtime=runtime, token=self.token, schedules=schedules
+            )
             self.dispatcher = Dispatcher(self.gateway, TABLE)
             serving: asyncio.Task[None] | None = None
             if self.serve:
@@ -153,6 +166,7 @@ class LiveGateway:
         if serving is not None and self._server is not None:
             self._server.should_exit = True
             await serving
+        await schedules.scheduler.aclose()
         await runtime.aclose()
         await deps.owner.aclose()
 

@@ -135,3 +135,29 @@ def test_x4_a_session_keeps_its_model_when_the_profiles_default_changes(gateway:
         resumed = client.call("session.get", {"session_id": old["id"]})["session"]
     assert (resumed["provider"], resumed["model"]) == ("offline", "offline")
     assert new["model"] == "offline-large"
+
+
+LISTED_PROVIDER = """
+[providers.listed]
+kind = "openai"
+base_url = "http://127.0.0.1:1/v1"
+models = ["small", "large"]
+"""
+
+
+def test_u4_changing_only_the_provider_never_keeps_the_old_providers_model(tmp_path: Path) -> None:
+    """``/provider openai`` once made the model ``openai/offline``: the offline model's name kept under
+    another provider. Now the provider's first listed model is taken, or, for a provider that lists
+    none, nothing changes and the error says to name a model."""
+    with configured(tmp_path, extra=LISTED_PROVIDER) as live, live.ws() as client:
+        sid = client.call("session.create")["id"]
+        with pytest.raises(RpcError) as caught:
+            client.call("session.settings", {"session_id": sid, "provider": "openai"})
+        assert "lists no models" in caught.value.message
+        assert "--model NAME" in caught.value.message
+        session = client.call("session.get", {"session_id": sid})["session"]
+        assert (session["provider"], session["model"]) == ("offline", "offline")
+        changed = client.call("session.settings", {"session_id": sid, "provider": "listed"})
+        assert (changed["provider"], changed["model"]) == ("listed", "small")
+        both = client.call("session.settings", {"session_id": sid, "provider": "openai", "model": "gpt-x"})
+        assert (both["provider"], both["model"]) == ("openai", "gpt-x")

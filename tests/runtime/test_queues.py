@@ -244,6 +244,8 @@ async def test_m2_a_session_whose_model_is_gone_fails_with_a_clear_error_and_kee
             await h.state("failed")
             outcomes = await h.store(lambda s: [s.get_submission(first.id), s.get_submission(second.id)])
             assert [o.state for o in outcomes] == ["failed", "failed"]  # each keeps its own outcome
-            assert await h.texts(session.id) == ["user:hello", "user:sent while broken"]  # nothing lost
+            texts = await h.texts(session.id)
+            assert [t for t in texts if t.startswith("user:")] == ["user:hello", "user:sent while broken"]  # kept
+            assert [t.split(":")[0] for t in texts] == ["user", "notice", "user", "notice"]  # each failure told (U2)
 
     await scenario()

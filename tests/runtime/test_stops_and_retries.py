@@ -186,3 +186,21 @@ async def test_r5_context_overflow_compacts_once_then_retries(tmp_path: Path) ->
             assert h.clock.sleeps == []  # an overflow is not a retry
 
     await scenario()
+
+
+async def test_u2_retry_now_ends_the_wait_early_and_calls_the_model_at_once(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with Harness(tmp_path) as h:
+            session = await h.session()
+            h.model.enqueue(ProviderError("transient", "overloaded", status=529), "back again")
+            await h.send(session.id, "hello")
+            assert await h.clock.next_sleep() == 2.0  # waiting; the clock is never advanced
+            execution_id = h.rt.running_execution(session.id)
+            assert execution_id is not None
+            assert await h.rt.retry_now(session.id, execution_id)
+            await h.state("completed", execution_id)
+            assert len(h.model.requests) == 2
+            assert (await h.texts(session.id))[-1] == "assistant:back again"
+            assert await h.rt.retry_now(session.id, execution_id) is False  # nothing waits now
+
+    await scenario()

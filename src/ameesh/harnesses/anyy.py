@@ -18,7 +18,14 @@ from typing import Any
 
 from ameesh.harnesses import CONTINUE_CUE, Retry, TurnRequest, TurnResult, tail
 
-EXIT_MEANINGS = {3: "suspended", 4: "failed", 5: "interrupted", 6: "cleared", 7: "timeout"}
+EXIT_MEANINGS = {
+    3: "suspended",
+    4: "failed",
+    5: "interrupted",
+    6: "cleared",
+    7: "timeout",
+    8: "unknown, the Gateway was lost mid-turn",
+}
 
 
 class AnyyHarness:

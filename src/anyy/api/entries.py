@@ -125,6 +125,10 @@ class ModelChangeData(_Data, tag="model_change"):
 
 class NoticeData(_Data, tag="notice"):
     level: Literal["info", "warning", "error"] = "info"
+    # Set on the notice of a failed turn (U2): the execution that failed and whether trying again may work
+    # (a transient provider error) rather than needing a change first (an unknown model, a missing key).
+    failed_execution: str = ""
+    retryable: bool = False
 
 
 EntryData = (

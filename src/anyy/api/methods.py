@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from anyy.api import params as p
+from anyy.api import schedules as sch
 from anyy.api.entries import EntryView
 from anyy.api.gateway import BackupReport, DashboardCode, Models, RenderResult, Status, Subscribed
 from anyy.api.sessions import (
@@ -59,6 +60,7 @@ SESSION_STOP: MethodSpec[p.ExecutionRef, StopResult] = MethodSpec("session.stop"
 SESSION_RETRY_CANCEL: MethodSpec[p.ExecutionRef, StopResult] = MethodSpec(
     "session.retry.cancel", p.ExecutionRef, StopResult
 )
+SESSION_RETRY_NOW: MethodSpec[p.ExecutionRef, StopResult] = MethodSpec("session.retry.now", p.ExecutionRef, StopResult)
 SESSION_EXECUTION: MethodSpec[p.ExecutionRef, Execution] = MethodSpec("session.execution", p.ExecutionRef, Execution)
 SESSION_ANSWER: MethodSpec[p.AnswerParams, None] = MethodSpec("session.answer", p.AnswerParams, None)
 SESSION_APPROVE: MethodSpec[p.ApproveParams, None] = MethodSpec("session.approve", p.ApproveParams, None)
@@ -105,6 +107,26 @@ EVENTS_UNSUBSCRIBE: MethodSpec[p.UnsubscribeParams, None] = MethodSpec(
 PROFILE_BACKUP: MethodSpec[p.BackupParams, BackupReport] = MethodSpec("profile.backup", p.BackupParams, BackupReport)
 DASHBOARD_CODE: MethodSpec[p.NoParams, DashboardCode] = MethodSpec("dashboard.code", p.NoParams, DashboardCode)
 MARKDOWN_RENDER: MethodSpec[p.RenderParams, RenderResult] = MethodSpec("markdown.render", p.RenderParams, RenderResult)
+
+SCHEDULE_CREATE: MethodSpec[sch.ScheduleCreateParams, sch.Schedule] = MethodSpec(
+    "schedule.create", sch.ScheduleCreateParams, sch.Schedule
+)
+SCHEDULE_LIST: MethodSpec[p.NoParams, list[sch.Schedule]] = MethodSpec("schedule.list", p.NoParams, list[sch.Schedule])
+SCHEDULE_GET: MethodSpec[sch.ScheduleRef, sch.Schedule] = MethodSpec("schedule.get", sch.ScheduleRef, sch.Schedule)
+SCHEDULE_UPDATE: MethodSpec[sch.ScheduleUpdateParams, sch.Schedule] = MethodSpec(
+    "schedule.update", sch.ScheduleUpdateParams, sch.Schedule
+)
+SCHEDULE_PAUSE: MethodSpec[sch.ScheduleRef, sch.Schedule] = MethodSpec("schedule.pause", sch.ScheduleRef, sch.Schedule)
+SCHEDULE_RESUME: MethodSpec[sch.ScheduleRef, sch.Schedule] = MethodSpec(
+    "schedule.resume", sch.ScheduleRef, sch.Schedule
+)
+SCHEDULE_DELETE: MethodSpec[sch.ScheduleRef, None] = MethodSpec("schedule.delete", sch.ScheduleRef, None)
+SCHEDULE_RUN_NOW: MethodSpec[sch.ScheduleRef, sch.ScheduleRun] = MethodSpec(
+    "schedule.run_now", sch.ScheduleRef, sch.ScheduleRun
+)
+SCHEDULE_RUNS: MethodSpec[sch.ScheduleRunsParams, list[sch.ScheduleRun]] = MethodSpec(
+    "schedule.runs", sch.ScheduleRunsParams, list[sch.ScheduleRun]
+)
 
 METHODS: dict[str, MethodSpec[Any, Any]] = {
     spec.name: spec for spec in list(globals().values()) if isinstance(spec, MethodSpec)

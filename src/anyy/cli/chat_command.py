@@ -1,9 +1,14 @@
 """``anyy chat [--session ID | --role NAME] [--json] [--timeout S] "…"``: one turn through the Gateway
-(SPEC C1-C7, B3, X3). How it follows its own turn: :mod:`anyy.cli.chat_follow`."""
+(SPEC C1-C7, B3, X3, U4). How it follows its own turn: :mod:`anyy.cli.chat_follow`; the message from
+stdin or a file, attachments, a new session's model and tools: :mod:`anyy.cli.chat_input`; answering a
+waiting question: :mod:`anyy.cli.chat_answer`."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -11,6 +16,7 @@ import click
 from anyy.cli.context import with_profile
 
 if TYPE_CHECKING:
+    from anyy.api.entries import Attachment
     from anyy.api.sessions import Execution, Submission
     from anyy.cli.chat_follow import Recorded, Streamer, Waited
     from anyy.client.sync import Client
@@ -24,6 +30,7 @@ EXIT_FAILED = 4
 EXIT_INTERRUPTED = 5
 EXIT_REMOVED = 6
 EXIT_TIMEOUT = 7
+EXIT_UNKNOWN = 8  # the Gateway was lost mid-turn: the outcome is unknown
 EXIT_CTRL_C = 130
 
 # The submission's state once session.wait returns -> (result word, exit status).
@@ -42,6 +49,11 @@ CHAT_HELP = """Send one message and wait for its answer.
 \b
   anyy chat "TEXT"                  a new session (--role NAME: with that role)
   anyy chat --session ID "TEXT"     the next turn of an existing session
+  anyy chat - < FILE                the message from standard input (or --file FILE)
+  anyy chat --session ID --answer "TEXT"
+                                    answer the question the session waits on, then
+                                    follow the resumed turn (an approval: once,
+                                    session or deny)
 
 Needs the profile's Gateway (`anyy gateway start`). On a terminal the answer is
 streamed; otherwise it is printed once recorded. A new session's id is printed
@@ -53,12 +65,14 @@ Exit status:
   0  completed
   1  other errors (no Gateway, unknown session or role, ...)
   2  usage error
-  3  suspended: the agent asked a question (answer it with the RPC session.answer) or waits for
-     your approval of a tool call (answer it with the RPC session.approve)
+  3  suspended: the agent asked a question or waits for your approval of a tool
+     call: answer with `anyy chat --session ID --answer TEXT`, or in the TUI
+     (`anyy --resume ID`)
   4  failed (the error is printed)
   5  interrupted (stopped before it finished)
   6  removed from the queue before it started (cleared or cancelled)
   7  timeout (--timeout passed; the work goes on in the Gateway)
+  8  unknown: the Gateway was lost mid-turn (the session id is kept in --json)
   130 Ctrl+C (the work goes on in the Gateway)
 """
 
@@ -82,23 +96,50 @@ def _stdout_writer() -> Any:
     return write
 
 
+@dataclass
+class Lost:
+    """The Gateway went away after the message was sent (or while it was being sent): outcome unknown."""
+
+    submission: Submission | None
+    why: str
+
+
+@dataclass
+class Turn:
+    """What run_chat sends: the message and its attachments, or an answer to the waiting question."""
+
+    text: str
+    attachments: list[Attachment] = field(default_factory=list)
+    answer: bool = False
+
+
 def _send_and_wait(
-    client: Client, profile: Profile, session_id: str, text: str, *, timeout: float | None, stream: bool
-) -> tuple[Waited, Streamer | None] | int:
+    client: Client, profile: Profile, session_id: str, turn: Turn, *, timeout: float | None, stream: bool
+) -> tuple[Waited, Streamer | None] | Lost | int:
     """Send the message and wait for its outcome; the exit status instead when Ctrl+C stopped the waiting."""
     from anyy.api import methods as m
     from anyy.api.params import SendParams, SubscribeParams
-    from anyy.cli.chat_follow import Streamer, wait_for_outcome
+    from anyy.cli.chat_answer import answer_question, await_resumed
+    from anyy.cli.chat_follow import Follower, Streamer, wait_for_outcome
+    from anyy.client.errors import GatewayUnavailable
 
-    if stream:
-        client.call(m.EVENTS_SUBSCRIBE, SubscribeParams(session_id=session_id))
     sent: Submission | None = None
     streamer = None
     try:  # Ctrl+C from here on stops the waiting only, whenever it comes
-        sent = client.call(m.SESSION_SEND, SendParams(session_id=session_id, text=text))
+        if turn.answer:
+            resumed, sent = answer_question(client, session_id, turn.text)
+        else:
+            client.call(m.EVENTS_SUBSCRIBE, SubscribeParams(session_id=session_id))  # for retry notices too
+            params = SendParams(session_id=session_id, text=turn.text, attachments=turn.attachments)
+            sent = client.call(m.SESSION_SEND, params)
         if stream:
             streamer = Streamer(submission_id=sent.id, write=_stdout_writer())
-        return wait_for_outcome(client, sent, timeout, streamer), streamer
+        follower = Follower(submission_id=sent.id, streamer=streamer, say=lambda line: click.echo(line, err=True))
+        if turn.answer:
+            await_resumed(client, resumed, follower)
+        return wait_for_outcome(client, sent, timeout, follower), streamer
+    except GatewayUnavailable as exc:
+        return Lost(submission=sent, why=str(exc))
     except KeyboardInterrupt:
         if sent is None:
             click.echo(
@@ -155,6 +196,38 @@ def _json_record(
     return record
 
 
+@dataclass
+class Setup:
+    """--provider, --model, --tools/--no-tools and --attach: applied before the message goes in."""
+
+    provider: str | None = None
+    model: str | None = None
+    tools: list[str] | None = None
+    attach: tuple[Path, ...] = ()
+
+
+def _prepare(client: Client, session_id: str, setup: Setup, *, answering: bool) -> list[Attachment]:
+    from anyy.cli.chat_input import configure_session, upload
+
+    configure_session(client, session_id, provider=setup.provider, model=setup.model, tools=setup.tools)
+    return [upload(client, path) for path in setup.attach] if not answering else []
+
+
+def _prepare_new(client: Client, session_id: str, setup: Setup) -> list[Attachment]:
+    """A new session's settings, tools and uploads; when one is refused (an unknown model or tool, a file
+    too large), the session, still empty, is deleted: a failed command leaves nothing behind (U1)."""
+    from anyy.api import methods as m
+    from anyy.api.params import SessionRef
+    from anyy.domain.errors import AnyyError
+
+    try:
+        return _prepare(client, session_id, setup, answering=False)
+    except AnyyError:
+        with contextlib.suppress(AnyyError):
+            client.call(m.SESSION_DELETE, SessionRef(session_id=session_id))
+        raise
+
+
 def run_chat(
     profile: Profile,
     text: str,
@@ -164,21 +237,32 @@ def run_chat(
     as_json: bool,
     timeout: float | None,
     stream: bool,
+    setup: Setup | None = None,
+    answer: bool = False,
 ) -> int:
     from anyy.api import methods as m
     from anyy.api.params import CreateParams, ExecutionRef
     from anyy.cli.chat_follow import recorded_answer
+    from anyy.cli.chat_input import say_what_waits
     from anyy.client.sync import profile_client
 
+    setup = setup or Setup()
     with profile_client(profile) as client:
         if session_id is None:
             session = client.call(m.SESSION_CREATE, CreateParams(role=role or "default"))
             session_id = session.id
+            attachments = _prepare_new(client, session_id, setup)
             if not as_json:
                 click.echo(f"session {session_id} (new, role {session.role})", err=True)
-        followed = _send_and_wait(client, profile, session_id, text, timeout=timeout, stream=stream)
+        else:
+            say_what_waits(client, session_id, answering=answer)
+            attachments = _prepare(client, session_id, setup, answering=answer)
+        turn = Turn(text=text, attachments=attachments, answer=answer)
+        followed = _send_and_wait(client, profile, session_id, turn, timeout=timeout, stream=stream)
         if isinstance(followed, int):
             return followed
+        if isinstance(followed, Lost):
+            return _lost(profile, session_id, followed, as_json=as_json)
         waited, streamer = followed
         submission = waited.submission
         recorded = recorded_answer(client, session_id, submission)
@@ -204,6 +288,41 @@ def run_chat(
     return code
 
 
+def _lost(profile: Profile, session_id: str, lost: Lost, *, as_json: bool) -> int:
+    """The Gateway went away mid-turn: say what is known (the session, the submission if acknowledged)."""
+    submission = lost.submission
+    if as_json:
+        from anyy.cli.output import echo_json
+
+        echo_json(
+            {
+                "session_id": session_id,
+                "submission": None if submission is None else {"id": submission.id, "state": "unknown"},
+                "execution": None,
+                "passes": 0,
+                "result": "unknown",
+                "response": "",
+                "usage": None,
+                "context_tokens": None,
+                "exit_code": EXIT_UNKNOWN,
+                "error": lost.why,
+            }
+        )
+    acknowledged = (
+        f"your message was accepted (submission {submission.id})"
+        if submission is not None
+        else "your message may or may not have been accepted"
+    )
+    click.echo(
+        f"unknown: the Gateway was lost before the answer ended; {acknowledged}. A Gateway that restarts marks "
+        f"unfinished work interrupted: look with `anyy sessions show {session_id} --profile {profile.name}`; "
+        f"start it again with `anyy gateway start --profile {profile.name}`, then go on with "
+        f'`anyy chat --session {session_id} "TEXT"`',
+        err=True,
+    )
+    return EXIT_UNKNOWN
+
+
 def _explain(
     profile: Profile,
     session_id: str,
@@ -220,19 +339,20 @@ def _explain(
     if result == "suspended":
         if recorded.question and not as_json:
             click.echo(recorded.question)
+        where = f" --profile {profile.name}" if profile.name != "default" else ""
         if recorded.question and recorded.question.startswith("Approval needed:"):
             click.echo(
                 f"the agent waits for your approval of a tool call (session {session_id}, execution "
-                f"{execution_id}); answer with the RPC session.approve "
-                f'{{"session_id": "{session_id}", "execution_id": "{execution_id}", "decision": "once"}} '
-                '(or "session", or "deny").',
+                f"{execution_id}): answer with `anyy chat{where} --session {session_id} --answer once` (or "
+                f"`--answer session` to allow it for the session, `--answer deny`), or open the session in "
+                f"the TUI with `anyy{where} --resume {session_id}` (RPC: session.approve).",
                 err=True,
             )
             return
         click.echo(
             f"the agent asks a question and waits for your answer (session {session_id}, execution "
-            f"{execution_id}); answer it with the RPC session.answer "
-            f'{{"session_id": "{session_id}", "execution_id": "{execution_id}", "text": "YOUR ANSWER"}}. '
+            f'{execution_id}): answer with `anyy chat{where} --session {session_id} --answer "YOUR ANSWER"`, '
+            f"or open the session in the TUI with `anyy{where} --resume {session_id}` (RPC: session.answer). "
             "Until then, new messages to this session wait behind the question.",
             err=True,
         )
@@ -257,10 +377,59 @@ def _explain(
         )
 
 
+def _checked(
+    ctx: click.Context, *, session_id: str | None, role: str | None, answer: str | None, setup: Setup, text: str
+) -> None:
+    """Usage errors: options that contradict each other, an empty message."""
+    if role is not None and session_id is not None:
+        raise click.UsageError(
+            f"--role applies to a new session only: session {session_id} keeps its own role. Drop --role to "
+            "continue that session, or drop --session to start a new one with that role.",
+            ctx,
+        )
+    if setup.tools is not None and session_id is not None:
+        raise click.UsageError(
+            "--tools and --no-tools choose the tools of a new session: drop --session, or change an existing "
+            "session's tools with the RPC session.tools.configure",
+            ctx,
+        )
+    if answer is not None:
+        if session_id is None:
+            raise click.UsageError("--answer needs --session ID: the session whose question you answer", ctx)
+        if setup.attach:
+            raise click.UsageError("--attach goes with a message, not with --answer", ctx)
+        if not answer.strip():
+            raise click.UsageError("the answer is empty: write the answer after --answer", ctx)
+    elif not text.strip():
+        raise click.UsageError(
+            'the message is empty: give the text to send, e.g. anyy chat "hello" (or - to read it from standard '
+            "input, or --file FILE)",
+            ctx,
+        )
+
+
 @click.command("chat", help=CHAT_HELP, short_help="Send one message and wait for its answer.")
-@click.argument("text")
+@click.argument("text", required=False)
 @click.option("--session", "session_id", metavar="ID", default=None, help="Send to this session (its next turn).")
 @click.option("--role", metavar="NAME", default=None, help="Role of the new session (default: 'default').")
+@click.option(
+    "--file",
+    "file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Read the message from this file (UTF-8 text) instead of TEXT.",
+)
+@click.option("--provider", metavar="NAME", default=None, help="The session's provider (this session only).")
+@click.option("--model", metavar="NAME", default=None, help="The session's model (this session only).")
+@click.option("--answer", metavar="TEXT", default=None, help="Answer the question the session waits on, then follow.")
+@click.option(
+    "--attach",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Attach this file to the message (repeatable); uploaded to the Gateway first.",
+)
+@click.option("--tools", metavar="A,B", default=None, help="A new session's tools, by name, separated by commas.")
+@click.option("--no-tools", is_flag=True, help="A new session without tools.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object: ids, states, passes, result, response.")
 @click.option(
     "--timeout",
@@ -278,21 +447,27 @@ def chat(
     ctx: click.Context,
     *,
     profile: Profile,
-    text: str,
+    text: str | None,
     session_id: str | None,
     role: str | None,
+    file: Path | None,
+    provider: str | None,
+    model: str | None,
+    answer: str | None,
+    attach: tuple[Path, ...],
+    tools: str | None,
+    no_tools: bool,
     as_json: bool,
     timeout: float | None,
     stream: bool | None,
 ) -> None:
-    if role is not None and session_id is not None:
-        raise click.UsageError(
-            f"--role applies to a new session only: session {session_id} keeps its own role. Drop --role to "
-            "continue that session, or drop --session to start a new one with that role.",
-            ctx,
-        )
-    if not text.strip():
-        raise click.UsageError('the message is empty: give the text to send, e.g. anyy chat "hello"', ctx)
+    from anyy.cli.chat_input import read_message, tool_selection
+
+    setup = Setup(provider=provider, model=model, tools=tool_selection(tools, no_tools, ctx), attach=attach)
+    if answer is not None and (text is not None or file is not None):
+        raise click.UsageError("--answer replaces the message: give either TEXT (or --file) or --answer", ctx)
+    message = answer if answer is not None else read_message(text, file, ctx)
+    _checked(ctx, session_id=session_id, role=role, answer=answer, setup=setup, text=message)
     if as_json:
         stream = False  # stdout carries the JSON object only
     elif stream is None:
@@ -301,7 +476,15 @@ def chat(
 
     try:
         code = run_chat(
-            profile, text, session_id=session_id, role=role, as_json=as_json, timeout=timeout, stream=stream
+            profile,
+            message,
+            session_id=session_id,
+            role=role,
+            as_json=as_json,
+            timeout=timeout,
+            stream=stream,
+            setup=setup,
+            answer=answer is not None,
         )
     except CallFailed as exc:
         raise ChatError(exc.message) from None

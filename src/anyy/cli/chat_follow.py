@@ -16,10 +16,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from anyy.api import methods as m
 from anyy.api.entries import AssistantData, EntryView, Usage
-from anyy.api.events import EntriesAppended, ExecutionStateChanged, RuntimeEvent, TextDeltaEvent
+from anyy.api.events import EntriesAppended, ExecutionStateChanged, RetryWaiting, RuntimeEvent, TextDeltaEvent
 from anyy.api.params import PageParams, WaitParams
 from anyy.api.sessions import Submission
 from anyy.client.protocol import Reply
@@ -60,6 +61,33 @@ class Streamer:
         self.write(text)
 
 
+class EventSink(Protocol):
+    def on_event(self, event: RuntimeEvent) -> None: ...
+
+
+@dataclass
+class Follower:
+    """What ``anyy chat`` does with its session's events while it waits: the streamer's text (on a
+    terminal), and one line on stderr while a failed model call of *its* execution waits for its
+    automatic retry (R3)."""
+
+    submission_id: str
+    streamer: Streamer | None
+    say: Callable[[str], None]
+    mine: str | None = None
+
+    def on_event(self, event: RuntimeEvent) -> None:
+        if self.streamer is not None:
+            self.streamer.on_event(event)
+        if isinstance(event, ExecutionStateChanged) and self.submission_id in event.submission_ids:
+            self.mine = event.execution_id
+        elif isinstance(event, RetryWaiting) and event.execution_id == self.mine:
+            self.say(
+                f"retrying in {event.delay:.0f} s, attempt {event.attempt} of {event.of} "
+                f"(the model provider said: {event.error}); Ctrl+C stops waiting, the Gateway goes on"
+            )
+
+
 @dataclass
 class Waited:
     submission: Submission
@@ -67,7 +95,7 @@ class Waited:
 
 
 def wait_for_outcome(
-    client: Client, submission: Submission, timeout: float | None, streamer: Streamer | None
+    client: Client, submission: Submission, timeout: float | None, streamer: EventSink | None
 ) -> Waited:
     """Wait for this submission's outcome (or its suspension on a question) with session.wait, feeding
     the streamer with the events that arrive meanwhile."""

@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from anyy.profiles import Profile, anyy_home, get_profile, selected_profile_name
+from anyy.profiles import (
+    DEFAULT_PROFILE,
+    Profile,
+    ProfileExists,
+    anyy_home,
+    create_profile,
+    get_profile,
+    list_profiles,
+    selected_profile_name,
+)
 
 if TYPE_CHECKING:
     from anyy.storage.protocol import SessionStore
@@ -32,12 +41,31 @@ class CliState:
     profile_option: str | None = None
 
 
-def selected_profile(option: str | None = None) -> Profile:
-    """The profile the command works on; it may not exist yet (see :meth:`Profile.require`)."""
+def selected_profile(option: str | None = None, *, create_default: bool = True) -> Profile:
+    """The profile the command works on; it may not exist yet (see :meth:`Profile.require`), except the
+    default profile of a fresh home, which is created on first use (U4) unless ``create_default`` is off
+    (commands that only look, such as ``profile list``)."""
     if option is None:
         state = click.get_current_context().find_object(CliState)
         option = state.profile_option if state is not None else None
-    return get_profile(anyy_home(), selected_profile_name(option))
+    home = anyy_home()
+    profile = get_profile(home, selected_profile_name(option))
+    if create_default and profile.name == DEFAULT_PROFILE and not list_profiles(home):
+        _create_default(profile)
+    return profile
+
+
+def _create_default(profile: Profile) -> None:
+    """A fresh home (no profile at all) gets its default profile, and the person is told once, on stderr."""
+    try:
+        create_profile(profile.home, profile.name)
+    except ProfileExists:  # another command of this fresh home made it at the same moment
+        return
+    click.echo(
+        f"anyy: created the default profile at {profile.path} (first use of this anyy home; "
+        "its settings are in config.toml there)",
+        err=True,
+    )
 
 
 def with_profile(func: Callable[..., R]) -> Callable[..., R]:

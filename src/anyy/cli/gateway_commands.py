@@ -193,9 +193,9 @@ def stop_command(profile: Profile, wait_seconds: float) -> None:
 @click.option("--host", default=None, metavar="HOST", help="Address to listen on (default 127.0.0.1, loopback).")
 @click.option("--port", type=int, default=None, metavar="PORT", help="Port to listen on (default: any free one).")
 def run_command(profile: Profile, host: str | None, port: int | None) -> None:
-    """Run the profile's Gateway in the foreground until Ctrl+C (or SIGTERM)."""
+    """Run the profile's Gateway in the foreground until Ctrl+C (or SIGTERM); it says where it listens."""
     profile.require()
-    argv = _gateway_argv(profile, host, port)
+    argv = [*_gateway_argv(profile, host, port), "--announce"]
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(sys.executable, argv)  # noqa: S606 - our own interpreter and module

@@ -21,6 +21,7 @@ from anyy.cli.context import PROFILE_HELP, CliState, selected_profile
 from anyy.cli.dashboard_command import dashboard
 from anyy.cli.gateway_commands import gateway
 from anyy.cli.profile_commands import profile
+from anyy.cli.schedule_commands import schedule
 from anyy.cli.sessions_commands import sessions
 from anyy.cli.store_commands import store
 from anyy.domain.errors import AnyyError
@@ -89,6 +90,7 @@ main.add_command(backup)
 main.add_command(restore)
 main.add_command(dashboard)
 main.add_command(store)
+main.add_command(schedule)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ def profile() -> None:
 def list_command(as_json: bool) -> None:
     """List the profiles under the anyy home; '*' marks the selected one."""
     home = anyy_home()
-    selected = selected_profile().name
+    selected = selected_profile(create_default=False).name
     found = list_profiles(home)
     if as_json:
         echo_json([{"name": p.name, "path": p.path, "selected": p.name == selected} for p in found])

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from anyy.cli.output import when
 from anyy.domain.entries import Entry
 from anyy.domain.search import SearchHit
-from anyy.domain.sessions import Session
+from anyy.domain.sessions import Origin, Session
 from anyy.domain.tree import TreeView, preview
 
 HEAD_MARK = "<- head"
@@ -19,10 +19,20 @@ def model_of(session: Session) -> str:
 
 def session_line(session: Session) -> str:
     title = preview(session.title) or "(untitled)"
+    origin = f"  [{origin_text(session.origin)}]" if session.origin is not None else ""
     return (
         f"{session.id}  {session.kind:<10}  {when(session.updated_at)}  {session.role:<12}  "
-        f"{model_of(session):<24}  {title}"
+        f"{model_of(session):<24}  {title}{origin}"
     )
+
+
+def origin_text(origin: Origin) -> str:
+    """What started a Background session (K4), in a few words."""
+    if origin.kind == "schedule":
+        return f"schedule {origin.name!r} run for {when(origin.scheduled_for or 0.0)}"
+    if origin.kind == "delegate":
+        return f"delegated by {origin.parent_session_id}"
+    return f"resident {origin.name or origin.resident_id}"
 
 
 def session_details(session: Session) -> Iterator[str]:
@@ -38,6 +48,8 @@ def session_details(session: Session) -> Iterator[str]:
         yield f"goal      {session.goal.text} ({session.goal.state})"
     if session.forked_from:
         yield f"forked    from {session.forked_from}"
+    if session.origin is not None:
+        yield f"origin    {origin_text(session.origin)}"
     yield f"head      {session.head if session.head is not None else '(no entries)'}"
     yield f"created   {when(session.created_at)}"
     yield f"updated   {when(session.updated_at)}"

@@ -70,9 +70,68 @@ function sessionItem(session) {
   meta.className = "meta muted";
   meta.textContent = when(session.updated_at);
   button.append(title, meta);
+  if (session.origin) {
+    const origin = document.createElement("span");
+    origin.className = "origin meta muted";
+    origin.textContent = originText(session.origin);
+    button.append(origin);
+  }
   button.addEventListener("click", () => openSession(session.id));
   li.append(button);
+  if (session.origin && session.origin.kind === "schedule" && session.origin.schedule_id) {
+    const runs = document.createElement("button");
+    runs.type = "button";
+    runs.className = "runs-link";
+    runs.textContent = "Runs";
+    runs.setAttribute("aria-label", `Runs of the schedule ${session.origin.name}`);
+    runs.addEventListener("click", () => showRuns(session.origin.schedule_id).catch(report));
+    li.classList.add("has-runs");
+    li.append(runs);
+  }
   return li;
+}
+
+// What started a Background session (K4): a schedule's run, a delegated task, a resident.
+function originText(origin) {
+  if (origin.kind === "schedule") return `schedule ${origin.name} · run for ${when(origin.scheduled_for)}`;
+  if (origin.kind === "delegate") return `delegated by ${origin.parent_session_id}`;
+  return `resident ${origin.name || origin.resident_id}`;
+}
+
+// A schedule's runs (K1), newest first, each opening its session: one click from any of its sessions.
+async function showRuns(scheduleId) {
+  const [schedule, runs] = await Promise.all([
+    state.rpc.call("schedule.get", { schedule: scheduleId }),
+    state.rpc.call("schedule.runs", { schedule: scheduleId, limit: 50 }),
+  ]);
+  let dialog = $("runs-dialog");
+  if (!dialog) {
+    dialog = document.createElement("dialog");
+    dialog.id = "runs-dialog";
+    document.body.append(dialog);
+  }
+  const heading = document.createElement("h2");
+  heading.textContent = `Runs of ${schedule.name}`;
+  const next = document.createElement("p");
+  next.className = "muted";
+  next.textContent = schedule.paused ? "paused" : schedule.next_at ? `next: ${when(schedule.next_at)}` : "no next run";
+  const list = document.createElement("ul");
+  list.className = "runs";
+  for (const run of runs) {
+    const li = document.createElement("li");
+    const label = `${when(run.scheduled_for)} · ${run.outcome}${run.error ? ` (${run.error})` : ""}`;
+    li.append(
+      run.session_id
+        ? button(label, () => {
+            dialog.close();
+            openSession(run.session_id).catch(report);
+          })
+        : document.createTextNode(label),
+    );
+    list.append(li);
+  }
+  dialog.replaceChildren(heading, next, list, button("Close", () => dialog.close()));
+  dialog.showModal();
 }
 
 async function loadSessions() {
@@ -183,11 +242,16 @@ function scheduleSearch() {
 }
 
 // -- a conversation ---------------------------------------------------------------------------------
+const shownEntries = new WeakMap(); // each item of the conversation -> the entry it shows (Retry reads it)
+
 function entryNode(entry) {
   const li = document.createElement("li");
   li.className = `entry kind-${entry.kind}`;
   li.dataset.entryId = String(entry.id);
-  if (entry.kind === "assistant") {
+  shownEntries.set(li, entry);
+  if (entry.kind === "notice" && entry.data && entry.data.failed_execution) {
+    failedTurn(li, entry);
+  } else if (entry.kind === "assistant") {
     if (entry.text) {
       // (A response that only called tools has no text: its item stays empty, hidden by the style sheet.)
       const body = document.createElement("div");
@@ -225,6 +289,37 @@ function entryNode(entry) {
     if (Array.isArray(inner) && inner.length) li.append(recordedInnerCalls(inner));
   }
   return li;
+}
+
+// A failed turn (U2): its durable notice shows the error, with Retry while it ends the conversation (the
+// style sheet hides the button once anything follows). Retry moves back to just before the failed message
+// (the failed attempt stays in the tree) and sends that message again, with its attachments.
+function failedTurn(li, entry) {
+  li.classList.add("failed-turn");
+  const error = document.createElement("span");
+  error.className = "error";
+  error.textContent = entry.text;
+  const retry = button("Retry", () => retryFailed(li).catch(report));
+  retry.className = "retry";
+  retry.title = entry.data.retryable
+    ? "Send that message again"
+    : "Send that message again (fix what the error names first, or it fails the same way)";
+  li.append(error, retry);
+}
+
+async function retryFailed(noticeLi) {
+  let node = noticeLi.previousElementSibling;
+  while (node && !node.classList.contains("kind-user")) node = node.previousElementSibling;
+  const failed = node ? shownEntries.get(node) : null;
+  const session = state.session;
+  if (!failed || !session) {
+    notice("The failed message is further back: scroll up to show it, then Retry.");
+    return;
+  }
+  await state.rpc.call("session.navigate", { session_id: session.id, entry_id: failed.id, before: true });
+  await openSession(session.id, null, { push: false });
+  const attachments = (failed.data && failed.data.attachments) || [];
+  await state.rpc.call("session.send", { session_id: session.id, text: failed.text, kind: "prompt", attachments });
 }
 
 function foldedOutput(text) {
@@ -707,17 +802,18 @@ function showRetry(event) {
   clearRetry();
   const box = document.createElement("div");
   box.id = "retry";
+  box.dataset.executionId = event.execution_id;
   const label = document.createElement("span");
-  const cancel = document.createElement("button");
-  cancel.type = "button";
-  cancel.textContent = "Cancel retry";
-  cancel.title = "Ends the wait (Escape does the same); pending items stay queued";
-  cancel.addEventListener("click", () => {
-    state.rpc
-      .call("session.retry.cancel", { session_id: event.session_id, execution_id: event.execution_id })
-      .catch(report);
-  });
-  box.append(label, cancel);
+  const ref = { session_id: event.session_id, execution_id: event.execution_id };
+  // Retry now: the model is called again at once. Cancel retry: the wait ends, and with it this answer.
+  // (Escape stops the work, as Stop does: see stopRetrying.) Pending items stay queued either way.
+  const now = button("Retry now", () => state.rpc.call("session.retry.now", ref).catch(report));
+  now.className = "retry-now";
+  now.title = "Call the model again now instead of waiting";
+  const cancel = button("Cancel retry", () => state.rpc.call("session.retry.cancel", ref).catch(report));
+  cancel.className = "retry-cancel";
+  cancel.title = "End the wait and this answer; pending items stay queued";
+  box.append(label, now, cancel);
   $("status").after(box);
   const end = Date.now() + event.delay * 1000;
   const tick = () => {
@@ -726,6 +822,16 @@ function showRetry(event) {
   };
   tick();
   state.retryTimer = setInterval(tick, 250);
+}
+
+function stopRetrying(executionId) {
+  // The execution waiting to retry is not "running" on the page (nothing streams): stop it by its id.
+  const session = state.session;
+  if (!session || !executionId) return;
+  state.stopped.add(executionId);
+  clearRetry();
+  setRunning(null, "Stopped");
+  state.rpc.call("session.stop", { session_id: session.id, execution_id: executionId }).catch(report);
 }
 
 function removeQuestion() {
@@ -1227,7 +1333,7 @@ function wire() {
     }
     const retry = $("retry");
     if (retry) {
-      retry.querySelector("button").click(); // during a retry wait, Escape cancels only the wait (S4)
+      stopRetrying(retry.dataset.executionId); // during a retry wait, Escape stops the work (S1), not just the wait
       return;
     }
     stopDisplayed();

@@ -147,6 +147,10 @@ class ModelChangeData(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 class NoticeData(msgspec.Struct, kw_only=True, omit_defaults=True):
     level: Literal["info", "warning", "error"] = "info"
+    # Set on the notice of a failed turn (U2): the execution that failed and whether trying again may work
+    # (a transient provider error) rather than needing a change first (an unknown model, a missing key).
+    failed_execution: str = ""
+    retryable: bool = False
 
 
 DATA_TYPES: dict[EntryKind, type[msgspec.Struct]] = {

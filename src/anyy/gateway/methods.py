@@ -1,6 +1,21 @@
 """Every method of the API, registered in ``TABLE`` by importing the modules that define them."""
 
-from anyy.gateway import methods_backup, methods_misc, methods_queue, methods_render, methods_sessions
+from anyy.gateway import (
+    methods_backup,
+    methods_misc,
+    methods_queue,
+    methods_render,
+    methods_schedules,
+    methods_sessions,
+)
 from anyy.gateway.table import TABLE
 
-__all__ = ["TABLE", "methods_backup", "methods_misc", "methods_queue", "methods_render", "methods_sessions"]
+__all__ = [
+    "TABLE",
+    "methods_backup",
+    "methods_misc",
+    "methods_queue",
+    "methods_render",
+    "methods_schedules",
+    "methods_sessions",
+]

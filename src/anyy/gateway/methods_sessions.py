@@ -137,6 +137,14 @@ async def cancel_retry(gw: Gateway, conn: Connection | None, p: ExecutionRef) ->
     return wire.StopResult(stopped=await gw.runtime.cancel_retry_wait(p.session_id, p.execution_id))
 
 
+@TABLE.method(api.SESSION_RETRY_NOW)
+async def retry_now(gw: Gateway, conn: Connection | None, p: ExecutionRef) -> wire.StopResult:
+    """Cut the wait before an automatic retry short: the model is called again at once (the attempt
+    counts as one of the retries). ``stopped`` (the wait ended) is False when that execution was not
+    waiting."""
+    return wire.StopResult(stopped=await gw.runtime.retry_now(p.session_id, p.execution_id))
+
+
 @TABLE.method(api.SESSION_EXECUTION)
 async def execution(gw: Gateway, conn: Connection | None, p: ExecutionRef) -> wire.Execution:
     """One execution: its state, the submissions it answers, how many passes (model calls) it made,

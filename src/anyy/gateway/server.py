@@ -18,7 +18,7 @@ import secrets
 import signal
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -36,6 +36,7 @@ from anyy.profiles.gateway_address import Address, address_path, read_address, w
 from anyy.profiles.profile import Profile
 from anyy.runtime.assembly import build_deps
 from anyy.runtime.runtime import Runtime
+from anyy.runtime.schedule_admin import scheduling_for
 
 log = logging.getLogger("anyy.gateway")
 
@@ -95,8 +96,16 @@ def _server_class() -> Any:
     return Server
 
 
-async def serve(profile: Profile, *, host: str = "127.0.0.1", port: int = 0, ready_fd: int | None = None) -> None:
-    """Run the Gateway of ``profile`` until SIGTERM or SIGINT."""
+async def serve(
+    profile: Profile,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    ready_fd: int | None = None,
+    on_ready: Callable[[Address], None] | None = None,
+) -> None:
+    """Run the Gateway of ``profile`` until SIGTERM or SIGINT; ``on_ready`` is told its address once it
+    listens (``anyy gateway run`` prints it)."""
     profile.require()
     with profile_lock(profile):
         setup_logging(profile.path)
@@ -106,8 +115,10 @@ async def serve(profile: Profile, *, host: str = "127.0.0.1", port: int = 0, rea
         deps.owner.start()
         runtime = Runtime(deps)
         recovered = await runtime.start()
+        schedules = scheduling_for(profile, runtime)
+        await schedules.scheduler.start()
         token = secrets.token_urlsafe(32)
-        gateway = Gateway(profile=profile, deps=deps, runtime=runtime, token=token)
+        gateway = Gateway(profile=profile, deps=deps, runtime=runtime, token=token, schedules=schedules)
         app = create_app(Dispatcher(gateway, TABLE), token)
         sock = bind(host, port)
         port = sock.getsockname()[1]
@@ -115,6 +126,8 @@ async def serve(profile: Profile, *, host: str = "127.0.0.1", port: int = 0, rea
             profile=profile.name, pid=os.getpid(), host=host, port=port, token=token, started_at=time.time()
         )
         _announce(profile, address, len(recovered), ready_fd)
+        if on_ready is not None:
+            on_ready(address)
         server = _server_class()(_uvicorn_config(app, limits))
         try:
             await server.serve(sockets=[sock])
@@ -123,6 +136,7 @@ async def serve(profile: Profile, *, host: str = "127.0.0.1", port: int = 0, rea
                 current = read_address(profile)
                 if current is not None and current.pid == os.getpid():
                     address_path(profile).unlink()
+            await schedules.scheduler.aclose()
             await runtime.aclose()
             await deps.owner.aclose()
             log.info("gateway stopped")

@@ -14,6 +14,7 @@ from anyy.profiles.profile import Profile
 from anyy.runtime.bus import Subscription
 from anyy.runtime.deps import Deps
 from anyy.runtime.runtime import Runtime
+from anyy.runtime.schedule_admin import ScheduleAdmin
 from anyy.storage.protocol import SessionStore
 
 T = TypeVar("T")
@@ -27,6 +28,7 @@ class Gateway:
     token: str
     started_at: float = field(default_factory=time.time)
     codes: CodeBook = field(default_factory=CodeBook)  # one-time codes that open the Dashboard (D5)
+    schedules: ScheduleAdmin | None = None  # the scheduler and the schedule.* methods (K1), once started
 
     async def store(self, fn: Callable[[SessionStore], T]) -> T:
         """A read of the store (one unit of work). Writes are the runtime's: it writes and announces them."""

@@ -44,6 +44,7 @@ from anyy.domain.model_io import (
 )
 from anyy.providers import http_errors
 from anyy.providers.base import ProviderError
+from anyy.providers.base_urls import anthropic_base_url
 from anyy.providers.sdk_common import NO_KEY, SdkProvider
 from anyy.providers.tool_arguments import parse_arguments
 
@@ -74,7 +75,9 @@ class AnthropicProvider(SdkProvider):
         connect_timeout: float = 10.0,
         read_timeout: float = 300.0,
     ) -> None:
-        self._configure(name, base_url, api_key=api_key, key_env=key_env, key_required=key_required, images=images)
+        self._configure(
+            name, anthropic_base_url(base_url), api_key=api_key, key_env=key_env, key_required=key_required, images=images
+        )  # with or without /v1
         self._client = anthropic.AsyncAnthropic(
             # An explicit key also stops the SDK from looking for credentials in files and other variables.
             api_key=api_key or NO_KEY,

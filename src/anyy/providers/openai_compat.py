@@ -40,6 +40,7 @@ from anyy.domain.model_io import (
 )
 from anyy.providers import http_errors
 from anyy.providers.base import ProviderError
+from anyy.providers.base_urls import openai_base_url
 from anyy.providers.sdk_common import NO_KEY, SdkProvider
 from anyy.providers.tool_arguments import parse_arguments
 
@@ -76,7 +77,9 @@ class OpenAICompatProvider(SdkProvider):
         read_timeout: float = 300.0,
         token_field: TokenField | None = None,
     ) -> None:
-        self._configure(name, base_url, api_key=api_key, key_env=key_env, key_required=key_required, images=images)
+        self._configure(
+            name, openai_base_url(base_url), api_key=api_key, key_env=key_env, key_required=key_required, images=images
+        )  # with or without /v1
         host = urllib.parse.urlsplit(self.base_url).hostname or ""
         self._token_field: TokenField = token_field or (
             "max_completion_tokens" if host == "api.openai.com" else "max_tokens"

@@ -69,6 +69,7 @@ from anyy.runtime.announce import Announcer, question_in
 from anyy.runtime.clock import retry_delay
 from anyy.runtime.compactor import Compactor
 from anyy.runtime.deps import CallTool, Deps, ToolSet
+from anyy.runtime.failures import failure_notice, record_failure
 from anyy.storage.protocol import SessionStore
 from anyy.tools.approval_rules import grant_key
 from anyy.tools.approvals import denied_by_user, gate
@@ -127,6 +128,7 @@ class ExecutionRun:
         self.stop_requested = False
         self.stop_state = Outcome.INTERRUPTED
         self.retry_cancelled = False
+        self._retry_early = False  # retry_now() ended the wait: go on with the retry
         self.state = "running"
         self.partial_text = ""  # what the model has streamed so far in this pass (for clients that join late)
         self.retry_wait: tuple[RetryWaiting, float] | None = None  # the wait now, and when it ends (clock time)
@@ -158,6 +160,15 @@ class ExecutionRun:
         self._retry_wait.cancel()
         return True
 
+    def retry_now(self) -> bool:
+        """End the wait before a retry early: the retry starts at once; False when the execution is not
+        waiting."""
+        if self._retry_wait is None or self._retry_wait.done():
+            return False
+        self._retry_early = True
+        self._retry_wait.cancel()
+        return True
+
     # -- helpers ---------------------------------------------------------------------------------
     async def _store(self, fn: Callable[[SessionStore], T]) -> T:
         return await self.deps.owner.call(fn)
@@ -183,8 +194,17 @@ class ExecutionRun:
                 self._retry_wait = None
 
     async def _set_state(
-        self, state: str, *, error: str | None = None, note: str | None = None, question: Entry | None = None
+        self,
+        state: str,
+        *,
+        error: str | None = None,
+        note: str | None = None,
+        question: Entry | None = None,
+        retryable: bool = False,
     ) -> None:
+        if state == "failed":  # a durable notice first, so a client reading the history then finds it
+            notice = failure_notice(self.execution_id, error or "no error recorded", retryable=retryable)
+            self._appended(await self._store(lambda s: record_failure(s, self.session_id, notice)))
         self.state = state
         self.question = question  # what it waits on, once suspended
         execution = await self._store(
@@ -206,7 +226,11 @@ class ExecutionRun:
             outcome = await self._loop()
         except ProviderError as exc:
             outcome = Outcome.FAILED
-            await self._set_state("failed", error=f"{exc.message} ({exc.kind} error from the model provider)")
+            await self._set_state(
+                "failed",
+                error=f"{exc.message} ({exc.kind} error from the model provider)",
+                retryable=exc.kind == "transient",
+            )
             return outcome
         except AnyyError as exc:  # e.g. the session's model is no longer configured
             await self._set_state("failed", error=str(exc))
@@ -379,9 +403,11 @@ class ExecutionRun:
         try:
             await self._cancellable(self.deps.clock.sleep(delay), retry_wait=True)
         except _Stopped:
-            return False
+            if not self._retry_early or self.stop_requested:
+                return False
         finally:
             self.retry_wait = None
+            self._retry_early = False
         await self._set_state("running")
         return True
 

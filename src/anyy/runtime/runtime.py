@@ -31,7 +31,7 @@ from anyy.runtime.actor import SessionActor
 from anyy.runtime.announce import Announcer
 from anyy.runtime.bus import Subscription
 from anyy.runtime.compactor import Compactor
-from anyy.runtime.deps import Deps
+from anyy.runtime.deps import Deps, ModelSource
 from anyy.runtime.execution import Outcome
 from anyy.runtime.session_writes import SessionWrites
 from anyy.storage.protocol import SessionStore
@@ -129,6 +129,14 @@ class Runtime(SessionWrites):
         self._actor(session_id).poke()
         return submission
 
+    async def start_queued(self, session_id: str) -> None:
+        """Input another part of the Gateway queued in the store itself (a schedule's run, claimed with
+        its prompt in one transaction): announce the queue, then start it if the session is idle."""
+        if self.deps.bus.listened(session_id):
+            pending = await self.deps.owner.call(lambda s: s.list_submissions(session_id))
+            self._announce.queue_now(session_id, pending)
+        self._actor(session_id).poke()
+
     async def continue_queue(self, session_id: str) -> None:
         """An explicit continuation: after a stop or a failure, pending items start again."""
         await self.deps.owner.call(lambda s: s.get_session(session_id))
@@ -202,6 +210,14 @@ class Runtime(SessionWrites):
             await self._execution_of(session_id, execution_id)
             return False
         return actor.current.cancel_retry_wait()
+
+    async def retry_now(self, session_id: str, execution_id: str) -> bool:
+        """End the wait before a retry early: the model is called again at once."""
+        actor = self._actors.get(session_id)
+        if actor is None or actor.current is None or actor.current.execution_id != execution_id:
+            await self._execution_of(session_id, execution_id)
+            return False
+        return actor.current.retry_now()
 
     # -- clarification ---------------------------------------------------------------------------
     async def answer(self, session_id: str, execution_id: str, text: str) -> None:
@@ -329,6 +345,8 @@ class Runtime(SessionWrites):
             current = store.get_session(session_id)
             new_provider = current.provider if provider is None else provider
             new_model = current.model if model is None else model
+            if model is None and new_provider != current.provider:
+                new_model = _default_model(models, new_provider)  # never the old provider's model name
             new_effort = current.effort if effort is None else effort
             models.resolve(new_provider, new_model, None)  # unknown provider or model: an error, nothing written
             store.update_session(session_id, SessionPatch(provider=new_provider, model=new_model, effort=new_effort))
@@ -398,3 +416,17 @@ def _as_item(entry: Entry) -> ContextItem:
 
 
 __all__ = ["NavigateResult", "Outcome", "ReloadStep", "Runtime"]
+
+
+def _default_model(models: ModelSource, provider: str) -> str:
+    """The model a session gets when only its provider is changed: the first the provider lists; a
+    provider that accepts any name has no default, so the person is asked to name one."""
+    listed = getattr(models, "models", None)  # the registry lists them; a test's model source may not
+    offered: list[str] = listed(provider) if listed is not None else []
+    if offered:
+        return offered[0]
+    raise InvalidInput(
+        f"the provider {provider!r} lists no models, so it needs a model name too: give both "
+        f"(TUI: /provider {provider}, then /model NAME; RPC: session.settings with provider and model; "
+        f"anyy chat --provider {provider} --model NAME), or list its models in [providers.{provider}] models"
+    )

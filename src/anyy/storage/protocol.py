@@ -22,6 +22,7 @@ import msgspec
 from anyy.domain.context import ModelContext
 from anyy.domain.entries import Entry, NewEntry
 from anyy.domain.queue import Execution, ExecutionState, NewSubmission, Submission, SubmissionKind
+from anyy.domain.schedule_records import NewSchedule, RunClaim, Schedule, ScheduleRun
 from anyy.domain.search import SearchHit
 from anyy.domain.sessions import UNSET, NewSession, Page, Session, SessionKind, SessionPatch, Unset
 from anyy.domain.tree import TreeView
@@ -161,6 +162,50 @@ class SessionStore(Protocol):
     def recover_interrupted(self, note: str) -> list[Execution]:
         """After a crash: mark every execution that was running (or waiting to retry) as interrupted, with
         a visible notice entry. One suspended on a question stays suspended: an answer still resumes it."""
+        ...
+
+    # -- schedules (K1) --------------------------------------------------------------------------
+    def create_schedule(self, new: NewSchedule) -> Schedule:
+        """A new schedule; a name the profile uses already is a conflict."""
+        ...
+
+    def get_schedule(self, ref: str) -> Schedule:
+        """A schedule by id or by name."""
+        ...
+
+    def list_schedules(self) -> list[Schedule]:
+        """Every schedule, by name."""
+        ...
+
+    def due_schedules(self, now: float) -> list[Schedule]:
+        """Schedules not paused whose next fire time is at or before ``now``, earliest first."""
+        ...
+
+    def next_fire_time(self) -> float | None:
+        """The earliest next fire time of the schedules not paused (None: nothing to wait for)."""
+        ...
+
+    def update_schedule(self, schedule: Schedule) -> Schedule:
+        """Store every field of ``schedule`` but its id and creation time."""
+        ...
+
+    def delete_schedule(self, ref: str) -> None:
+        """Remove a schedule and its runs' records (the sessions its runs made stay)."""
+        ...
+
+    def claim_run(self, claim: RunClaim) -> ScheduleRun | None:
+        """Claim one run, in one transaction: the run's row (unique per schedule and scheduled time), its
+        session (a new one, or the fixed one), its prompt queued there, the schedule's progress. None when
+        that run was claimed before (by this Gateway before a restart, or another sharing the database):
+        then nothing was written. NotFound (nothing written) when the fixed session is gone."""
+        ...
+
+    def list_runs(self, ref: str, *, limit: int = 50) -> list[ScheduleRun]:
+        """A schedule's runs, newest scheduled time first, each with its prompt's state as outcome."""
+        ...
+
+    def pending_runs(self) -> list[ScheduleRun]:
+        """Runs claimed whose prompt has not started yet (after a restart: to start them)."""
         ...
 
     # -- upkeep ----------------------------------------------------------------------------------

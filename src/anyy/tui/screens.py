@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, ClassVar
 
 from textual import on
@@ -20,7 +21,8 @@ from textual.widgets.option_list import Option
 
 from anyy.api import methods as m
 from anyy.api.params import ListParams, SearchParams
-from anyy.api.sessions import SearchHit, Session, SessionKind, TreeNode, TreeView
+from anyy.api.schedules import ScheduleRunsParams
+from anyy.api.sessions import Origin, SearchHit, Session, SessionKind, TreeNode, TreeView
 
 Call = Callable[..., Awaitable[Any]]
 
@@ -139,7 +141,21 @@ class ChoiceScreen(ModalScreen[str | None]):
 
 
 def session_label(session: Session) -> str:
-    return f"{session.title or '(untitled)'} · {session.id} · {session.role} · {session.model}"
+    origin = f" · {origin_label(session.origin)}" if session.origin is not None else ""
+    return f"{session.title or '(untitled)'} · {session.id} · {session.role} · {session.model}{origin}"
+
+
+def _when(moment: float | None) -> str:
+    return "never" if moment is None else datetime.fromtimestamp(moment).strftime("%Y-%m-%d %H:%M")
+
+
+def origin_label(origin: Origin) -> str:
+    """What started a Background session (K4)."""
+    if origin.kind == "schedule":
+        return f"schedule {origin.name} (run for {_when(origin.scheduled_for)}; Ctrl+R: its runs)"
+    if origin.kind == "delegate":
+        return f"delegated by {origin.parent_session_id}"
+    return f"resident {origin.name or origin.resident_id}"
 
 
 class SessionPicker(ModalScreen[str | None]):
@@ -153,6 +169,7 @@ class SessionPicker(ModalScreen[str | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close"),
         Binding("tab", "switch_tab", "Chats / Background", priority=True),
+        Binding("ctrl+r", "runs", "Runs of its schedule", priority=True),
         Binding("down", "move(1)", show=False, priority=True),
         Binding("up", "move(-1)", show=False, priority=True),
     ]
@@ -172,7 +189,10 @@ class SessionPicker(ModalScreen[str | None]):
             yield Tabs(Tab("Chats", id="chat"), Tab("Background", id="background"))
             yield Input(placeholder="search the messages of every session", id="search")
             yield OptionList(id="sessions")
-            yield Static("Up/Down · Enter opens · Tab: Chats / Background · Esc closes", classes="hint")
+            yield Static(
+                "Up/Down · Enter opens · Tab: Chats / Background · Ctrl+R: a schedule's runs · Esc closes",
+                classes="hint",
+            )
 
     @property
     def options(self) -> OptionList:
@@ -250,6 +270,26 @@ class SessionPicker(ModalScreen[str | None]):
     def action_switch_tab(self) -> None:
         tabs = self.query_one(Tabs)
         tabs.active = "background" if self.kind == "chat" else "chat"
+
+    async def action_runs(self) -> None:
+        """A scheduled run's session highlighted: list its schedule's runs instead (Enter opens one)."""
+        index = self.options.highlighted
+        chosen = self.options.get_option_at_index(index).id if index is not None else None
+        session = next((s for s in self.sessions if s.id == chosen), None)
+        if session is None or session.origin is None or session.origin.schedule_id is None:
+            return
+        runs = await self.call(m.SCHEDULE_RUNS, ScheduleRunsParams(schedule=session.origin.schedule_id, limit=50))
+        self.cursor = None
+        self._show(
+            [
+                Option(
+                    f"{session.origin.name} · run for {_when(run.scheduled_for)} · {run.outcome} · {run.session_id}",
+                    id=run.session_id,
+                    disabled=run.session_id is None,
+                )
+                for run in runs
+            ]
+        )
 
     def action_move(self, step: int) -> None:
         if step > 0:

@@ -10,6 +10,7 @@ import msgspec
 
 from anyy.domain.entries import Entry
 from anyy.domain.queue import Execution, Submission
+from anyy.domain.schedule_records import Schedule
 from anyy.domain.sessions import Session
 
 T = TypeVar("T")
@@ -41,6 +42,15 @@ class ObjectRecord(msgspec.Struct, kw_only=True):
     created_at: float
 
 
+class RunRecord(msgspec.Struct, kw_only=True):
+    schedule_id: str
+    scheduled_for: float
+    claimed_at: float
+    session_id: str | None
+    submission_id: str | None
+    error: str | None
+
+
 class MemoryData(msgspec.Struct, kw_only=True):
     sessions: dict[str, SessionRecord] = {}
     nums: dict[int, str] = {}  # session number → id
@@ -52,6 +62,8 @@ class MemoryData(msgspec.Struct, kw_only=True):
     next_submission: int = 1
     deleted: list[int] = []  # numbers of deleted sessions whose entries upkeep has not reclaimed yet
     last_sweep: float = float("-inf")
+    schedules: dict[str, Schedule] = {}
+    schedule_runs: list[RunRecord] = []  # in claim order
 
 
 def copied(value: T) -> T:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from anyy.storage.memory.data import MemoryData
-from anyy.storage.memory.queue import QueuePart
+from anyy.storage.memory.schedules import SchedulesPart
 from anyy.storage.memory.upkeep import UpkeepPart, load_snapshot
 
 
-class MemoryStore(QueuePart, UpkeepPart):
+class MemoryStore(SchedulesPart, UpkeepPart):
     """Everything in one :class:`MemoryData`; stores opened on the same data see the same sessions.
 
     Each method checks everything before it changes anything, so a refused call leaves no trace, as a

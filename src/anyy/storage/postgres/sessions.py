@@ -33,37 +33,42 @@ class SessionsPart(PgCore):
         return int(row[0])
 
     def create_session(self, new: NewSession) -> Session:
+        with self._tx() as conn:
+            session_id, num = self._insert_session(conn, new)
+        self._nums[session_id] = num
+        return self.get_session(session_id)
+
+    def _insert_session(self, conn: psycopg.Connection[Any], new: NewSession) -> tuple[str, int]:
+        """Inside a transaction: a new session's row; its id and number."""
         check_kind(new.kind)
         check_modes(new.steering_mode, new.follow_up_mode)
         now = self.clock()
         session_id = new_id("ses")
         tools = _json.encode(new.tools).decode()
-        with self._tx() as conn:
-            num = self._inserted_num(
-                conn,
-                (
-                    session_id,
-                    new.kind,
-                    new.title,
-                    new.role,
-                    new.provider,
-                    new.model,
-                    new.effort,
-                    tools,
-                    new.steering_mode,
-                    new.follow_up_mode,
-                    None,
-                    None,
-                    None,
-                    now,
-                    now,
-                    _json.encode(new.origin).decode() if new.origin else None,
-                ),
-            )
-            if num > entry_ids.MAX_SESSION_NUMBER:
-                raise InvalidInput("this profile has used every session number; start a new profile")
-        self._nums[session_id] = num
-        return self.get_session(session_id)
+        num = self._inserted_num(
+            conn,
+            (
+                session_id,
+                new.kind,
+                new.title,
+                new.role,
+                new.provider,
+                new.model,
+                new.effort,
+                tools,
+                new.steering_mode,
+                new.follow_up_mode,
+                None,
+                None,
+                None,
+                now,
+                now,
+                _json.encode(new.origin).decode() if new.origin else None,
+            ),
+        )
+        if num > entry_ids.MAX_SESSION_NUMBER:
+            raise InvalidInput("this profile has used every session number; start a new profile")
+        return session_id, num
 
     def get_session(self, session_id: str) -> Session:
         num = self._session_num(session_id)

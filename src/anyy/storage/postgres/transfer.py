@@ -85,6 +85,29 @@ TABLES: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "executions": (("num", "id", "session_num", "state", "passes", "error", "note", "started_at", "ended_at"), "num"),
     "gc_queue": (("session_num",), "session_num"),
+    "schedules": (
+        (
+            "id",
+            "name",
+            "timing",
+            "prompt",
+            "role",
+            "provider",
+            "model",
+            "tools",
+            "session_id",
+            "paused",
+            "considered",
+            "next_at",
+            "created_at",
+            "updated_at",
+        ),
+        "id",
+    ),
+    "schedule_runs": (
+        ("schedule_id", "scheduled_for", "claimed_at", "session_id", "submission_id", "error"),
+        "schedule_id, scheduled_for",
+    ),
 }
 # Tables whose `num` PostgreSQL numbers itself (identity columns): copied numbers are inserted as they are.
 IDENTITY_TABLES = ("sessions", "submissions", "executions")

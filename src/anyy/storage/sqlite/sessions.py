@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 import msgspec
@@ -27,36 +28,41 @@ _json = msgspec.json.Encoder()
 
 class SessionsPart(StoreCore):
     def create_session(self, new: NewSession) -> Session:
+        with self._tx() as conn:
+            session_id, num = self._insert_session(conn, new)
+        self._nums[session_id] = num
+        return self.get_session(session_id)
+
+    def _insert_session(self, conn: sqlite3.Connection, new: NewSession) -> tuple[str, int]:
+        """Inside a write transaction: a new session's row; its id and number."""
         check_kind(new.kind)
         check_modes(new.steering_mode, new.follow_up_mode)
         now = self.clock()
         session_id = new_id("ses")
-        with self._tx() as conn:
-            cur = conn.execute(
-                "INSERT INTO sessions (id, kind, title, role, provider, model, effort, tools, steering_mode, "
-                "follow_up_mode, created_at, updated_at, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    session_id,
-                    new.kind,
-                    new.title,
-                    new.role,
-                    new.provider,
-                    new.model,
-                    new.effort,
-                    _json.encode(new.tools).decode(),
-                    new.steering_mode,
-                    new.follow_up_mode,
-                    now,
-                    now,
-                    _json.encode(new.origin).decode() if new.origin else None,
-                ),
-            )
-            num = cur.lastrowid
-            assert num is not None
-            if num > entry_ids.MAX_SESSION_NUMBER:
-                raise InvalidInput("this profile has used every session number; start a new profile")
-        self._nums[session_id] = num
-        return self.get_session(session_id)
+        cur = conn.execute(
+            "INSERT INTO sessions (id, kind, title, role, provider, model, effort, tools, steering_mode, "
+            "follow_up_mode, created_at, updated_at, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                session_id,
+                new.kind,
+                new.title,
+                new.role,
+                new.provider,
+                new.model,
+                new.effort,
+                _json.encode(new.tools).decode(),
+                new.steering_mode,
+                new.follow_up_mode,
+                now,
+                now,
+                _json.encode(new.origin).decode() if new.origin else None,
+            ),
+        )
+        num = cur.lastrowid
+        assert num is not None
+        if num > entry_ids.MAX_SESSION_NUMBER:
+            raise InvalidInput("this profile has used every session number; start a new profile")
+        return session_id, num
 
     def get_session(self, session_id: str) -> Session:
         num = self._session_num(session_id)

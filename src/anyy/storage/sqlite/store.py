@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from anyy.storage.sqlite.queue import QueuePart
-from anyy.storage.sqlite.sessions import SessionsPart
+from anyy.storage.sqlite.schedules import SchedulesPart
 from anyy.storage.sqlite.snapshot import SnapshotPart
 from anyy.storage.sqlite.upkeep import UpkeepPart
 
 
-class SqliteStore(SessionsPart, QueuePart, UpkeepPart, SnapshotPart):
+class SqliteStore(SchedulesPart, QueuePart, UpkeepPart, SnapshotPart):
     """Sessions, entries, submissions and executions in one ``state.db``; large bodies in ``objects/``.
 
     Use it from the thread that created it; from an event loop, through ``anyy.storage.owner``. Its

@@ -1,0 +1,99 @@
+"""Schedules (SPEC K1) as the wire carries them: the methods' parameters and results.
+
+A schedule fires by ``cron`` (5 fields, in ``timezone``), ``every`` (seconds, at least 60, from
+``start``) or ``at`` (one time, epoch seconds): exactly one of the three. Times are epoch seconds.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from anyy.api.params import Params
+
+ScheduleKind = Literal["cron", "interval", "once"]
+CatchUp = Literal["skip", "once"]
+
+
+class Timing(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
+    kind: ScheduleKind
+    cron: str = ""
+    every: float = 0.0
+    start: float = 0.0
+    at: float = 0.0
+    timezone: str = "UTC"
+    catch_up: CatchUp = "skip"
+
+
+class ScheduleRun(msgspec.Struct, kw_only=True):
+    """One run: claimed (durably, once) for ``scheduled_for``; ``outcome`` is its prompt's state now
+    (pending, taken, completed, failed, interrupted…), "failed" with ``error`` when it could not be queued."""
+
+    schedule_id: str
+    scheduled_for: float
+    claimed_at: float
+    session_id: str | None
+    submission_id: str | None
+    outcome: str
+    error: str | None
+
+
+class Schedule(msgspec.Struct, kw_only=True):
+    id: str
+    name: str
+    timing: Timing
+    prompt: str
+    role: str
+    provider: str  # "" with model "": the profile's default model at each run
+    model: str
+    tools: list[str] | None  # None: the profile's tools at each run
+    session_id: str | None  # the fixed target session; None: a new Background session per run
+    paused: bool
+    next_at: float | None  # None: never again (a one-time schedule that ran), or paused
+    created_at: float
+    updated_at: float
+    last_run: ScheduleRun | None = None
+
+
+class ScheduleCreateParams(Params):
+    name: str
+    prompt: str
+    cron: str | None = None
+    every: float | None = None
+    at: float | None = None
+    start: float | None = None  # interval: the first run (default: one interval from now)
+    timezone: str = "UTC"
+    catch_up: CatchUp = "skip"
+    role: str = "default"
+    model: str = ""  # "provider/model" or a virtual model (alias); "": the profile's default
+    tools: list[str] | None = None
+    session_id: str | None = None  # run in this session instead of a new Background session each time
+    paused: bool = False
+
+
+class ScheduleUpdateParams(Params):
+    """Fields given change; the others stay. A new cron/every/at replaces the timing."""
+
+    schedule: str  # id or name
+    name: str | None = None
+    prompt: str | None = None
+    cron: str | None = None
+    every: float | None = None
+    at: float | None = None
+    start: float | None = None
+    timezone: str | None = None
+    catch_up: CatchUp | None = None
+    role: str | None = None
+    model: str | None = None
+    tools: list[str] | None = None
+    session_id: str | None = None
+
+
+class ScheduleRef(Params):
+    schedule: str  # id or name
+
+
+class ScheduleRunsParams(Params):
+    schedule: str
+    limit: int = 20
