@@ -76,7 +76,12 @@ class AnthropicProvider(SdkProvider):
         read_timeout: float = 300.0,
     ) -> None:
         self._configure(
-            name, anthropic_base_url(base_url), api_key=api_key, key_env=key_env, key_required=key_required, images=images
+            name,
+            anthropic_base_url(base_url),
+            api_key=api_key,
+            key_env=key_env,
+            key_required=key_required,
+            images=images,
         )  # with or without /v1
         self._client = anthropic.AsyncAnthropic(
             # An explicit key also stops the SDK from looking for credentials in files and other variables.
