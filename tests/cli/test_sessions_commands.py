@@ -428,3 +428,22 @@ def test_b1_a_stale_gateway_address_falls_back_to_the_store(anyy: Run, tree: Tre
     write_address(profile, stale)  # a Gateway killed before it could remove its gateway.json
     listed = json.loads(anyy("sessions", "list", "--json").stdout)
     assert {item["id"] for item in listed["items"]} == {tree.session, tree.fork}
+
+
+def test_u1_sessions_list_shows_each_last_message_through_both_doors(
+    anyy: Run, tree: Tree, profile: Profile, open_store: OpenStore, gateway_factory: Callable[[], LiveGateway]
+) -> None:
+    with open_store(profile) as store:  # the head on a label: the message before it is the preview
+        store.set_head(tree.session, tree.ids["label"])
+    expected = {tree.session: "hi there", tree.fork: "forked matcha question"}
+    from_store = json.loads(anyy("sessions", "list", "--json").stdout)["items"]
+    assert {item["id"]: item["preview"] for item in from_store} == expected
+    text = anyy("sessions", "list").stdout
+    assert "Tea planning — hi there" in text
+    assert "Tea fork — forked matcha question" in text
+    live = gateway_factory()
+    with live.client() as client:
+        over_rpc = client.call("session.list", {})["items"]
+    assert {item["id"]: item["preview"] for item in over_rpc} == expected
+    from_cli_with_gateway = json.loads(anyy("sessions", "list", "--json").stdout)["items"]
+    assert {item["id"]: item["preview"] for item in from_cli_with_gateway} == expected

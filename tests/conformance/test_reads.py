@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from anyy.domain.entries import EntryKind, NewEntry, Usage
+from anyy.domain.sessions import NewSession
 from anyy.storage import reads
 from anyy.storage.protocol import SessionStore
 from tests.conformance.support import assistant, chat, ids, submit, user
@@ -54,3 +55,21 @@ def test_a2_recent_state_names_the_waiting_question_and_the_last_context_size(st
     store.set_execution_state(execution.id, "completed")
     assert reads.recent_state(store, session.id).waiting is None
     assert Usage(input=100, cache_read=20).context_tokens == 120
+
+
+def test_u1_lists_preview_each_sessions_last_message_on_its_path(store: SessionStore) -> None:
+    talk, _ = chat(store, ["hello", "hi there"])
+    store.append_entries(talk.id, [NewEntry(kind=EntryKind.NOTICE, text="a notice is passed over")])
+    long, _ = chat(store, ["word " * 100])
+    empty = store.create_session(NewSession(title="nothing yet"))
+    branched, (first, _) = chat(store, ["first question", "first answer"])
+    store.append_entries(branched.id, [user("second question")])
+    store.set_head(branched.id, first.id)  # back on the first question: the newer message is off the path
+    page = reads.with_previews(store, store.list_sessions(limit=10))
+    previews = {found.id: found.preview for found in page.items}
+    assert previews[talk.id] == "hi there"
+    assert previews[long.id].endswith("…")
+    assert len(previews[long.id]) <= 100
+    assert previews[empty.id] == ""
+    assert previews[branched.id] == "first question"
+    assert page.next_cursor is None

@@ -130,3 +130,20 @@ def test_the_console_check_sees_errors_and_uncaught_exceptions(browser: Browser,
         assert "late" in board.errors[1]
     finally:
         board.close()
+
+
+def test_u1_the_list_shows_last_messages_and_titles_follow_live(dashboard: Dashboard) -> None:
+    live = dashboard.live
+    older = live.call("session.create", {"title": "Tea"})
+    live.model.enqueue("Oolong, then sencha.")
+    sent = live.call("session.send", {"session_id": older["id"], "text": "which tea first?"})
+    live.call("session.wait", {"submission_id": sent["id"], "timeout": 30})
+    page = dashboard.open()
+    expect(page.locator("#sessions li .preview")).to_have_text(["Oolong, then sencha."])
+    page.get_by_role("button", name="New session").click()
+    live.model.enqueue("Sure.")
+    page.get_by_label("Message").fill("please plan the garden for spring")
+    page.keyboard.press("Enter")
+    # Named from the first message at once, then by the (offline) model: the header and the list follow.
+    expect(page.locator("#title")).to_have_text("Plan the garden for spring")
+    expect(page.locator("#sessions li.current .title")).to_have_text("Plan the garden for spring")

@@ -10,6 +10,10 @@ in :mod:`tests.fakes.wire`) and rendered in the wire format of the endpoint that
 request is recorded (:class:`Received`) with its JSON body and whether the client went away before the
 answer was complete; ``wait_for`` blocks until a recorded request matches.
 
+A request for a session's title (anyy asks for one in the background after a chat's first answer, U1)
+is answered apart, with ``TITLE_REPLY``: it takes no scripted reply and is kept in ``title_requests``,
+not in ``received``, so tests that script turns are not disturbed by it.
+
 The server runs uvicorn in a thread of its own, on a socket bound to 127.0.0.1 port 0 before the thread
 starts, so it accepts connections at once; ``start`` still waits until uvicorn reports it is serving.
 """
@@ -17,6 +21,7 @@ starts, so it accepts connections at once; ``start`` still waits until uvicorn r
 from __future__ import annotations
 
 import collections
+import json
 import socket
 import threading
 from collections.abc import Callable
@@ -31,6 +36,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from anyy.domain.titles import TITLE_INSTRUCTIONS
 from anyy.providers.gates import Flag
 from tests.fakes.wire import (
     ErrorReply,
@@ -58,6 +64,8 @@ class _Cut(Exception):
 
 
 Responder = Callable[["Received"], Reply | ErrorReply]
+TITLE_REPLY = "Fake model title"
+_TITLE_MARK = TITLE_INSTRUCTIONS[:60]
 
 
 class FakeModelServer:
@@ -67,6 +75,7 @@ class FakeModelServer:
         self._arrived = threading.Condition(self._lock)
         self._replies: collections.deque[Reply | ErrorReply] = collections.deque()
         self._received: list[Received] = []
+        self.title_requests: list[Received] = []
         self._holds: list[Flag] = []
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.bind(("127.0.0.1", 0))
@@ -108,6 +117,7 @@ class FakeModelServer:
         with self._lock:
             self._replies.clear()
             self._received.clear()
+            self.title_requests.clear()
             holds, self._holds = self._holds, []
         for hold in holds:
             hold.set()
@@ -144,6 +154,10 @@ class FakeModelServer:
     # -- endpoints ------------------------------------------------------------------------------------
     async def _take(self, request: Request) -> tuple[Received, Reply | ErrorReply]:
         received = Received(path=request.url.path, body=await request.json(), headers=dict(request.headers))
+        if _TITLE_MARK in json.dumps(received.body):
+            with self._lock:
+                self.title_requests.append(received)
+            return received, Reply(text=[TITLE_REPLY])
         with self._lock:
             self._received.append(received)
             reply = self._replies.popleft() if self._replies else None

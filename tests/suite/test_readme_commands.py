@@ -31,6 +31,12 @@ SKIPPED: dict[str, str] = {
     "anyy gateway start                                           # after setting the URL": (
         "part of the PostgreSQL steps, after setting a store URL for db.example"
     ),
+    "anyy gateway start                                                  # the profile's own": (
+        "the several-Gateways steps: a PostgreSQL server at db.example (tests/distributed/test_status.py runs them)"
+    ),
+    "anyy gateway status                                                 # every Gateway": (
+        "the several-Gateways steps: a PostgreSQL server at db.example (tests/distributed/test_status.py runs them)"
+    ),
     "anyy gateway run": (
         "runs in the foreground until Ctrl+C; tests/cli/test_chat_u4.py::test_u4_gateway_run_says_where_it_listens"
     ),

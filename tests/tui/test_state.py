@@ -28,9 +28,9 @@ def test_what_the_status_line_says_follows_the_fields() -> None:
     state.waiting = WaitingQuestion(execution_id="exe_1", entry_id=3, question="why?")
     assert state.activity() == "waiting for your answer"
     state.running = "exe_2"
-    assert state.activity() == "working (exe_2) · Ctrl+C stops"
+    assert state.activity() == "working · Ctrl+C stops"
     state.retrying = "exe_2"
-    assert state.activity() == "retry wait (exe_2) · Esc cancels the wait"
+    assert state.activity() == "retry wait · Esc cancels the wait"
 
 
 def test_watching_a_field_that_does_not_exist_is_refused() -> None:

@@ -34,7 +34,9 @@ def test_b3_anyy_role_name_starts_a_new_session_with_that_role(
     (roles / "scribe.toml").write_text('identity = "You are Scribe."\nsoul = "Write tersely."\n', encoding="utf-8")
     launch(tmux, home, "--role", "scribe")
     wait_screen(tmux, lambda s: "role scribe" in s and "idle" in s, "the status line with the role")
-    quit_app(tmux)
     with live.client() as client:
         sessions = client.call("session.list", {"limit": 10})["items"]
     assert [s["role"] for s in sessions] == ["scribe"]
+    quit_app(tmux)
+    with live.client() as client:  # left untouched, it is not kept (U1)
+        assert client.call("session.list", {"limit": 10})["items"] == []

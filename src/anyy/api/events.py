@@ -88,6 +88,13 @@ class Notice(msgspec.Struct, kw_only=True, frozen=True, tag="notice"):
     text: str
 
 
+class SessionRenamed(msgspec.Struct, kw_only=True, frozen=True, tag="session_renamed"):
+    """The session's title changed: named from its first message, then by the model, or renamed (U1)."""
+
+    session_id: str
+    title: str
+
+
 RuntimeEvent = (
     TextDeltaEvent
     | ThinkingDeltaEvent
@@ -98,4 +105,5 @@ RuntimeEvent = (
     | ToolStarted
     | ToolFinished
     | Notice
+    | SessionRenamed
 )

@@ -25,12 +25,27 @@ class Models(msgspec.Struct, kw_only=True):
     aliases: list[AliasInfo]
 
 
+class ServiceGateway(msgspec.Struct, kw_only=True):
+    """One Gateway of a service sharing a PostgreSQL store (P6)."""
+
+    id: str
+    address: str
+    pid: int
+    host: str
+    started: float
+    last_seen: float
+    alive: bool  # renewed within its lease
+    sessions: list[str]  # the sessions it holds a lease on (running, or about to)
+
+
 class Status(msgspec.Struct, kw_only=True):
     profile: str
     version: str
     pid: int
     started_at: float
     sandbox: str = ""  # how shell and Codemode are confined, or why they are not (N3)
+    gateway_id: str = ""  # with a shared store: this Gateway's id in the service
+    service: list[ServiceGateway] = []  # with a shared store: every Gateway of the service, this one too
 
 
 class Subscribed(msgspec.Struct, kw_only=True):

@@ -67,6 +67,7 @@ class Session(msgspec.Struct, kw_only=True):
     created_at: float
     updated_at: float
     origin: Origin | None = None
+    preview: str = ""  # the last message, cut short, in lists of sessions (U1); "" elsewhere
 
 
 class Submission(msgspec.Struct, kw_only=True):

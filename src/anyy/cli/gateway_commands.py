@@ -122,6 +122,12 @@ def status_command(profile: Profile, as_json: bool) -> None:
         "version": status.version,
         "started_at": status.started_at,
     }
+    if status.service:
+        record["gateway_id"] = status.gateway_id
+        record["service"] = [
+            {"id": g.id, "address": g.address, "pid": g.pid, "host": g.host, "alive": g.alive, "sessions": g.sessions}
+            for g in status.service
+        ]
     if as_json:
         echo_json(record)
         return
@@ -129,6 +135,20 @@ def status_command(profile: Profile, as_json: bool) -> None:
         f"Gateway of profile {record['profile']} running at {address.url} "
         f"(pid {record['pid']}, anyy {record['version']})"
     )
+    _echo_service(status)
+
+
+def _echo_service(status: Status) -> None:
+    """The service's Gateways (several on one PostgreSQL store), one line each, with their sessions."""
+    if not status.service:
+        return
+    alive = sum(g.alive for g in status.service)
+    click.echo(f"service: {alive} of {len(status.service)} Gateways alive on the shared store")
+    for g in status.service:
+        mark = "*" if g.id == status.gateway_id else " "
+        state = "alive" if g.alive else "gone (its sessions are taken over after its lease)"
+        sessions = ", ".join(g.sessions) if g.sessions else "none"
+        click.echo(f" {mark} {g.id}  {g.address or '-'}  pid {g.pid} on {g.host}  {state}; sessions: {sessions}")
 
 
 def _wait_exit(pid: int, timeout: float) -> bool:
@@ -192,10 +212,23 @@ def stop_command(profile: Profile, wait_seconds: float) -> None:
 @with_profile
 @click.option("--host", default=None, metavar="HOST", help="Address to listen on (default 127.0.0.1, loopback).")
 @click.option("--port", type=int, default=None, metavar="PORT", help="Port to listen on (default: any free one).")
-def run_command(profile: Profile, host: str | None, port: int | None) -> None:
-    """Run the profile's Gateway in the foreground until Ctrl+C (or SIGTERM); it says where it listens."""
+@click.option(
+    "--store",
+    default=None,
+    metavar="URL",
+    help="A PostgreSQL URL: run one more Gateway of the service that shares this store (docs/scaling.md).",
+)
+def run_command(profile: Profile, host: str | None, port: int | None, store: str | None) -> None:
+    """Run the profile's Gateway in the foreground until Ctrl+C (or SIGTERM); it says where it listens. With
+    ``--store`` (or a PostgreSQL [store] url), several Gateways may run at once: they share the sessions."""
     profile.require()
     argv = [*_gateway_argv(profile, host, port), "--announce"]
+    if store is not None:
+        from anyy.storage.choose import POSTGRES_SCHEMES
+
+        if not store.startswith(POSTGRES_SCHEMES):
+            raise GatewayError(f"--store must be a postgresql:// URL (several Gateways share one), not {store!r}")
+        os.environ["ANYY_STORE_URL"] = store
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(sys.executable, argv)  # noqa: S606 - our own interpreter and module

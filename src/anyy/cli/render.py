@@ -19,10 +19,11 @@ def model_of(session: Session) -> str:
 
 def session_line(session: Session) -> str:
     title = preview(session.title) or "(untitled)"
+    last = f" — {session.preview}" if session.preview else ""
     origin = f"  [{origin_text(session.origin)}]" if session.origin is not None else ""
     return (
         f"{session.id}  {session.kind:<10}  {when(session.updated_at)}  {session.role:<12}  "
-        f"{model_of(session):<24}  {title}{origin}"
+        f"{model_of(session):<24}  {title}{last}{origin}"
     )
 
 

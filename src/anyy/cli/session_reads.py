@@ -45,7 +45,9 @@ class StoreReader:
         self.store = store
 
     def list_sessions(self, kind: SessionKind | None, limit: int, cursor: str | None) -> Page[Session]:
-        return self.store.list_sessions(kind=kind, limit=limit, cursor=cursor)
+        from anyy.storage.reads import with_previews
+
+        return with_previews(self.store, self.store.list_sessions(kind=kind, limit=limit, cursor=cursor))
 
     def session(self, session_id: str) -> Session:
         return self.store.get_session(session_id)

@@ -69,7 +69,15 @@ function sessionItem(session) {
   const meta = document.createElement("span");
   meta.className = "meta muted";
   meta.textContent = when(session.updated_at);
-  button.append(title, meta);
+  button.append(title);
+  if (session.preview) {
+    // U1: the last message, under the title (cut short by the Gateway, one line here)
+    const preview = document.createElement("span");
+    preview.className = "preview muted";
+    preview.textContent = session.preview;
+    button.append(preview);
+  }
+  button.append(meta);
   if (session.origin) {
     const origin = document.createElement("span");
     origin.className = "origin meta muted";
@@ -89,6 +97,11 @@ function sessionItem(session) {
     li.append(runs);
   }
   return li;
+}
+
+function renameInList(session) {
+  const li = document.querySelector(`#sessions li[data-id="${session.id}"] .title`);
+  if (li) li.textContent = session.title || "Untitled";
 }
 
 // What started a Background session (K4): a schedule's run, a delegated task, a resident.
@@ -759,6 +772,13 @@ function onEvent(event) {
     case "notice":
       notice(event.text);
       return;
+    case "session_renamed":
+      // U1: named from the first message, then by the model (or renamed elsewhere)
+      state.session.title = event.title;
+      $("title").textContent = event.title || "Untitled";
+      renameInList(state.session);
+      showTitle();
+      return;
     default:
       return;
   }
@@ -1355,8 +1375,7 @@ function wire() {
     $("rename-form").hidden = true;
     $("rename").hidden = false;
     showHeader();
-    const li = document.querySelector(`#sessions li[data-id="${session.id}"] .title`);
-    if (li) li.textContent = session.title || "Untitled";
+    renameInList(session);
   });
   $("model-select").addEventListener("change", () => {
     const [provider, ...rest] = $("model-select").value.split("/");

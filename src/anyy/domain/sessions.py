@@ -53,6 +53,7 @@ class Session(msgspec.Struct, kw_only=True):
     created_at: float
     updated_at: float
     origin: Origin | None = None  # Background sessions: what made them (a fork has none)
+    preview: str = ""  # the last message, cut short, in lists of sessions (U1); "" elsewhere
 
 
 class NewSession(msgspec.Struct, kw_only=True):

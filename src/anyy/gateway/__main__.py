@@ -1,10 +1,11 @@
-"""``python -m anyy.gateway --profile NAME [--host H] [--port P] [--ready-fd FD]``: run a Gateway in the
-foreground (``anyy gateway run`` and ``anyy gateway start`` use this)."""
+"""``python -m anyy.gateway --profile NAME [--host H] [--port P] [--ready-fd FD] [--store URL] [--announce]``:
+run a Gateway in the foreground (``anyy gateway run`` and ``anyy gateway start`` use this)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 
 from anyy.domain.errors import AnyyError
@@ -26,8 +27,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1", help="loopback unless you mean it")
     parser.add_argument("--port", type=int, default=0, help="0: any free port")
     parser.add_argument("--ready-fd", type=int, default=None, help="write the address here once ready")
+    parser.add_argument("--store", default=None, help="a PostgreSQL URL shared with the service's other Gateways")
     parser.add_argument("--announce", action="store_true", help="say on stdout where it listens once ready")
     args = parser.parse_args(argv)
+    if args.store:
+        os.environ["ANYY_STORE_URL"] = args.store
     from anyy.gateway.server import serve
 
     try:

@@ -6,10 +6,12 @@ import asyncio
 import os
 from typing import Any
 
+import msgspec
+
 from anyy import __version__
 from anyy.api import methods as api
 from anyy.api import sessions as wire
-from anyy.api.gateway import AliasInfo, DashboardCode, Models, ProviderInfo, Status, Subscribed
+from anyy.api.gateway import AliasInfo, DashboardCode, Models, ProviderInfo, ServiceGateway, Status, Subscribed
 from anyy.api.params import (
     ApproveParams,
     GoalParams,
@@ -73,13 +75,18 @@ async def models(gw: Gateway, conn: Connection | None, p: NoParams) -> Models:
 
 @TABLE.method(api.GATEWAY_STATUS)
 async def status(gw: Gateway, conn: Connection | None, p: NoParams) -> Status:
-    """Which profile this Gateway serves, its version and process."""
+    """Which profile this Gateway serves, its version and process; with several Gateways on one
+    PostgreSQL store, every Gateway of the service and the sessions each holds."""
+    cluster = gw.runtime.cluster
+    members = await gw.store(lambda s: s.list_gateways()) if cluster.joined else []
     return Status(
         profile=gw.profile.name,
         version=__version__,
         pid=os.getpid(),
         started_at=gw.started_at,
         sandbox=gw.deps.tool_policy.sandbox.note,
+        gateway_id=cluster.gateway_id if cluster.joined else "",
+        service=[msgspec.convert(msgspec.to_builtins(m), ServiceGateway) for m in members],
     )
 
 
@@ -93,6 +100,7 @@ async def subscribe(gw: Gateway, conn: Connection | None, p: SubscribeParams) ->
     conn.next_id += 1
     name = f"sub-{conn.next_id}"
     subscription = gw.runtime.subscribe(p.session_id)
+    await gw.runtime.watch(p.session_id)
 
     async def forward() -> None:
         while True:

@@ -24,11 +24,13 @@ from anyy.api.params import (
 from anyy.domain.entries import Attachment
 from anyy.domain.errors import NotFound
 from anyy.domain.queue import NewSubmission
+from anyy.domain.sessions import Page, Session
 from anyy.gateway.state import Connection, Gateway
 from anyy.gateway.table import TABLE
 from anyy.runtime import views
 from anyy.runtime.assembly import new_session
 from anyy.storage import reads
+from anyy.storage.protocol import SessionStore
 
 
 async def _view(gw: Gateway, session_id: str) -> wire.SessionView:
@@ -36,7 +38,7 @@ async def _view(gw: Gateway, session_id: str) -> wire.SessionView:
     waiting = state.waiting
     return wire.SessionView(
         session=views.session(state.session),
-        running_execution=gw.runtime.running_execution(session_id),
+        running_execution=await gw.runtime.running_anywhere(session_id),
         live_text=gw.runtime.live_text(session_id),
         waiting_question=None
         if waiting is None
@@ -82,9 +84,13 @@ async def get(gw: Gateway, conn: Connection | None, p: SessionRef) -> wire.Sessi
 @TABLE.method(api.SESSION_LIST)
 async def list_(gw: Gateway, conn: Connection | None, p: ListParams) -> wire.Page[wire.Session]:
     """Sessions, most recent first, by pages: ``kind`` "chat" (the Chats list) or "background" (the
-    Background list), or both. Pass back ``next_cursor`` for the next page; pages stay stable while
-    sessions are created."""
-    page = await gw.store(lambda s: s.list_sessions(kind=p.kind, limit=p.limit, cursor=p.cursor))
+    Background list), or both, each with a preview (its last message, cut short). Pass back
+    ``next_cursor`` for the next page; pages stay stable while sessions are created."""
+
+    def listed(store: SessionStore) -> Page[Session]:
+        return reads.with_previews(store, store.list_sessions(kind=p.kind, limit=p.limit, cursor=p.cursor))
+
+    page = await gw.store(listed)
     return wire.Page(items=[views.session(found) for found in page.items], next_cursor=page.next_cursor)
 
 

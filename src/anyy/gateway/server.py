@@ -44,8 +44,10 @@ LOCK_FILE = "gateway.lock"
 
 
 @contextlib.contextmanager
-def profile_lock(profile: Profile) -> Iterator[None]:
-    """Hold the profile's Gateway lock, or say where the Gateway that holds it runs."""
+def profile_lock(profile: Profile, *, shared: bool = False) -> Iterator[bool]:
+    """Hold the profile's Gateway lock, or say where the Gateway that holds it runs. With a ``shared``
+    store (PostgreSQL), more Gateways of the profile may run: one holds the lock and publishes its
+    address (yields True), the others serve beside it (False) and are listed by ``gateway status``."""
     path = profile.path / LOCK_FILE
     handle: IO[str] = open(path, "a+")  # noqa: SIM115 - held for the life of the Gateway
     try:
@@ -54,13 +56,16 @@ def profile_lock(profile: Profile) -> Iterator[None]:
         except OSError as exc:
             if exc.errno not in (errno.EAGAIN, errno.EACCES):
                 raise
+            if shared:
+                yield False
+                return
             running = read_address(profile)
             where = f" at {running.url} (pid {running.pid})" if running else ""
             raise Conflict(
                 f"a Gateway already runs for profile {profile.name!r}{where}: use it, or stop it with "
                 f"`anyy gateway stop --profile {profile.name}`"
             ) from None
-        yield
+        yield True
     finally:
         handle.close()
 
@@ -107,7 +112,9 @@ async def serve(
     """Run the Gateway of ``profile`` until SIGTERM or SIGINT; ``on_ready`` is told its address once it
     listens (``anyy gateway run`` prints it)."""
     profile.require()
-    with profile_lock(profile):
+    from anyy.profiles.store import store_backend
+
+    with profile_lock(profile, shared=store_backend(profile) == "postgresql") as primary:
         setup_logging(profile.path)
         raise_fd_limit()
         limits = profile.load_config().gateway
@@ -125,6 +132,9 @@ async def serve(
         address = Address(
             profile=profile.name, pid=os.getpid(), host=host, port=port, token=token, started_at=time.time()
         )
+        if primary:  # one more Gateway of a shared store leaves the profile's published address alone
+            write_address(profile, address)
+        await runtime.cluster.set_address(address.url)
         _announce(profile, address, len(recovered), ready_fd)
         if on_ready is not None:
             on_ready(address)
@@ -143,8 +153,7 @@ async def serve(
 
 
 def _announce(profile: Profile, address: Address, recovered: int, ready_fd: int | None) -> None:
-    """Write the Gateway's address in the profile, log it, and tell the process that started it."""
-    write_address(profile, address)
+    """Log the Gateway's address, and tell the process that started it."""
     log.info(
         "gateway ready on %s for profile %s (%d interrupted executions recovered)", address.url, profile.name, recovered
     )

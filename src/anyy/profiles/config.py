@@ -114,9 +114,11 @@ class McpSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
 class StoreSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Where the profile's sessions live: "" is the profile's own SQLite state.db; a postgresql:// URL a
-    PostgreSQL database (SPEC P1). ANYY_STORE_URL, when set, takes precedence."""
+    PostgreSQL database (SPEC P1). ANYY_STORE_URL, when set, takes precedence. ``lease``: with several
+    Gateways on one PostgreSQL store, how long a session stays with a Gateway that stopped renewing it."""
 
     url: str = ""
+    lease: Annotated[float, msgspec.Meta(ge=0.5, le=600)] = 3.0  # seconds
 
 
 class GatewaySettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -326,4 +328,7 @@ pass_env = []
 # ("postgresql://user@host:5432/anyy") puts them in that database; `anyy store copy --to URL` copies
 # the sessions there first. The environment variable ANYY_STORE_URL overrides this key.
 url = ""
+# With several Gateways on one PostgreSQL store: seconds after which the sessions of a Gateway that
+# stopped renewing them are taken over (docs/scaling.md).
+# lease = 3.0
 """

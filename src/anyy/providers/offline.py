@@ -18,6 +18,10 @@ string (one text answer), a ProviderError (raised at once), or a sequence of ste
 a ProviderError (raised there, ending the response as a dropped stream would), a :class:`Gate` or an
 ``asyncio.Event`` (the stream waits there until it is opened or set).
 
+A request for a session's title (U1: its system prompt is ``TITLE_INSTRUCTIONS``) is answered apart:
+by :func:`anyy.domain.titles.offline_title`, or by what ``enqueue_title`` scripted, never taking a
+response meant for a turn and never counted in ``requests`` (kept in ``title_requests``).
+
 Every response that completes ends with a ``StopEvent`` and carries a ``UsageEvent`` (scripted, else
 estimated at four characters per token): a script may leave both out. ``requests`` records every
 request received, so tests assert what the model saw.
@@ -44,6 +48,7 @@ from anyy.domain.model_io import (
     image_count,
     refuse_images,
 )
+from anyy.domain.titles import TITLE_INSTRUCTIONS, offline_title
 from anyy.providers.base import ProviderError
 from anyy.providers.gates import Gate
 from anyy.providers.offline_replies import reply
@@ -70,6 +75,8 @@ class OfflineProvider:
         self.requests: list[ModelRequest] = []
         self._script: collections.deque[Script] = collections.deque()
         self._calls = 0
+        self.title_requests: list[ModelRequest] = []
+        self._titles: collections.deque[Script] = collections.deque()
 
     def enqueue(self, *responses: Script) -> None:
         """Script the next responses, one per ``stream()`` call, in order."""
@@ -77,6 +84,10 @@ class OfflineProvider:
             if not isinstance(response, str | ProviderError | Sequence):
                 raise TypeError(f"a scripted response is text, a ProviderError or a list of steps, not {response!r}")
             self._script.append(response)
+
+    def enqueue_title(self, *responses: Script) -> None:
+        """Script the answers to the next title requests (else the rule answers them)."""
+        self._titles.extend(responses)
 
     @property
     def pending(self) -> int:
@@ -86,6 +97,13 @@ class OfflineProvider:
     def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         if image_count(request):  # a text-only model: said before anything is played (N5)
             return self._refuse(request)
+        if request.system == TITLE_INSTRUCTIONS:
+            self.title_requests.append(request)
+            script = self._titles.popleft() if self._titles else None
+            if script is None:
+                text = request.messages[0].text if request.messages else ""
+                script = offline_title(text)
+            return self._play(request, self._steps(request, script))
         # Taken now, not when iteration starts: calls made in a row get their responses in that order.
         self.requests.append(request)
         self._calls += 1

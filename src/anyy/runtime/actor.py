@@ -21,6 +21,7 @@ from anyy.domain.queue import Execution, Submission
 from anyy.runtime.announce import Announcer
 from anyy.runtime.deps import Deps
 from anyy.runtime.execution import ExecutionRun, Outcome
+from anyy.storage.ownership import LeaseLost
 from anyy.storage.protocol import SessionStore
 
 Job = Callable[[], Awaitable[Any]]
@@ -42,6 +43,12 @@ class SessionActor:
         # ended, so that only a request made afterwards starts anything again (S7).
         self._pokes = 0
         self._halted_upto = 0
+        self._in_job = False
+
+    @property
+    def busy(self) -> bool:
+        """Doing (or about to do) the session's work: holding its lease, with a shared store."""
+        return self._in_job or not self._jobs.empty()
 
     # -- scheduling ------------------------------------------------------------------------------
     def ensure_running(self) -> None:
@@ -77,6 +84,7 @@ class SessionActor:
             if item is None:
                 return
             job, future = item
+            self._in_job = True
             try:
                 result = await job()
             except Exception as exc:
@@ -87,12 +95,40 @@ class SessionActor:
             else:
                 if not future.done():
                     future.set_result(result)
+            finally:
+                self._in_job = False
 
     # -- the queue -------------------------------------------------------------------------------
     async def _drain(self) -> None:
         self._drain_queued = False
         if self._pokes <= self._halted_upto:
             return
+        if not await self._claim():
+            return  # another Gateway runs this session; it was told (a hint) and reads the queue itself
+        try:
+            await self._drain_owned()
+        except LeaseLost as exc:  # taken over between the claim and a write: the new owner has the queue
+            log.warning("session %s: %s", self.session_id, exc)
+        finally:
+            await self._release()
+
+    async def _claim(self) -> bool:
+        """Hold the session's lease for the work about to run (always, with a store this Gateway has to
+        itself); what a dead owner left running is announced as interrupted."""
+        claim = await self.deps.owner.call(lambda s: s.claim_session(self.session_id))
+        for execution in claim.recovered:
+            self._announce.execution(execution, note=execution.note)
+        return bool(claim.owned)
+
+    async def _release(self) -> None:
+        """Idle again: give the lease back, so any Gateway may run the session's next work."""
+        if self.current is None:
+            try:
+                await self.deps.owner.call(lambda s: s.release_session(self.session_id))
+            except Exception as exc:  # the store is closing: the lease runs out by itself
+                log.debug("lease of %s not released: %s", self.session_id, exc)
+
+    async def _drain_owned(self) -> None:
         owner = self.deps.owner
         while True:
             started = await owner.call(functools.partial(_start_next, session_id=self.session_id))
@@ -114,7 +150,11 @@ class SessionActor:
         self.current = run
         self.questions.pop(run.execution_id, None)
         try:
-            outcome = await (run.run() if answer is None else run.resume_with_answer(answer))
+            try:
+                outcome = await (run.run() if answer is None else run.resume_with_answer(answer))
+            except LeaseLost as exc:  # another Gateway took the session over: stop here, write nothing
+                log.warning("execution %s stopped here: %s", run.execution_id, exc)
+                return Outcome.INTERRUPTED
             if outcome is Outcome.SUSPENDED and run.question is not None:
                 self.questions[run.execution_id] = run.question
             return outcome
@@ -124,14 +164,21 @@ class SessionActor:
             await self._announce.queue(self.session_id)
 
     async def resume(self, execution_id: str, answer: str) -> Outcome:
-        """Inside the actor: an answer resumes the suspended execution, then the queue goes on."""
-        outcome = await self._run(ExecutionRun(self.deps, self.session_id, execution_id), answer)
-        if outcome is Outcome.DONE:
-            self._pokes += 1
-            await self._drain()
-        else:
-            self._halted_upto = self._pokes
-        return outcome
+        """Inside the actor: an answer resumes the suspended execution, then the queue goes on. When
+        another Gateway holds the session, the answer is left for it (a durable control row)."""
+        if not await self._claim():
+            await self.deps.owner.call(lambda s: s.add_control(self.session_id, "answer", execution_id, answer))
+            return Outcome.SUSPENDED
+        try:
+            outcome = await self._run(ExecutionRun(self.deps, self.session_id, execution_id), answer)
+            if outcome is Outcome.DONE:
+                self._pokes += 1
+                await self._drain_owned()
+            else:
+                self._halted_upto = self._pokes
+            return outcome
+        finally:
+            await self._release()
 
 
 def _start_next(store: SessionStore, *, session_id: str) -> tuple[Execution, list[Entry], list[Submission]] | None:

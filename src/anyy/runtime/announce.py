@@ -14,6 +14,7 @@ from anyy import api
 from anyy.api.sessions import Question
 from anyy.domain.entries import Entry, EntryKind
 from anyy.domain.queue import Execution, Submission
+from anyy.domain.sessions import Session
 from anyy.runtime import views
 from anyy.runtime.deps import Deps
 
@@ -63,6 +64,11 @@ class Announcer:
                 question=asked,
             )
         )
+
+    def renamed(self, session: Session) -> None:
+        """The session's title changed (U1)."""
+        if self._deps.bus.listened(session.id):
+            self._deps.bus.publish(api.SessionRenamed(session_id=session.id, title=session.title))
 
     def queue_now(self, session_id: str, pending: Sequence[Submission]) -> None:
         """The queue changed and the writer read what stays pending in the same unit of work."""

@@ -27,6 +27,7 @@ def settings_from(config: Config) -> RuntimeSettings:
         retries_enabled=config.retries.enabled,
         max_retries=config.retries.max_retries,
         budget_tokens=config.compaction.budget_tokens,
+        lease=config.store.lease,
     )
 
 

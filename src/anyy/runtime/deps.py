@@ -54,6 +54,7 @@ class RuntimeSettings:
     tool_timeout: float = 120.0
     tool_output_cap: int = 32_000
     max_passes: int = 200  # a runaway tool loop ends as failed rather than forever
+    lease: float = 3.0  # seconds a session stays with a Gateway that stopped renewing it (shared stores)
 
 
 @dataclass

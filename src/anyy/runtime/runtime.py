@@ -30,10 +30,13 @@ from anyy.domain.sessions import Goal, Session, SessionPatch
 from anyy.runtime.actor import SessionActor
 from anyy.runtime.announce import Announcer
 from anyy.runtime.bus import Subscription
+from anyy.runtime.cluster import Hooks, Membership
 from anyy.runtime.compactor import Compactor
 from anyy.runtime.deps import Deps, ModelSource
 from anyy.runtime.execution import Outcome
 from anyy.runtime.session_writes import SessionWrites
+from anyy.runtime.titles import Titles, name_from_first
+from anyy.storage.ownership import Control, OwnedElsewhere
 from anyy.storage.protocol import SessionStore
 from anyy.tools.approvals import DECISIONS, QUESTION_PREFIX
 
@@ -63,20 +66,27 @@ class Runtime(SessionWrites):
         self._actors: dict[str, SessionActor] = {}
         self._compactor = Compactor(deps)
         self._announce = Announcer(deps)
+        self.titles = Titles(deps)
+        hooks = Hooks(poke=self._poke, lost=self._lost, control=self._apply_control, recovered=self._recovered)
+        self.cluster = Membership(deps, hooks, RECOVERY_NOTE)
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> list[Execution]:
         """After a restart: work that was running is marked interrupted, queues stay as they are, and
-        nothing is started (G3)."""
+        nothing is started (G3). With a store several Gateways share, this one joins the service first, and
+        recovers only what Gateways that died left behind (P5)."""
+        await self.cluster.join()
         recovered: list[Execution] = await self.deps.owner.call(lambda s: s.recover_interrupted(RECOVERY_NOTE))
         for execution in recovered:
             self._announce.execution(execution, note=RECOVERY_NOTE)
         return recovered
 
     async def aclose(self) -> None:
+        await self.titles.aclose()
         for actor in list(self._actors.values()):
             await actor.aclose()
         self._actors.clear()
+        await self.cluster.leave()
         if self.deps.tool_servers is not None:
             await self.deps.tool_servers.aclose()
         # The providers' HTTP clients, closed on this loop: left open, an SDK client closes itself when it
@@ -94,6 +104,42 @@ class Runtime(SessionWrites):
     def subscribe(self, session_id: str | None = None) -> Subscription:
         """The events of one session (or of every session with ``None``), as the runtime announces them."""
         return self.deps.bus.subscribe(session_id)
+
+    async def watch(self, session_id: str | None) -> None:
+        """After :meth:`subscribe`: with several Gateways, what another one does in the session is
+        announced here too (from what it wrote; see ``anyy.runtime.cluster``)."""
+        if session_id is not None:
+            await self.cluster.watch(session_id)
+
+    async def running_anywhere(self, session_id: str) -> str | None:
+        """The running execution, here or on the Gateway that owns the session."""
+        local = self.running_execution(session_id)
+        if local is not None or not self.cluster.joined:
+            return local
+        active = await self.deps.owner.call(lambda s: s.list_executions(session_id, active_only=True))
+        return next((e.id for e in active if e.state in ("running", "retry_wait")), None)
+
+    # -- the service (several Gateways): what the membership asks of the runtime -----------------
+    def _poke(self, session_id: str) -> None:
+        """Another Gateway queued work for the session. Only a Gateway busy with it (the owner) needs to
+        look again: an idle session was claimed by the Gateway that took the item."""
+        actor = self._actors.get(session_id)
+        if actor is not None and actor.busy:
+            actor.poke()
+
+    def _lost(self, session_id: str) -> None:
+        actor = self._actors.get(session_id)
+        if actor is not None and actor.current is not None:
+            actor.current.request_stop()  # its next write is refused anyway; stop sooner
+
+    def _recovered(self, execution: Execution) -> None:
+        self._announce.execution(execution, note=RECOVERY_NOTE)
+
+    async def _apply_control(self, control: Control) -> None:
+        if control.kind == "answer":
+            await self.answer(control.session_id, control.execution_id, control.text)
+        else:
+            await self.stop(control.session_id, control.execution_id, relay=False)
 
     def running_execution(self, session_id: str) -> str | None:
         actor = self._actors.get(session_id)
@@ -119,13 +165,17 @@ class Runtime(SessionWrites):
         """Accept an input: durable before this returns; it starts at once when the session is idle."""
         listened = self.deps.bus.listened(session_id)
 
-        def add(store: SessionStore) -> tuple[Submission, list[Submission]]:
+        def add(store: SessionStore) -> tuple[Submission, list[Submission], Session | None]:
             added = store.add_submission(session_id, new)
-            return added, store.list_submissions(session_id) if listened else []
+            named = name_from_first(store, session_id, new)  # U1: the first message names the session
+            return added, store.list_submissions(session_id) if listened else [], named
 
-        submission, pending = await self.deps.owner.call(add)
+        submission, pending, named = await self.deps.owner.call(add)
         if listened:
             self._announce.queue_now(session_id, pending)
+        if named is not None:
+            self._announce.renamed(named)
+            self.titles.refine_after(named, submission.id)
         self._actor(session_id).poke()
         return submission
 
@@ -138,8 +188,10 @@ class Runtime(SessionWrites):
         self._actor(session_id).poke()
 
     async def continue_queue(self, session_id: str) -> None:
-        """An explicit continuation: after a stop or a failure, pending items start again."""
+        """An explicit continuation: after a stop or a failure, pending items start again (on the Gateway
+        that owns the session, told by a hint, or here)."""
         await self.deps.owner.call(lambda s: s.get_session(session_id))
+        await self.deps.owner.call(lambda s: s.hint(session_id, "work"))
         self._actor(session_id).poke()
 
     # -- stops -----------------------------------------------------------------------------------
@@ -149,16 +201,30 @@ class Runtime(SessionWrites):
             raise NotFound(f"no execution {execution_id!r} in session {session_id!r}")
         return execution
 
-    async def stop(self, session_id: str, execution_id: str) -> bool:
+    async def stop(self, session_id: str, execution_id: str, *, relay: bool = True) -> bool:
         """Stop the execution the caller captured; False when it had already ended (S6: a late stop
-        never reaches a later turn)."""
+        never reaches a later turn). Running on another Gateway: a durable stop naming it is left for that
+        Gateway's next checkpoint (``relay``)."""
         actor = self._actors.get(session_id)
         if actor is not None and actor.current is not None and actor.current.execution_id == execution_id:
             actor.current.request_stop()
             return True
         execution = await self._execution_of(session_id, execution_id)
+        if execution.state in ("running", "retry_wait") and relay and self.cluster.joined:
+            await self.deps.owner.call(lambda s: s.add_control(session_id, "stop", execution_id))
+            return True
         if execution.state != "suspended":
             return False
+        try:
+            return await self._stop_suspended(session_id, execution_id)
+        except OwnedElsewhere:
+            if not relay:
+                raise
+            await self.deps.owner.call(lambda s: s.add_control(session_id, "stop", execution_id))
+            return True
+
+    async def _stop_suspended(self, session_id: str, execution_id: str) -> bool:
+        actor = self._actors.get(session_id)
         # Waiting for an answer: settle it (the question gets a result) and end it as interrupted.
         if actor is not None:
             actor.questions.pop(execution_id, None)

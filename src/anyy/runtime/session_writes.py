@@ -61,6 +61,7 @@ class SessionWrites:
 
     async def rename(self, session_id: str, title: str) -> Session:
         session: Session = await self.deps.owner.call(lambda s: s.update_session(session_id, SessionPatch(title=title)))
+        self._announce.renamed(session)
         return session
 
     async def fork(

@@ -13,7 +13,7 @@ protocol, in ``anyy.storage.reads``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -26,6 +26,7 @@ from anyy.domain.schedule_records import NewSchedule, RunClaim, Schedule, Schedu
 from anyy.domain.search import SearchHit
 from anyy.domain.sessions import UNSET, NewSession, Page, Session, SessionKind, SessionPatch, Unset
 from anyy.domain.tree import TreeView
+from anyy.storage.ownership import Claim, ControlKind, GatewayInfo, Heartbeat, Hint, HintKind, Listening
 
 
 class ObjectRef(msgspec.Struct, kw_only=True):
@@ -164,6 +165,41 @@ class SessionStore(Protocol):
         a visible notice entry. One suspended on a question stays suspended: an answer still resumes it."""
         ...
 
+    # -- ownership: several Gateways on one store (see anyy.storage.ownership) ---------------------
+    def join_service(self, gateway_id: str, *, lease: float, address: str, recovery_note: str) -> bool:
+        """Register this Gateway; True when the store is shared (leases apply from now on). From then,
+        every write of a session's work is fenced on this Gateway's lease (zero rows: LeaseLost)."""
+        ...
+
+    def leave_service(self) -> None:
+        """Release every lease and unregister (a clean shutdown)."""
+        ...
+
+    def set_gateway_address(self, address: str) -> None: ...
+    def claim_session(self, session_id: str) -> Claim:
+        """Take the session's lease (epoch + 1) unless a live Gateway holds it; a dead owner's running
+        work is marked interrupted in the same transaction (G3, per session)."""
+        ...
+
+    def release_session(self, session_id: str) -> None:
+        """Give the lease back once the session is idle (another Gateway may then claim it)."""
+        ...
+
+    def heartbeat(self) -> Heartbeat:
+        """Renew this Gateway's leases; report those lost, recover dead Gateways' sessions, hand over the
+        stops and answers other Gateways left for this one."""
+        ...
+
+    def add_control(self, session_id: str, kind: ControlKind, execution_id: str, text: str = "") -> None:
+        """A stop or an answer for the session's owner, durable, with a wake-up hint."""
+        ...
+
+    def hint(self, session_id: str, kind: HintKind) -> None: ...
+    def listen(self, callback: Callable[[Hint], None]) -> Listening | None:
+        """Deliver other Gateways' hints to ``callback`` (on another thread); None: nobody sends any."""
+        ...
+
+    def list_gateways(self) -> list[GatewayInfo]: ...
     # -- schedules (K1) --------------------------------------------------------------------------
     def create_schedule(self, new: NewSchedule) -> Schedule:
         """A new schedule; a name the profile uses already is a conflict."""

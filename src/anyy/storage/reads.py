@@ -10,11 +10,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Literal, NamedTuple
 
+import msgspec
+
 from anyy.domain.entries import Entry, EntryKind
 from anyy.domain.export import to_jsonl, to_markdown
+from anyy.domain.sessions import Page, Session
+from anyy.domain.titles import preview_of
 from anyy.storage.protocol import SessionStore
 
 ExportFormat = Literal["jsonl", "markdown"]
+# How many entries up from the head a list looks for the last message to preview (tool calls, results and
+# notices are passed over).
+PREVIEW_LOOKBACK = 8
+_MESSAGES = (EntryKind.USER, EntryKind.ASSISTANT, EntryKind.QUESTION, EntryKind.ANSWER)
 # How far back from the head the session's view looks for the last response and a waiting question.
 RECENT_ENTRIES = 200
 
@@ -32,6 +40,25 @@ def whole_tree(store: SessionStore, session_id: str) -> list[Entry]:
             for entry in store.path(session_id, to=node.id):
                 loaded.setdefault(entry.id, entry)
     return [loaded[node.id] for node in view.nodes]
+
+
+def with_previews(store: SessionStore, page: Page[Session]) -> Page[Session]:
+    """The page's sessions, each with its last message on the current path as a preview (U1)."""
+    items = [msgspec.structs.replace(found, preview=last_message(store, found)) for found in page.items]
+    return Page(items=items, next_cursor=page.next_cursor)
+
+
+def last_message(store: SessionStore, session: Session) -> str:
+    """The newest message (user, answer, question) up from the head, cut short; "" when none is near."""
+    entry_id = session.head
+    for _ in range(PREVIEW_LOOKBACK):
+        if entry_id is None:
+            return ""
+        entry = store.get_entry(session.id, entry_id)
+        if entry.kind in _MESSAGES and entry.text.strip():
+            return preview_of(entry.text)
+        entry_id = entry.parent
+    return ""
 
 
 def export_chunks(store: SessionStore, session_id: str, fmt: ExportFormat) -> list[str]:

@@ -31,11 +31,13 @@ port and token). Once connected it redraws the session from the Gateway's state 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import time
 from typing import Any, ClassVar, TypeVar, overload
 
+from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
@@ -44,6 +46,7 @@ from anyy.api import methods as m
 from anyy.api.methods import MethodSpec
 from anyy.api.params import (
     AnswerParams,
+    ApproveParams,
     CreateParams,
     ExecutionRef,
     ItemRef,
@@ -58,15 +61,19 @@ from anyy.client.errors import CallFailed, ConflictError, GatewayError
 from anyy.client.gateway import Locator, address_locator
 from anyy.client.protocol import Method
 from anyy.profiles.gateway_address import Address
+from anyy.tui.attachments import AttachmentsBar
 from anyy.tui.commands import Commands
+from anyy.tui.completion import CommandHint
 from anyy.tui.conversation import ConversationView
 from anyy.tui.editor import Editor
 from anyy.tui.history import HISTORY_PAGE, History
+from anyy.tui.keys import read_alt_enter, tmux_advice
 from anyy.tui.link import ConnectionLost, GatewayEvent, GatewayLink
 from anyy.tui.pending import PendingQueue
-from anyy.tui.question import QuestionPrompt
+from anyy.tui.question import QuestionPrompt, decision, is_approval
 from anyy.tui.retry import RetryCountdown
 from anyy.tui.routes import EventRoutes
+from anyy.tui.screens import COMMANDS
 from anyy.tui.state import ContextFill, SessionState, Waiting
 from anyy.tui.status import StatusLine
 from anyy.tui.tool_activity import ToolActivity
@@ -74,6 +81,7 @@ from anyy.tui.tool_activity import ToolActivity
 P = TypeVar("P", bound=Params)
 R = TypeVar("R")
 RECONNECTING = "reconnecting…"
+LEAVE_TIMEOUT = 2.0  # seconds the app may take, as it ends, to delete the empty session it made
 
 
 class AnyyApp(App[None]):
@@ -98,6 +106,7 @@ class AnyyApp(App[None]):
         history_page: int = HISTORY_PAGE,
     ) -> None:
         super().__init__()
+        read_alt_enter()  # ESC CR (tmux, xterm) is Alt+Enter, not Enter
         self.link = GatewayLink(address, locate or address_locator(address.profile), self.post_message)
         self.requested_session = session_id
         self.role = role
@@ -109,6 +118,7 @@ class AnyyApp(App[None]):
         self.first_paint_at: float | None = None  # perf_counter() of the first frame after opening
         self.routes = EventRoutes(self)
         self.commands = Commands(self)
+        self.created: set[str] = set()  # sessions this app created: deleted if left untouched (U1)
 
     # -- layout ----------------------------------------------------------------------------------
     history: History  # made with the widgets it fills
@@ -120,7 +130,9 @@ class AnyyApp(App[None]):
         yield RetryCountdown(self.state)
         yield PendingQueue(self.state)
         yield QuestionPrompt(self.state)
-        yield Editor()
+        yield AttachmentsBar(self.state)
+        yield CommandHint(COMMANDS)
+        yield Editor(COMMANDS)
         yield StatusLine(self.state)
 
     @property
@@ -182,8 +194,11 @@ class AnyyApp(App[None]):
         await self.link.connect(self.address)
         if self.start_note:
             await self.say(self.start_note)
+        advice = tmux_advice()
+        if advice:
+            await self.say(advice)
         if self.requested_session is None:
-            await self.open_session(await self.call(m.SESSION_CREATE, self.new_session_params()), live=None)
+            await self.open_session(await self.create_session(), live=None)
         else:
             view = await self.call(m.SESSION_GET, SessionRef(session_id=self.requested_session))
             await self.open_session(view.session, live=view)
@@ -191,6 +206,29 @@ class AnyyApp(App[None]):
 
     def new_session_params(self) -> CreateParams:
         return CreateParams() if self.role is None else CreateParams(role=self.role)
+
+    async def create_session(self) -> Session:
+        session = await self.call(m.SESSION_CREATE, self.new_session_params())
+        self.created.add(session.id)
+        return session
+
+    async def leave_session(self) -> None:
+        """A session this app created and nothing was sent to is deleted as the app leaves it (``/new``,
+        ``/sessions``, quitting): opening the TUI leaves no empty session behind (U1)."""
+        session_id = self.state.session_id
+        if session_id not in self.created or self.state.busy:
+            return
+        self.created.discard(session_id)
+        try:
+            view = await self.call(m.SESSION_GET, SessionRef(session_id=session_id))
+            if view.session.head is None and view.running_execution is None and not self.state.queue:
+                await self.call(m.SESSION_DELETE, SessionRef(session_id=session_id))
+        except GatewayError:
+            pass  # something arrived meanwhile (a conflict), or the Gateway is gone: the session stays
+
+    async def action_quit(self) -> None:
+        await self.leave_session()
+        self.exit()
 
     async def open_session(self, session: Session, live: SessionView | None) -> None:
         """Show ``session``: subscribe to its events, then its latest page of history, its queue, how full
@@ -219,6 +257,8 @@ class AnyyApp(App[None]):
 
     async def switch_session(self, session: Session, live: SessionView | None) -> None:
         """Show another session in place of this one (``/new``, ``/sessions``)."""
+        if session.id != self.session_id:
+            await self.leave_session()
         await self.conversation.clear()
         await self.open_session(session, live)
 
@@ -228,6 +268,8 @@ class AnyyApp(App[None]):
         self.state.context = ContextFill(live.context_tokens, live.context_budget)
         self.history.reset(self.session_id)
         await self.history.open(self.size.width, self.size.height)
+        if not self.history.shown:
+            await self.conversation.show_first_hint()
 
     # -- talking to the Gateway ------------------------------------------------------------------
     @overload
@@ -298,18 +340,32 @@ class AnyyApp(App[None]):
         kind: SubmissionKind = "prompt"
         if self.busy or waiting is not None:
             kind = "follow_up" if message.follow_up else "steering"
+        files = self.state.attachments
+        params = SendParams(session_id=self.session_id, text=text, kind=kind, attachments=files)
         try:
-            await self.call(m.SESSION_SEND, SendParams(session_id=self.session_id, text=text, kind=kind))
+            await self.call(m.SESSION_SEND, params)
         except GatewayError as exc:
-            await self.say(f"Not sent: {exc}")
+            await self.say(f"Not sent (the draft and the attached files are kept): {exc}")
             return
         self.editor.clear()
+        self.state.attachments = []
 
     async def answer(self, waiting: Waiting, text: str) -> None:
-        """Enter while a question waits: the editor's text is its answer (``session.answer``), not a message."""
-        params = AnswerParams(session_id=self.session_id, execution_id=waiting.execution_id, text=text)
+        """Enter while a question waits: the editor's text is its answer (``session.answer``), not a message;
+        for a tool's approval, o, s or d (``session.approve``)."""
         try:
-            await self.call(m.SESSION_ANSWER, params)
+            if is_approval(waiting):
+                chosen = decision(text)
+                if chosen is None:
+                    await self.say("Approval: type o (once), s (for this session) or d (deny), then Enter.")
+                    return
+                await self.call(
+                    m.SESSION_APPROVE,
+                    ApproveParams(session_id=self.session_id, execution_id=waiting.execution_id, decision=chosen),
+                )
+            else:
+                params = AnswerParams(session_id=self.session_id, execution_id=waiting.execution_id, text=text)
+                await self.call(m.SESSION_ANSWER, params)
         except GatewayError as exc:
             await self.say(f"Not answered (the draft is kept): {exc}")
             if isinstance(exc, ConflictError):  # answered elsewhere, or stopped
@@ -335,6 +391,24 @@ class AnyyApp(App[None]):
     def on_tool_activity_toggled(self, message: ToolActivity.Toggled) -> None:
         if message.by_mouse:
             self.editor.focus()  # a click shows or folds; typing still goes to the editor
+
+    def on_tool_activity_left(self, message: ToolActivity.Left) -> None:
+        self.editor.focus()
+
+    @on(Editor.Changed, "#editor")
+    def follow_command(self, message: Editor.Changed) -> None:
+        """The commands matching what is typed, above the editor."""
+        self.query_one(CommandHint).follow(self.editor.text)
+
+    def on_key(self, event: events.Key) -> None:
+        """A character typed while a tool activity has the focus goes to the editor, focused again: typing
+        is never lost."""
+        if len(self.screen_stack) > 1 or self.focused is self.editor or not event.is_printable:
+            return
+        if event.character and event.key != "space":
+            event.stop()
+            self.editor.focus()
+            self.editor.insert(event.character)
 
     async def action_tree(self) -> None:
         await self.commands.tree("")
@@ -378,9 +452,9 @@ class AnyyApp(App[None]):
                 m.SESSION_RETRY_CANCEL, ExecutionRef(session_id=self.session_id, execution_id=waiting)
             )
             if result.stopped:
-                await self.say(f"Retry wait of execution {waiting} cancelled; the queue is unchanged.")
+                await self.say("Retry wait cancelled; the queue is unchanged.")
             else:
-                await self.say(f"Execution {waiting} was no longer waiting for a retry.")
+                await self.say("The response was no longer waiting for a retry.")
             return
         captured = self.state.running
         if captured is None:
@@ -392,12 +466,15 @@ class AnyyApp(App[None]):
         try:
             result = await self.call(m.SESSION_STOP, ExecutionRef(session_id=self.session_id, execution_id=execution))
         except GatewayError as exc:
-            await self.say(f"Could not stop execution {execution}: {exc}")
+            await self.say(f"Could not stop the response: {exc}")
             return
         if result.stopped:
-            await self.say(f"Stopping execution {execution}…")
+            await self.say("Stopping the response…")
         else:
-            await self.say(f"Execution {execution} had already ended: nothing stopped.")
+            await self.say("The response had already ended: nothing stopped.")
 
     async def on_unmount(self) -> None:
+        # However the app ends (Ctrl+Q already did this; a closed terminal did not), briefly.
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.leave_session(), LEAVE_TIMEOUT)
         await self.link.close()

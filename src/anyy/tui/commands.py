@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from anyy.api import methods as m
-from anyy.api.params import NavigateParams, SessionRef
+from anyy.api.params import ClearParams, NavigateParams, SessionRef
 from anyy.client.errors import GatewayError
 from anyy.tui import settings
+from anyy.tui.attachments import AttachError, upload
 from anyy.tui.host import Host
 from anyy.tui.screens import COMMANDS, ConfirmScreen, HelpScreen, SessionPicker, TreeChoice, TreeScreen
 
@@ -32,6 +33,10 @@ class Commands:
             "/provider": model.provider,
             "/model": model.model,
             "/effort": model.effort,
+            "/attach": self.attach,
+            "/detach": self.detach,
+            "/continue": self.continue_queue,
+            "/clear": self.clear_queue,
         }
 
     async def run(self, line: str) -> None:
@@ -47,10 +52,44 @@ class Commands:
             await self.host.say(f"{name} failed: {exc}")
 
     async def new(self, argument: str) -> None:
-        await self.host.switch_session(
-            await self.host.call(m.SESSION_CREATE, self.host.new_session_params()), live=None
+        await self.host.switch_session(await self.host.create_session(), live=None)
+        await self.host.say("New session: it is named after your first message.")
+
+    async def attach(self, argument: str) -> None:
+        """Upload a file for the next message (``/attach PATH``)."""
+        try:
+            attached = await upload(self.host.address, argument)
+        except AttachError as exc:
+            await self.host.say(f"/attach: {exc}")
+            return
+        self.state.attachments = [*self.state.attachments, attached]
+
+    async def detach(self, argument: str) -> None:
+        """``/detach N`` removes the Nth file listed above the editor; ``/detach`` all of them."""
+        files = self.state.attachments
+        if not argument or argument == "all":
+            self.state.attachments = []
+            return
+        if not argument.isdigit() or not 1 <= int(argument) <= len(files):
+            await self.host.say(f"/detach: give the number of a file listed above the editor (1 to {len(files)}).")
+            return
+        number = int(argument)
+        self.state.attachments = files[: number - 1] + files[number:]
+
+    async def continue_queue(self, argument: str) -> None:
+        """The items left waiting after a stop or a failure start now (``session.continue``)."""
+        if not self.host.pending.items:
+            await self.host.say("/continue: nothing is waiting in the queue.")
+            return
+        await self.host.call(m.SESSION_CONTINUE, SessionRef(session_id=self.state.session_id))
+
+    async def clear_queue(self, argument: str) -> None:
+        """Remove every pending item (``session.queue.clear``); their texts stay in the session's records."""
+        removed = await self.host.call(m.QUEUE_CLEAR, ClearParams(session_id=self.state.session_id))
+        count = len(removed)
+        await self.host.say(
+            f"/clear: {count} pending item{'s' * (count != 1)} removed." if count else "/clear: the queue was empty."
         )
-        await self.host.say(f"New session {self.state.session_id}.")
 
     async def help(self, argument: str) -> None:
         await self.host.push_screen(HelpScreen())

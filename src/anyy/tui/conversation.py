@@ -11,6 +11,7 @@ session therefore shows only its newest messages that way (``rich``); older ones
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
@@ -23,6 +24,7 @@ from textual.widget import Widget
 from textual.widgets import Markdown, Static
 
 from anyy.api.entries import InnerCall
+from anyy.tui.completion import FirstHint
 from anyy.tui.tool_activity import ToolActivity
 
 STREAM_INTERVAL = 0.05  # the streamed answer is appended to its Markdown at most this often (seconds)
@@ -126,6 +128,9 @@ class ConversationView(VerticalScroll):
     what is shown (``batch(older=True)``) with what the user was looking at kept in its place."""
 
     DEFAULT_CSS = "ConversationView { height: 1fr; }"
+    # Never focused itself (Tab would leave the editor for an invisible place): the editor's PageUp/PageDown
+    # and the mouse scroll it, Tab reaches the tool activities in it.
+    can_focus = False
 
     class OlderWanted(TextualMessage):
         """PageUp at the top, or a click on the marker: the app loads the previous page of history."""
@@ -135,11 +140,13 @@ class ConversationView(VerticalScroll):
         self.stream_execution: str | None = None
         self.streamed = ""
         self._stream_widget: Message | None = None
+        self._unclaimed: Message | None = None  # a closed stream whose recorded entry has not come yet
         self._stream: MarkdownStream | None = None
         self._tools: dict[str, ToolActivity] = {}
         self._batch: list[Widget] | None = None
         self.older: OlderMarker | None = None
         self.older_pages = 0  # older pages put in place, their scroll position restored
+        self._said: collections.deque[str] = collections.deque(maxlen=6)  # the newest notices, for add_notice
 
     def on_mount(self) -> None:
         self.anchor()  # kept at the bottom as entries come, until the user scrolls up
@@ -160,7 +167,13 @@ class ConversationView(VerticalScroll):
                 await self.mount_all(widgets)
                 self._follow(following)
 
+    async def show_first_hint(self) -> None:
+        """What to do, on the screen of an empty session."""
+        await self.mount(FirstHint())
+
     async def _add(self, widget: Widget, *, follow: bool = False) -> None:
+        for hint in self.query(FirstHint):
+            await hint.remove()
         if self._batch is not None:
             self._batch.append(widget)
             return
@@ -173,8 +186,21 @@ class ConversationView(VerticalScroll):
         await self._add(widget, follow=role == "user")
         return widget
 
-    async def add_notice(self, text: str) -> None:
+    async def add_notice(self, text: str, *, unless_said: bool = False) -> None:
+        """A notice line; ``unless_said``: not when a notice just shown says it already (a recorded notice
+        entry after the live event that announced it, a failure's error after "The response failed")."""
+        if unless_said and any(text in said or (len(said) >= 20 and said in text) for said in self._said):
+            return
+        self._said.append(text)
         await self._add(NoticeLine(text, markup=False))
+
+    def said_already(self, text: str) -> bool:
+        """Whether one of the newest notices says ``text``."""
+        return any(text in said for said in self._said)
+
+    def remember_said(self, text: str) -> None:
+        """Count ``text`` as said (a recorded notice saying it is not shown again)."""
+        self._said.append(text)
 
     async def add_tool(self, call_id: str, name: str, arguments: dict[str, Any]) -> ToolActivity:
         activity = ToolActivity(name, arguments)
@@ -287,14 +313,27 @@ class ConversationView(VerticalScroll):
         if not text.strip():
             await widget.remove()
             return
+        if recorded is None:  # closed before its entry came (a tool call started first): the entry claims it
+            self._unclaimed = widget
         await widget.update(text)
+
+    async def claim_streamed(self, recorded: str) -> bool:
+        """The recorded answer of a stream already closed takes that stream's place (rather than being shown
+        a second time, after the tool activity that closed it); False when no stream waits for its entry."""
+        widget, self._unclaimed = self._unclaimed, None
+        if widget is None or not widget.is_attached:
+            return False
+        await widget.update(recorded)
+        return True
 
     async def clear(self) -> None:
         """Forget everything shown (another session, or the same one after moving in its tree)."""
         if self._stream is not None:
             await self._stream.stop()
         self._stream_widget, self._stream, self.stream_execution, self.streamed = None, None, None, ""
+        self._unclaimed = None
         self._tools.clear()
+        self._said.clear()
         self.older = None
         await self.remove_children()
 

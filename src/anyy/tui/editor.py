@@ -1,5 +1,7 @@
 """The multi-line editor: Enter sends (or queues steering while busy, or answers the agent's question),
-Alt+Enter a follow-up, Shift+Enter or Ctrl+J a new line. PageUp / PageDown scroll the conversation."""
+Alt+Enter or Ctrl+F a follow-up, Shift+Enter or Ctrl+J a new line, Tab completes a ``/`` command being
+typed (else moves to the tool activity). PageUp / PageDown scroll the conversation. (Under tmux, see
+:mod:`anyy.tui.keys`.)"""
 
 from __future__ import annotations
 
@@ -9,6 +11,9 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
+
+from anyy.tui.completion import complete
+from anyy.tui.keys import FOLLOW_UP_KEYS
 
 NEWLINE_KEYS = frozenset({"shift+enter", "ctrl+j"})
 
@@ -29,15 +34,20 @@ class Editor(TextArea):
             self.text = text
             self.follow_up = follow_up
 
-    def __init__(self) -> None:
+    def __init__(self, commands: dict[str, str] | None = None) -> None:
         super().__init__(id="editor", soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
+        self.commands = commands or {}
 
     async def _on_key(self, event: events.Key) -> None:
         # Handled here, before TextArea's own handler (which would insert a newline for Enter).
-        if event.key in ("enter", "alt+enter"):
+        if event.key == "enter" or event.key in FOLLOW_UP_KEYS:
             event.stop()
             event.prevent_default()
-            self.post_message(self.Submitted(self.text, follow_up=event.key == "alt+enter"))
+            self.post_message(self.Submitted(self.text, follow_up=event.key in FOLLOW_UP_KEYS))
+        elif event.key == "tab" and (completed := complete(self.text, self.commands)) is not None:
+            event.stop()
+            event.prevent_default()
+            self.set_draft(completed)
         elif event.key in NEWLINE_KEYS:
             event.stop()
             event.prevent_default()

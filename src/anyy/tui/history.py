@@ -23,6 +23,13 @@ HISTORY_PAGE = 50
 ASK_USER = "ask_user"  # the tool whose call is shown as the question entry, and its result as the answer
 
 Call = Callable[..., Awaitable[Any]]
+# How the other entries read, as a notice line (live and from history alike).
+NOTICE_LABELS = {
+    "model_change": "Model",
+    "compaction": "Earlier messages summarised",
+    "branch_summary": "Summary of the branch left",
+    "label": "Label",
+}
 
 
 def screenful(entries: list[EntryView], width: int, height: int) -> int:
@@ -116,8 +123,10 @@ class History:
             await view.add_message("question", f"**The agent asks:** {text}", rich=rich)
         elif kind == "answer":
             await view.add_message("answer", f"**Your answer:** {text}", rich=rich)
+        elif kind == "notice" and text.strip():
+            await view.add_notice(text, unless_said=live)  # live, its event may have said it already
         elif text.strip():
-            await view.add_notice(f"[{kind}] {text}")
+            await view.add_notice(f"{NOTICE_LABELS.get(kind, kind)}: {text}")
 
     async def _assistant(self, entry: EntryView, *, live: bool, rich: bool) -> None:
         usage = usage_of(entry)
@@ -126,7 +135,7 @@ class History:
             self.state.context = ContextFill(usage.context_tokens, self.state.context.budget)
         if live and self.view.stream_execution is not None:
             await self.view.end_stream(entry.text)
-        elif entry.text.strip():
+        elif entry.text.strip() and not (live and await self.view.claim_streamed(entry.text)):
             await self.view.add_message("assistant", entry.text, rich=rich)
 
     async def _tool_call(self, data: ToolCallData) -> None:

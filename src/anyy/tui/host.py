@@ -8,9 +8,11 @@ from typing import Any, Protocol, TypeVar, overload
 from anyy.api.methods import MethodSpec
 from anyy.api.params import CreateParams, Params
 from anyy.api.sessions import Session, SessionView
+from anyy.profiles.gateway_address import Address
 from anyy.tui.conversation import ConversationView
 from anyy.tui.editor import Editor
 from anyy.tui.history import History
+from anyy.tui.pending import PendingQueue
 from anyy.tui.state import SessionState
 
 P = TypeVar("P", bound=Params)
@@ -22,10 +24,17 @@ class Host(Protocol):
     history: History
 
     @property
+    def address(self) -> Address:
+        """Where the Gateway is (its HTTP routes, such as /upload, take the same token)."""
+
+    @property
     def conversation(self) -> ConversationView: ...
 
     @property
     def editor(self) -> Editor: ...
+
+    @property
+    def pending(self) -> PendingQueue: ...
 
     @overload
     async def call(self, method: MethodSpec[P, R], params: P) -> R: ...
@@ -36,6 +45,9 @@ class Host(Protocol):
 
     def new_session_params(self) -> CreateParams:
         """What ``/new`` creates: a session of the role the app was opened with."""
+
+    async def create_session(self) -> Session:
+        """A new session with those parameters, deleted if the app leaves it untouched."""
 
     async def say(self, text: str) -> None:
         """A line for the user in the conversation (not recorded in the session)."""

@@ -1,5 +1,7 @@
 """The pending items of the session's queues, shown above the editor: steering first, then follow-ups
-(the Gateway's ``session.queue.list`` order)."""
+(the Gateway's ``session.queue.list`` order). Items left waiting on an idle session (after a stop or a
+failure nothing starts by itself) say so, with what to do: ``/continue`` runs them, ``/clear`` removes
+them."""
 
 from __future__ import annotations
 
@@ -25,7 +27,14 @@ class PendingQueue(Static):
     def __init__(self, state: SessionState) -> None:
         super().__init__("", id="pending", markup=False)
         self.items: list[Submission] = []
+        self.session_state = state
         state.watch("queue", self.show)
+        state.watch("running waiting", lambda _: self.show(state.queue))
+
+    @property
+    def stale(self) -> bool:
+        """Items wait while nothing runs nor asks: they start only when told to."""
+        return bool(self.items) and self.session_state.running is None and self.session_state.waiting is None
 
     def show(self, items: list[Submission]) -> None:
         pending = [item for item in items if item.state == "pending"]
@@ -35,6 +44,8 @@ class PendingQueue(Static):
             text = " ".join(item.text.split())
             text = text if len(text) <= PREVIEW else text[: PREVIEW - 1] + "…"
             lines.append(f"{LABELS.get(item.kind, 'queued')}: {text}")
+        if self.stale:
+            lines.insert(0, "Waiting since the response stopped: /continue runs them · /clear removes them")
         if self.items:
             lines.append("Alt+Up: back into the editor")
         self.update("\n".join(lines))

@@ -7,12 +7,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import msgspec
+
 from anyy.api.events import (
     EntriesAppended,
     ExecutionStateChanged,
     Notice,
     QueueChanged,
     RetryWaiting,
+    SessionRenamed,
     TextDeltaEvent,
     ToolFinished,
     ToolStarted,
@@ -40,6 +43,7 @@ class EventRoutes:
             EntriesAppended: self.entries_appended,
             QueueChanged: self.queue_changed,
             Notice: self.notice,
+            SessionRenamed: self.renamed,
         }
 
     async def route(self, event: Event) -> None:
@@ -61,7 +65,7 @@ class EventRoutes:
             seconds_left=event.delay,
             error=event.error,
         )
-        await self.host.say(f"The model call failed ({event.error}): retry {event.attempt}.")
+        # Said once, by the countdown above the editor (with the error): not a line per attempt.
 
     async def tool_started(self, event: ToolStarted) -> None:
         if event.name == ASK_USER:  # the question entry says it
@@ -82,6 +86,11 @@ class EventRoutes:
     async def queue_changed(self, event: QueueChanged) -> None:
         self.state.queue = event.pending
 
+    async def renamed(self, event: SessionRenamed) -> None:
+        session = self.state.session
+        if session is not None:
+            self.state.session = msgspec.structs.replace(session, title=event.title)
+
     async def notice(self, event: Notice) -> None:
         await self.host.say(event.text)
 
@@ -99,7 +108,7 @@ class EventRoutes:
             self.state.running, self.state.retrying = None, None
             await self._ended(execution, state, event.error)
         elif state == "interrupted" and asked is not None and asked.execution_id == execution:
-            await self.host.say(f"Execution {execution} stopped; its question is left unanswered.")
+            await self.host.say("Stopped; the agent's question is left unanswered.")
         if state == "suspended" and event.question is not None:
             question = event.question
             self.state.waiting = Waiting(execution_id=execution, entry_id=question.entry_id, question=question.text)
@@ -107,6 +116,11 @@ class EventRoutes:
     async def _ended(self, execution: str, state: str, error: str | None) -> None:
         await self.host.conversation.end_stream(note=" *(interrupted)*" if state == "interrupted" else "")
         if state == "failed":
+            conversation = self.host.conversation
+            if error and conversation.said_already(error):
+                return  # the failure's recorded notice (appended just before) already says it: one line
             await self.host.say(f"The response failed: {error}")
+            if error:
+                conversation.remember_said(error)  # a notice of it recorded later is not said again
         elif state == "interrupted":
-            await self.host.say(f"Execution {execution} stopped; pending items are kept.")
+            await self.host.say("Stopped; pending items are kept.")

@@ -6,11 +6,13 @@ Gateway get the app's ``call`` (a coroutine function: method, params -> result) 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -44,15 +46,19 @@ COMMANDS: dict[str, str] = {
     "/provider": "this session's provider (/provider NAME, or pick one)",
     "/model": "this session's model (/model NAME, or pick one)",
     "/effort": "this session's reasoning effort (/effort low|medium|high|default, or pick one)",
+    "/attach": "attach a file to the next message (/attach PATH; listed above the editor)",
+    "/detach": "remove an attached file (/detach N), or all of them (/detach)",
+    "/continue": "start the items left waiting in the queue after a stop or a failure",
+    "/clear": "remove the items waiting in the queue",
     "/help": "this help",
 }
 
 KEYS: list[tuple[str, str]] = [
     ("Enter", "idle: send; while the agent works: add the text as steering; a question waits: answer it"),
-    ("Alt+Enter", "while the agent works (or a question waits): add a follow-up"),
+    ("Alt+Enter, Ctrl+F", "while the agent works (or a question waits): add a follow-up (Ctrl+F: any terminal)"),
     ("Shift+Enter, Ctrl+J", "a new line in the editor"),
     ("Alt+Up", "every pending item back into the editor, before the draft"),
-    ("Ctrl+C", "stop the execution you saw running (or waiting for your answer); pending items are kept"),
+    ("Ctrl+C", "stop the response you saw running (or waiting for your answer); pending items are kept"),
     ("Esc", "closes a picker or dialog first; retry wait: cancel it; working: pending back, then stop"),
     ("PageUp, PageDown", "scroll the conversation; PageUp at its top shows older messages"),
     ("Tab, Shift+Tab", "reach the tool activity: Enter (or a click) shows a long result whole, or folds it"),
@@ -140,9 +146,23 @@ class ChoiceScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-def session_label(session: Session) -> str:
+def session_label(session: Session) -> Text:
+    """The session's title and settings, its last message (U1) on the line below."""
+    label = Text(session.title or "(untitled)", style="bold")
     origin = f" · {origin_label(session.origin)}" if session.origin is not None else ""
-    return f"{session.title or '(untitled)'} · {session.id} · {session.role} · {session.model}{origin}"
+    label.append(f" · {session.role} · {session.model} · {session.id}{origin}", style="dim")
+    if session.preview:
+        label.append(f"\n  {session.preview}")
+    return label
+
+
+def hit_label(hit: SearchHit) -> Text:
+    """A search hit: the session's title, then the snippet with the matched words (``[word]``) in bold."""
+    label = Text(hit.session_title or "(untitled)", style="bold")
+    label.append(f" · {hit.session_id}\n  ", style="dim")
+    for number, part in enumerate(re.split(r"\[([^\[\]]*)\]", " ".join(hit.snippet.split()))):
+        label.append(part, style="bold reverse" if number % 2 else "")
+    return label
 
 
 def _when(moment: float | None) -> str:
@@ -227,8 +247,7 @@ class SessionPicker(ModalScreen[str | None]):
             if hit.session_id in seen:
                 continue
             seen.add(hit.session_id)
-            title = hit.session_title or "(untitled)"
-            options.append(Option(f"{title} · {hit.session_id} · {hit.snippet}", id=hit.session_id))
+            options.append(Option(hit_label(hit), id=hit.session_id))
         self._show(options)
 
     def _show(self, options: list[Option]) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeAlias, TypeVar, cast, overload
 
-from anyy.api.entries import Usage
+from anyy.api.entries import Attachment, Usage
 from anyy.api.sessions import RetryView, Session, Submission, WaitingQuestion
 
 T = TypeVar("T")
@@ -68,6 +68,7 @@ class SessionState:
     queue: Field[list[Submission]] = Field(list)  # its pending items, as the Gateway last said
     context: Field[ContextFill] = Field(ContextFill)
     usage: Field[Usage | None] = Field(lambda: None)  # the last recorded answer's usage
+    attachments: Field[list[Attachment]] = Field(list)  # uploaded, to go with the next message (/attach)
 
     def __init__(self) -> None:
         self._values: dict[str, Any] = {}
@@ -97,9 +98,9 @@ class SessionState:
         if self.link is not None:
             return self.link
         if self.retrying is not None:
-            return f"retry wait ({self.retrying}) · Esc cancels the wait"
+            return "retry wait · Esc cancels the wait"
         if self.running is not None:
-            return f"working ({self.running}) · Ctrl+C stops"
+            return "working · Ctrl+C stops"
         if self.waiting is not None:
             return "waiting for your answer"
         return "idle"

@@ -10,11 +10,27 @@ The state keeps its place at the right: the rest is cut short (the id first) on 
 
 from __future__ import annotations
 
+import time
+
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.timer import Timer
 from textual.widgets import Static
 
 from anyy.tui.state import SessionState
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+SPIN_EVERY = 0.25  # seconds between two frames of the spinner (the elapsed time changes once a second)
+
+
+def elapsed(seconds: float) -> str:
+    """How long the work has run: 7 s, 1 min 05 s, 1 h 02 min."""
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
 
 
 def tokens(count: int) -> str:
@@ -40,12 +56,36 @@ class StatusLine(Horizontal):
         self.session_state = state
         self._left = Static("", id="status-session", markup=False)
         self._right = Static("connecting…", id="status-state", markup=False)
+        self.working_since: float | None = None  # monotonic time the running work was first seen
+        self._frame = 0
+        self._timer: Timer | None = None
         state.watch("session link running retrying waiting context usage", lambda _: self._redraw())
+        state.watch("running", self._work_changed)
 
     @property
     def state(self) -> str:
-        """What the session is doing (the right of the line)."""
-        return self.session_state.activity()
+        """What the session is doing (the right of the line): while it works, a spinner and for how long."""
+        activity = self.session_state.activity()
+        if self.working_since is None or self.session_state.running is None or self.session_state.link is not None:
+            return activity
+        spent = elapsed(time.monotonic() - self.working_since)
+        return f"{SPINNER[self._frame % len(SPINNER)]} {activity.replace('working', f'working {spent}', 1)}"
+
+    def _work_changed(self, running: str | None) -> None:
+        """The spinner turns while an execution runs (U3); a new one starts its clock again."""
+        if running is None:
+            self.working_since = None
+            if self._timer is not None:
+                self._timer.stop()
+                self._timer = None
+            return
+        self.working_since = time.monotonic()
+        if self._timer is None and self.is_attached:
+            self._timer = self.set_interval(SPIN_EVERY, self._spin)
+
+    def _spin(self) -> None:
+        self._frame += 1
+        self._right.update(self.state)
 
     def compose(self) -> ComposeResult:
         yield self._left

@@ -90,11 +90,12 @@ def _result_lines(text: str, prefix: str, count: int, width: int | None, kept: s
 class ToolActivity(Static, can_focus=True):
     DEFAULT_CSS = """
     ToolActivity { color: $text-muted; padding: 0 1; margin: 0 0 1 0; }
-    ToolActivity:focus { background: $boost; }
+    ToolActivity:focus { background: $accent 30%; color: $text; text-style: bold; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "fold", "Show / fold the result", show=False),
         Binding("space", "fold", "Show / fold the result", show=False),
+        Binding("escape", "leave", "Back to the editor", show=False),
     ]
 
     class Toggled(Message):
@@ -104,6 +105,9 @@ class ToolActivity(Static, can_focus=True):
             super().__init__()
             self.activity = activity
             self.by_mouse = by_mouse
+
+    class Left(Message):
+        """Esc on the focused activity: the editor takes the focus back."""
 
     def __init__(self, name: str, arguments: dict[str, Any]) -> None:
         super().__init__("", markup=False)
@@ -214,6 +218,10 @@ class ToolActivity(Static, can_focus=True):
 
     def action_fold(self) -> None:
         self.toggle()
+
+    def action_leave(self) -> None:
+        """Esc: back to the editor (typing a character does the same, and the character is kept)."""
+        self.post_message(self.Left())
 
     def on_click(self, event: events.Click) -> None:
         event.stop()

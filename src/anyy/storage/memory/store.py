@@ -7,9 +7,10 @@ from pathlib import Path
 from anyy.storage.memory.data import MemoryData
 from anyy.storage.memory.schedules import SchedulesPart
 from anyy.storage.memory.upkeep import UpkeepPart, load_snapshot
+from anyy.storage.ownership import SoloOwnership
 
 
-class MemoryStore(SchedulesPart, UpkeepPart):
+class MemoryStore(SchedulesPart, UpkeepPart, SoloOwnership):
     """Everything in one :class:`MemoryData`; stores opened on the same data see the same sessions.
 
     Each method checks everything before it changes anything, so a refused call leaves no trace, as a

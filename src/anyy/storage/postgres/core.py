@@ -13,7 +13,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -22,10 +22,12 @@ from anyy.domain import entry_ids
 from anyy.domain.errors import InvalidInput, NotFound, StorageFull
 from anyy.storage import rules
 from anyy.storage.choose import redact
+from anyy.storage.ownership import Hint, HintKind, LeaseLost, OwnedElsewhere
 from anyy.storage.postgres import migrate
 from anyy.storage.postgres.settings import DEFAULT_SETTING, connect
 
 ACTIVITY_RESOLUTION = 1.0
+LOST_EPOCH = -1  # in PgCore.leases: a lease this Gateway held and lost (its writes stay refused)
 
 LAST_ENTRY_SQL = (
     f"(SELECT max(id) FROM entries WHERE id BETWEEN (sessions.num << {entry_ids.SEQ_BITS}) "
@@ -44,6 +46,14 @@ PATH_RUNS_SQL = (
     ") SELECT run, upto, parent FROM walk"
 )
 _HASH = re.compile(r"^[0-9a-f]{64}$")
+
+
+class Member(NamedTuple):
+    """This Gateway, as one of the service's."""
+
+    id: str
+    lease: float  # seconds
+    recovery_note: str
 
 
 def hash_of(data: bytes) -> str:
@@ -76,11 +86,11 @@ class PgCore:
         self.clock = clock
         self.body_threshold = body_threshold
         self.owner_thread = threading.get_ident()
+        self._setting = setting
+        self.member: Member | None = None  # set once a Gateway joined the service (see the leases part)
         self.conn = connect(url, setting=setting, schema=schema)
         try:
-            # Every query of the store reads a few rows through an index: starting parallel workers costs
-            # more than it saves (tens of milliseconds on a busy machine, e.g. for a rare word's search).
-            self.conn.execute("SET max_parallel_workers_per_gather = 0")
+            self._configure()
             if schema is not None:
                 self.conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
             self.applied_migrations = migrate.apply(self.conn, where=redact(url))
@@ -89,6 +99,26 @@ class PgCore:
             raise
         self._nums: dict[str, int] = {}
         self._last_sweep = float("-inf")
+        # The leases this Gateway holds, once it joined the service (see the leases part).
+        self.leases: dict[int, tuple[str, int]] = {}  # session num -> (session id, epoch)
+
+    def _configure(self) -> None:
+        # Every query of the store reads a few rows through an index: starting parallel workers costs
+        # more than it saves (tens of milliseconds on a busy machine, e.g. for a rare word's search).
+        self.conn.execute("SET max_parallel_workers_per_gather = 0")
+        if self.member is not None:
+            timeout_ms = max(int(self.member.lease * 1000), 100)
+            self.conn.execute(f"SET idle_in_transaction_session_timeout = {timeout_ms}")
+
+    def _reconnect_if_lost(self) -> None:
+        """A connection the server ended (a Gateway frozen inside a transaction outlived
+        idle_in_transaction_session_timeout) is replaced; the calls made meanwhile failed, nothing more."""
+        if not (self.conn.closed or self.conn.broken):
+            return
+        with contextlib.suppress(Exception):
+            self.conn.close()
+        self.conn = connect(self.url, setting=self._setting, schema=self.schema)
+        self._configure()
 
     def close(self) -> None:
         self.conn.close()
@@ -143,6 +173,48 @@ class PgCore:
             raise self._missing_session(session_id)
         self._nums[session_id] = row[0]
         return int(row[0])
+
+    # -- fencing (several Gateways; see the leases part) -------------------------------------------
+    def _fence(self, num: int, session_id: str) -> None:
+        """Inside a write's transaction: go on only if this Gateway may write the session now. The lease
+        it holds must still be its own at the same epoch; without one, no live Gateway may hold it. The
+        entries written get the session's epoch; other Gateways get a hint to re-read."""
+        member = self.member
+        if member is None:
+            return
+        row = self._one(
+            "SELECT owner, epoch, coalesce(lease_until > clock_timestamp(), false) FROM sessions WHERE num = %s "
+            "FOR UPDATE",
+            (num,),
+        )
+        if row is None:
+            raise self._missing_session(session_id)
+        owner, epoch, live = row
+        held = self.leases.get(num)
+        # The epoch is the fencing token: a lease that ran out but was not taken over (a late heartbeat on a
+        # busy machine) still holds; any claim since bumped the epoch.
+        if held is not None and not (owner == member.id and epoch == held[1]):
+            # Marked lost (not forgotten): every later write of this work is refused too, until a new claim.
+            self.leases[num] = (session_id, LOST_EPOCH)
+            raise LeaseLost(
+                f"session {session_id} was taken over by another Gateway (epoch {epoch}, this one held "
+                f"{held[1]}): nothing of this write was kept"
+            )
+        if held is None and owner is not None and owner != member.id and live:
+            raise OwnedElsewhere(
+                f"session {session_id} is run by another Gateway ({owner}) right now: retry once it is idle, "
+                "or send this through that Gateway"
+            )
+        self.conn.execute(
+            "SELECT set_config('anyy.epoch', %s, true), pg_notify('anyy', %s)",
+            (str(epoch), Hint(kind="change", session_id=session_id, sender=member.id).encode()),
+        )
+
+    def _notify(self, session_id: str, kind: HintKind) -> None:
+        """Inside a transaction: a hint other Gateways get once it commits (PostgreSQL merges repeats)."""
+        if self.member is not None:
+            hint = Hint(kind=kind, session_id=session_id, sender=self.member.id)
+            self.conn.execute("SELECT pg_notify('anyy', %s)", (hint.encode(),))
 
     def _head_of(self, num: int) -> int | None:
         row = self._one(f"SELECT {HEAD_SQL} FROM sessions WHERE num = %s", (num,))

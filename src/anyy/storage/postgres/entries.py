@@ -73,7 +73,8 @@ class EntriesPart(PgCore):
         if not entries:
             raise rules.nothing_to_append()
         prepared = [self._prepare(new) for new in entries]
-        if len(prepared) == 1 and prepared[0].body is None and not prepared[0].refs:
+        # The one-statement path cannot be fenced: a Gateway of a shared store takes the general one.
+        if len(prepared) == 1 and prepared[0].body is None and not prepared[0].refs and self.member is None:
             return [self._append_one(session_id, prepared[0], expected_head)]
         # Pipelined: BEGIN, the lock and the read go in one round trip, the inserts and COMMIT in another.
         with self.conn.pipeline(), self._tx():
@@ -146,6 +147,7 @@ class EntriesPart(PgCore):
             raise self._missing_session(session_id)
         num, stored_head, updated_at, last_id, run, most_recent = row
         self._nums[session_id] = num
+        self._fence(num, session_id)
         head = last_id if stored_head is None else (None if stored_head == 0 else stored_head)
         if not isinstance(expected_head, Unset) and expected_head != head:
             raise rules.head_moved(session_id, expected_head, head)

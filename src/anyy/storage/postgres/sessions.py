@@ -132,6 +132,7 @@ class SessionsPart(PgCore):
     def set_head(self, session_id: str, entry_id: int | None) -> Session:
         with self._tx() as conn:
             num = self._session_num(session_id, lock=True)
+            self._fence(num, session_id)
             head = self._head_of(num)
             if entry_id is not None and not self._in_tree(num, head, entry_id):
                 raise self._missing_entry(session_id, entry_id)

@@ -3,13 +3,13 @@ for the URL a profile names."""
 
 from __future__ import annotations
 
-from anyy.storage.postgres.queue import QueuePart
+from anyy.storage.postgres.leases import LeasesPart
 from anyy.storage.postgres.schedules import SchedulesPart
 from anyy.storage.postgres.snapshot import SnapshotPart
 from anyy.storage.postgres.upkeep import UpkeepPart
 
 
-class PostgresStore(SchedulesPart, QueuePart, UpkeepPart, SnapshotPart):
+class PostgresStore(SchedulesPart, LeasesPart, UpkeepPart, SnapshotPart):
     """Sessions, entries, submissions, executions and objects in one PostgreSQL database.
 
     One connection, used from the thread that created it; from an event loop, through

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from anyy.storage.ownership import SoloOwnership
 from anyy.storage.sqlite.queue import QueuePart
 from anyy.storage.sqlite.schedules import SchedulesPart
 from anyy.storage.sqlite.snapshot import SnapshotPart
 from anyy.storage.sqlite.upkeep import UpkeepPart
 
 
-class SqliteStore(SchedulesPart, QueuePart, UpkeepPart, SnapshotPart):
+class SqliteStore(SchedulesPart, QueuePart, UpkeepPart, SnapshotPart, SoloOwnership):
     """Sessions, entries, submissions and executions in one ``state.db``; large bodies in ``objects/``.
 
     Use it from the thread that created it; from an event loop, through ``anyy.storage.owner``. Its

@@ -1,0 +1,260 @@
+"""Several Gateways on one database: who runs a session's work, and the relay between them (P3-P6).
+
+Each Gateway process registers a row in ``gateways`` and renews it with its leases. A session's work runs
+where its lease is: the session row holds ``owner``, ``epoch`` (incremented on every claim) and
+``lease_until`` (the server's clock). Every write of that work is fenced on owner + epoch in its own
+transaction (``PgCore._fence``): a Gateway that lost its lease writes nothing more. Sessions whose owner
+died are found with ``FOR UPDATE SKIP LOCKED`` (several Gateways scan at once without waiting on each
+other) and recovered as a restarted single Gateway would (G3), then left unowned: nothing restarts by
+itself (S7). Hints between Gateways go by LISTEN/NOTIFY and carry only a session id; what changed is read
+from the tables.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+
+from anyy.domain.queue import Execution
+from anyy.storage.ownership import Claim, Control, ControlKind, GatewayInfo, Heartbeat, Hint, HintKind
+from anyy.storage.postgres.core import LOST_EPOCH, Member
+from anyy.storage.postgres.queue import QueuePart
+from anyy.storage.postgres.settings import connect
+
+CHANNEL = "anyy"
+ORPHAN_BATCH = 20  # sessions recovered per heartbeat: several Gateways share the rest
+_ORPHANS = (
+    "SELECT x.num, x.id FROM sessions x WHERE x.status = 'active' AND ("
+    " (x.owner IS NOT NULL AND x.owner <> %(me)s AND x.lease_until < clock_timestamp())"
+    " OR (x.owner IS NULL AND EXISTS (SELECT 1 FROM executions e WHERE e.session_num = x.num"
+    "  AND e.state IN ('running', 'retry_wait'))))"
+    " ORDER BY x.lease_until NULLS FIRST LIMIT %(limit)s FOR UPDATE OF x SKIP LOCKED"
+)
+
+
+class LeasesPart(QueuePart):
+    def join_service(self, gateway_id: str, *, lease: float, address: str, recovery_note: str) -> bool:
+        self.member = Member(id=gateway_id, lease=lease, recovery_note=recovery_note)
+        self._configure()  # idle_in_transaction_session_timeout: one lease
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO gateways (id, address, pid, host, lease_seconds) VALUES (%s, %s, %s, %s, %s) "
+                "ON CONFLICT (id) DO UPDATE SET address = excluded.address, last_seen = clock_timestamp()",
+                (gateway_id, address, os.getpid(), socket.gethostname(), lease),
+            )
+        return True
+
+    def set_gateway_address(self, address: str) -> None:
+        if self.member is not None:
+            self.conn.execute("UPDATE gateways SET address = %s WHERE id = %s", (address, self.member.id))
+
+    def leave_service(self) -> None:
+        member = self.member
+        if member is None:
+            return
+        with self._tx() as conn:
+            conn.execute("UPDATE sessions SET owner = NULL, lease_until = NULL WHERE owner = %s", (member.id,))
+            conn.execute("DELETE FROM gateways WHERE id = %s", (member.id,))
+        self.leases.clear()
+        self.member = None
+
+    # -- leases ----------------------------------------------------------------------------------
+    def claim_session(self, session_id: str) -> Claim:
+        member = self.member
+        if member is None:
+            return Claim(owned=True)
+        with self._tx() as conn:
+            # Waits for a writer of the row (never long: transactions are short, and a stopped Gateway's
+            # is ended by idle_in_transaction_session_timeout), but no longer than a lease.
+            conn.execute(f"SET LOCAL lock_timeout = {int(member.lease * 1000)}")
+            row = self._one(
+                "SELECT x.num, x.owner, x.epoch, coalesce(x.lease_until > clock_timestamp(), false), "
+                "coalesce(g.address, '') FROM sessions x LEFT JOIN gateways g ON g.id = x.owner "
+                "WHERE x.id = %s AND x.status = 'active' FOR UPDATE OF x",
+                (session_id,),
+            )
+            if row is None:
+                raise self._missing_session(session_id)
+            num, owner, epoch, live, address = row
+            if owner == member.id and self.leases.get(num) == (session_id, epoch):
+                self._renew(num)  # still this Gateway's (a late renewal is no takeover): no new epoch
+                return Claim(owned=True)
+            if owner is not None and owner != member.id and live:
+                return Claim(owned=False, owner=owner, address=address)
+            recovered = self._take_lease(num, session_id)
+        return Claim(owned=True, recovered=[self.get_execution(e) for e in recovered])
+
+    def _renew(self, num: int) -> None:
+        assert self.member is not None
+        self.conn.execute(
+            "UPDATE sessions SET lease_until = clock_timestamp() + make_interval(secs => %s) WHERE num = %s",
+            (self.member.lease, num),
+        )
+
+    def _take_lease(self, num: int, session_id: str) -> list[str]:
+        """Inside the claim's transaction: epoch + 1, this Gateway the owner; what a previous owner left
+        running is interrupted under the new epoch."""
+        assert self.member is not None
+        updated = self._one(
+            "UPDATE sessions SET owner = %s, epoch = epoch + 1, "
+            "lease_until = clock_timestamp() + make_interval(secs => %s) WHERE num = %s RETURNING epoch",
+            (self.member.id, self.member.lease, num),
+        )
+        assert updated is not None
+        self.leases[num] = (session_id, updated[0])
+        return self._recover_session(num, session_id)
+
+    def _recover_session(self, num: int, session_id: str) -> list[str]:
+        assert self.member is not None
+        running = [
+            row[0]
+            for row in self._all(
+                "SELECT id FROM executions WHERE session_num = %s AND state IN ('running', 'retry_wait') ORDER BY num",
+                (num,),
+            )
+        ]
+        for execution_id in running:
+            self._recover_execution(execution_id, session_id, self.member.recovery_note)
+        if running:  # a stop for what was running is moot now; an answer still is not
+            self.conn.execute("DELETE FROM session_controls WHERE session_num = %s AND kind = 'stop'", (num,))
+        return running
+
+    def release_session(self, session_id: str) -> None:
+        member = self.member
+        num = next((n for n, (sid, _epoch) in self.leases.items() if sid == session_id), None)
+        if member is None or num is None:
+            return
+        _sid, epoch = self.leases.pop(num)
+        self.conn.execute(
+            "UPDATE sessions SET owner = NULL, lease_until = NULL WHERE num = %s AND owner = %s AND epoch = %s",
+            (num, member.id, epoch),
+        )
+
+    def heartbeat(self) -> Heartbeat:
+        member = self.member
+        if member is None:
+            return Heartbeat(lost=[], recovered=[], controls=[])
+        self._reconnect_if_lost()
+        with self._tx() as conn:
+            seen = conn.execute(
+                "UPDATE gateways SET last_seen = clock_timestamp() WHERE id = %s", (member.id,)
+            ).rowcount
+            if not seen:  # removed by someone's cleanup while this one was stopped: register again
+                conn.execute(
+                    "INSERT INTO gateways (id, pid, host, lease_seconds) VALUES (%s, %s, %s, %s)",
+                    (member.id, os.getpid(), socket.gethostname(), member.lease),
+                )
+            renewed = {
+                row[0]: row[1]
+                for row in conn.execute(
+                    "UPDATE sessions SET lease_until = clock_timestamp() + make_interval(secs => %s) "
+                    "WHERE owner = %s RETURNING num, epoch",
+                    (member.lease, member.id),
+                )
+            }
+        lost = []
+        for num, (sid, epoch) in list(self.leases.items()):
+            if epoch != LOST_EPOCH and renewed.get(num) != epoch:
+                lost.append(sid)
+                self.leases[num] = (sid, LOST_EPOCH)  # refused from now on, until claimed again
+        return Heartbeat(lost=lost, recovered=self._recover_orphans(), controls=self._take_controls())
+
+    def _recover_orphans(self) -> list[Execution]:
+        """Sessions whose owner's lease ran out (or running work nobody owns): recovered, left unowned."""
+        assert self.member is not None
+        with self._tx() as conn:
+            rows = self._all(_ORPHANS, {"me": self.member.id, "limit": ORPHAN_BATCH})  # type: ignore[arg-type]
+            recovered: list[str] = []
+            for num, session_id in rows:
+                recovered += self._take_lease(num, session_id)
+                conn.execute("UPDATE sessions SET owner = NULL, lease_until = NULL WHERE num = %s", (num,))
+                self.leases.pop(num, None)
+        return [self.get_execution(e) for e in recovered]
+
+    # -- the relay -------------------------------------------------------------------------------
+    def add_control(self, session_id: str, kind: ControlKind, execution_id: str, text: str = "") -> None:
+        with self._tx() as conn:
+            num = self._session_num(session_id)
+            conn.execute(
+                "INSERT INTO session_controls (session_num, kind, execution_id, text) VALUES (%s, %s, %s, %s)",
+                (num, kind, execution_id, text),
+            )
+            self._notify(session_id, "control")
+
+    def _take_controls(self) -> list[Control]:
+        """The stops and answers left for sessions this Gateway owns (or nobody owns any more: an answer
+        sent while the owner was letting the session go)."""
+        assert self.member is not None
+        rows = self._all(
+            "DELETE FROM session_controls c USING sessions x WHERE c.session_num = x.num AND x.status = 'active' "
+            "AND (x.owner = %s OR x.owner IS NULL OR x.lease_until < clock_timestamp()) "
+            "RETURNING c.num, x.id, c.kind, c.execution_id, c.text",
+            (self.member.id,),
+        )
+        return [
+            Control(session_id=sid, kind=kind, execution_id=eid, text=text) for _n, sid, kind, eid, text in sorted(rows)
+        ]
+
+    def hint(self, session_id: str, kind: HintKind) -> None:
+        with self._tx():
+            self._notify(session_id, kind)
+
+    def listen(self, callback: Callable[[Hint], None]) -> Listener | None:
+        if self.member is None:
+            return None
+        return Listener(connect(self.url, schema=self.schema), self.member.id, callback)
+
+    def list_gateways(self) -> list[GatewayInfo]:
+        rows = self._all(
+            "SELECT g.id, g.address, g.pid, g.host, extract(epoch FROM g.started), extract(epoch FROM g.last_seen), "
+            "g.last_seen + make_interval(secs => g.lease_seconds) > clock_timestamp(), "
+            "coalesce(array_agg(x.id ORDER BY x.num) FILTER (WHERE x.id IS NOT NULL), '{}') "
+            "FROM gateways g LEFT JOIN sessions x ON x.owner = g.id AND x.status = 'active' "
+            "AND x.lease_until > clock_timestamp() GROUP BY g.id ORDER BY g.started"
+        )
+        return [
+            GatewayInfo(
+                id=r[0],
+                address=r[1],
+                pid=r[2],
+                host=r[3],
+                started=float(r[4]),
+                last_seen=float(r[5]),
+                alive=bool(r[6]),
+                sessions=list(r[7]),
+            )
+            for r in rows
+        ]
+
+
+class Listener:
+    """LISTEN on a connection of its own, on a thread of its own; hints from other Gateways go to the
+    callback (the Gateway's own are skipped: it announced those itself)."""
+
+    def __init__(self, conn: psycopg.Connection[Any], me: str, callback: Callable[[Hint], None]) -> None:
+        self._conn = conn
+        self._me = me
+        self._callback = callback
+        self._stop = threading.Event()
+        conn.execute(f"LISTEN {CHANNEL}")
+        self._thread = threading.Thread(target=self._run, name="anyy-hints", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        with contextlib.suppress(psycopg.Error):
+            while not self._stop.is_set():
+                for note in self._conn.notifies(timeout=0.5):
+                    hint = Hint.decode(note.payload)
+                    if hint is not None and hint.sender != self._me:
+                        self._callback(hint)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self._conn.close()

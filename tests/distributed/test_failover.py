@@ -1,0 +1,138 @@
+"""P3, P5: a Gateway that dies or freezes loses its sessions to the others, and nothing is lost or done
+twice. The new owner recovers each session as a restarted Gateway would (G3): running work interrupted with
+a notice, pending items left pending, nothing started until a client asks (S7). A frozen owner that wakes
+up after the takeover writes nothing under its old epoch."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import Any
+
+from anyy.runtime.runtime import RECOVERY_NOTE
+from tests.distributed.service import BOUND, LEASE, Service, eventually
+from tests.distributed.test_any_gateway import running_on, wait_final
+from tests.fakes.gateways import MakeHold
+from tests.killtest.gateway_process import RpcClient
+
+SESSIONS = 3
+
+
+def owner_index(service: Service, session_id: str) -> int:
+    owner = running_on(service, session_id)
+    rows = service.sql("SELECT pid FROM gateways WHERE id = %s", (owner,))
+    return next(i for i, g in enumerate(service.gateways) if g.pid == rows[0][0])
+
+
+def execution_state(service: Service, index: int, session_id: str, execution_id: str) -> str:
+    found: dict[str, Any] = service.rpc(index).call(
+        "session.execution", session_id=session_id, execution_id=execution_id
+    )
+    return str(found["state"])
+
+
+def running_execution(rpc: RpcClient, session_id: str) -> str:
+    def probe() -> str | None:
+        found: str | None = rpc.call("session.get", session_id=session_id)["running_execution"]
+        return found
+
+    return eventually(probe, 60, f"an execution of {session_id} running")
+
+
+def interrupted(service: Service, index: int, session_id: str, execution_id: str, timeout: float) -> None:
+    def probe() -> bool:
+        return execution_state(service, index, session_id, execution_id) == "interrupted"
+
+    eventually(probe, timeout, f"execution {execution_id} interrupted")
+
+
+def user_texts(service: Service, index: int, session_id: str) -> list[str]:
+    items = service.rpc(index).call("session.history", session_id=session_id, limit=100)["items"]
+    return [e["text"] for e in reversed(items) if e["kind"] == "user"]
+
+
+def test_p5_sigkill_of_the_owner_interrupts_its_sessions_and_loses_nothing(service: Service, hold: MakeHold) -> None:
+    a = service.rpc(0)
+    sessions, holds, firsts, runs, follows = [], [], {}, {}, {}
+    for _ in range(SESSIONS):
+        session = a.call("session.create")["id"]
+        held = hold()
+        firsts[session] = a.call("session.send", session_id=session, text=held.command)
+        sessions.append(session)
+        holds.append(held)
+    for session in sessions:
+        runs[session] = running_execution(a, session)
+    victim = owner_index(service, sessions[0])
+    owned = [s for s in sessions if owner_index(service, s) == victim]
+    survivor = (victim + 1) % 3
+    for session in owned:
+        follows[session] = service.rpc(survivor).call(
+            "session.send", session_id=session, text=f"after {session}", kind="follow_up"
+        )
+    killed = time.monotonic()
+    service.gateways[victim].kill()
+    for session in owned:
+        interrupted(service, survivor, session, runs[session], LEASE + BOUND)
+    took = time.monotonic() - killed
+    assert took <= LEASE + BOUND
+    other = 3 - victim - survivor
+    for session in owned:
+        assert wait_final(service, other, firsts[session]["id"])["state"] == "interrupted"
+        items = service.rpc(other).call("session.history", session_id=session, limit=100)["items"]
+        assert any(e["kind"] == "notice" and e["text"] == RECOVERY_NOTE for e in items)
+        pending = service.rpc(other).call("session.queue.list", session_id=session)
+        assert [p["id"] for p in pending] == [follows[session]["id"]]  # intact, and not started by itself
+        service.rpc(other).call("session.continue", session_id=session)
+        assert wait_final(service, other, follows[session]["id"])["state"] == "completed"
+        assert user_texts(service, other, session) == [holds[sessions.index(session)].command, f"after {session}"]
+
+
+def test_p3_a_frozen_owner_writes_nothing_after_the_takeover(service: Service, hold: MakeHold) -> None:
+    a = service.rpc(0)
+    session = a.call("session.create")["id"]
+    held = hold()
+    first = a.call("session.send", session_id=session, text=held.command)
+    running = running_execution(a, session)
+    frozen = owner_index(service, session)
+    other = (frozen + 1) % 3
+    epoch_before = service.sql("SELECT epoch FROM sessions WHERE id = %s", (session,))[0][0]
+    os.kill(service.gateways[frozen].pid, signal.SIGSTOP)
+    try:
+        interrupted(service, other, session, running, 2 * LEASE + BOUND)
+        held.release()  # the frozen Gateway's tool call ends; its result is for a lease it no longer holds
+    finally:
+        os.kill(service.gateways[frozen].pid, signal.SIGCONT)
+    eventually(lambda: "lease" in service.profile_log(frozen), 30, "the woken Gateway noticed its lost lease")
+    assert execution_state(service, other, session, running) == "interrupted"
+    assert wait_final(service, other, first["id"])["state"] == "interrupted"
+    rows = service.sql(
+        "SELECT e.id, e.kind, e.epoch FROM entries e JOIN sessions s ON e.id >> 30 = s.num WHERE s.id = %s "
+        "ORDER BY e.id",
+        (session,),
+    )
+    epochs = [epoch for _id, _kind, epoch in rows]
+    assert epochs == sorted(epochs), rows  # never decreasing along the session
+    assert epochs[-1] > epoch_before  # the recovery notice, written under the new epoch, is the last entry
+    kinds = [kind for _id, kind, _epoch in rows]
+    assert 4 not in kinds, rows  # no tool result of the frozen pass was kept
+    # The woken Gateway serves on: a new turn through it runs under a fresh claim.
+    again = service.rpc(frozen).call("session.send", session_id=session, text="hello again")
+    assert wait_final(service, frozen, again["id"])["state"] == "completed"
+
+
+def test_p5_a_question_outlives_its_owner_and_is_answered_elsewhere(service: Service) -> None:
+    a = service.rpc(0)
+    session = a.call("session.create")["id"]
+    asked = a.call("session.send", session_id=session, text="ask me which colour?")
+    assert wait_final(service, 0, asked["id"], suspended=True)["state"] == "suspended"
+    execution = service.sql("SELECT id FROM executions WHERE state = 'suspended'")[0][0]
+    service.gateways[0].kill()  # the Gateway that ran it (and any lease it kept) is gone
+    answerer = service.rpc(2)
+    waiting = answerer.call("session.get", session_id=session)["waiting_question"]
+    assert waiting is not None
+    assert waiting["execution_id"] == execution
+    answerer.call("session.answer", session_id=session, execution_id=execution, text="green")
+    assert wait_final(service, 2, asked["id"])["state"] == "completed"
+    texts = [e["text"] for e in answerer.call("session.history", session_id=session, limit=20)["items"]]
+    assert any("green" in t for t in texts)

@@ -1,0 +1,142 @@
+"""P3, P4, P5 at the store: leases with a fencing epoch between two Gateways' stores on one database."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from anyy.domain.entries import EntryKind, NewEntry
+from anyy.domain.queue import NewSubmission
+from anyy.domain.sessions import NewSession
+from anyy.storage.ownership import LeaseLost, OwnedElsewhere
+from anyy.storage.postgres import PostgresStore
+
+NOTE = "taken over: interrupted"
+
+
+@pytest.fixture
+def pair(database: str) -> Iterator[tuple[PostgresStore, PostgresStore]]:
+    a, b = PostgresStore(database, profile="a"), PostgresStore(database, profile="b")
+    a.join_service("gw-a", lease=30.0, address="http://a", recovery_note=NOTE)
+    b.join_service("gw-b", lease=30.0, address="http://b", recovery_note=NOTE)
+    yield a, b
+    a.close()
+    b.close()
+
+
+def expire(store: PostgresStore, session_id: str) -> None:
+    """The lease runs out (as if its holder stopped renewing it 30 s ago)."""
+    store.conn.execute(
+        "UPDATE sessions SET lease_until = clock_timestamp() - interval '1 second' WHERE id = %s", (session_id,)
+    )
+
+
+def running(store: PostgresStore, session_id: str) -> str:
+    sub = store.add_submission(session_id, NewSubmission(text="go"))
+    return store.start_execution(session_id, [sub.id], record_inputs=True).id
+
+
+def test_p3_a_claim_is_exclusive_and_every_claim_bumps_the_epoch(pair: tuple[PostgresStore, PostgresStore]) -> None:
+    a, b = pair
+    session = a.create_session(NewSession())
+    assert a.claim_session(session.id).owned
+    refused = b.claim_session(session.id)
+    assert (refused.owned, refused.owner, refused.address) == (False, "gw-a", "http://a")
+    a.release_session(session.id)
+    assert b.claim_session(session.id).owned
+    epoch = a.conn.execute("SELECT epoch, owner FROM sessions WHERE id = %s", (session.id,)).fetchone()
+    assert epoch == (2, "gw-b")
+
+
+def test_p3_a_write_under_a_lost_lease_writes_nothing(pair: tuple[PostgresStore, PostgresStore]) -> None:
+    a, b = pair
+    session = a.create_session(NewSession())
+    assert a.claim_session(session.id).owned
+    execution = running(a, session.id)
+    before = len(a.path(session.id))
+    expire(a, session.id)
+    recovered = b.heartbeat().recovered  # b finds the dead-looking owner's session and recovers it
+    assert [e.id for e in recovered] == [execution]
+    assert b.get_execution(execution).state == "interrupted"
+    with pytest.raises(LeaseLost):
+        a.record_pass(execution, [NewEntry(kind=EntryKind.ASSISTANT, text="too late")])
+    with pytest.raises(LeaseLost):
+        a.set_execution_state(execution, "completed")
+    path = b.path(session.id)
+    assert len(path) == before + 1  # the recovery notice only
+    assert path[-1].text == NOTE
+    assert a.heartbeat().lost == []  # known lost already, when the write was refused
+    with pytest.raises(LeaseLost):  # and every later write of that work stays refused
+        a.append_entries(session.id, [NewEntry(kind=EntryKind.ASSISTANT, text="still too late")])
+    assert len(b.path(session.id)) == before + 1
+
+
+def test_p3_the_heartbeat_reports_a_lease_taken_over(pair: tuple[PostgresStore, PostgresStore]) -> None:
+    a, b = pair
+    session = a.create_session(NewSession())
+    assert a.claim_session(session.id).owned
+    expire(a, session.id)
+    assert b.claim_session(session.id).owned
+    assert a.heartbeat().lost == [session.id]
+    assert a.heartbeat().lost == []  # said once
+    with pytest.raises(LeaseLost):
+        a.append_entries(session.id, [NewEntry(kind=EntryKind.ASSISTANT, text="after the takeover")])
+
+
+def test_p3_a_live_owner_fences_out_other_gateways(pair: tuple[PostgresStore, PostgresStore]) -> None:
+    a, b = pair
+    session = a.create_session(NewSession())
+    assert a.claim_session(session.id).owned
+    with pytest.raises(OwnedElsewhere):
+        b.append_entries(session.id, [NewEntry(kind=EntryKind.USER, text="not mine")])
+    b.add_submission(session.id, NewSubmission(text="anyone may queue"))  # queue edits need no lease
+    a.release_session(session.id)
+    b.append_entries(session.id, [NewEntry(kind=EntryKind.USER, text="nobody's: anyone may")])
+
+
+def test_p4_stops_and_answers_are_durable_and_handed_over_once(pair: tuple[PostgresStore, PostgresStore]) -> None:
+    a, b = pair
+    session = a.create_session(NewSession())
+    assert a.claim_session(session.id).owned
+    b.add_control(session.id, "stop", "exe_1")
+    b.add_control(session.id, "answer", "exe_2", "green")
+    assert b.heartbeat().controls == []  # not b's session
+    controls = a.heartbeat().controls
+    assert [(c.kind, c.execution_id, c.text) for c in controls] == [("stop", "exe_1", ""), ("answer", "exe_2", "green")]
+    assert a.heartbeat().controls == []
+
+
+def test_p3_gateway_connections_end_a_transaction_left_idle(pair: tuple[PostgresStore, PostgresStore]) -> None:
+    a, _b = pair
+    setting = a.conn.execute("SHOW idle_in_transaction_session_timeout").fetchone()
+    assert setting == ("30s",)
+
+
+def test_p3_a_late_renewal_is_no_takeover(pair: tuple[PostgresStore, PostgresStore]) -> None:
+    """A busy Gateway renewing late keeps writing while nobody claimed the session: the epoch, not the
+    clock, fences (a machine under load must not interrupt its own work)."""
+    a, _b = pair
+    session = a.create_session(NewSession())
+    assert a.claim_session(session.id).owned
+    execution = running(a, session.id)
+    expire(a, session.id)
+    a.record_pass(execution, [NewEntry(kind=EntryKind.ASSISTANT, text="late but still mine")])
+    assert a.claim_session(session.id).owned
+    assert a.conn.execute("SELECT epoch FROM sessions WHERE id = %s", (session.id,)).fetchone() == (1,)
+    assert a.set_execution_state(execution, "completed").state == "completed"
+
+
+def test_p3_a_connection_the_server_ended_is_replaced_at_the_next_heartbeat(
+    pair: tuple[PostgresStore, PostgresStore],
+) -> None:
+    """What idle_in_transaction_session_timeout does to a Gateway frozen inside a transaction: its
+    connection ends. Once it runs again its next heartbeat connects anew, with the same settings."""
+    a, b = pair
+    b.conn.execute("SELECT pg_terminate_backend(%s)", (a.conn.info.backend_pid,))
+    with pytest.raises(psycopg.OperationalError):
+        a.list_sessions()
+    a.heartbeat()
+    assert a.list_sessions().items == []
+    assert a.conn.execute("SHOW idle_in_transaction_session_timeout").fetchone() == ("30s",)

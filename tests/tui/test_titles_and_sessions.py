@@ -1,0 +1,80 @@
+"""U1 in the TUI: opening it, ``/new`` or leaving leaves no empty session behind; ``/sessions`` shows each
+session's title and last message; search hits keep the words searched for."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import OptionList
+
+from anyy.tui.screens import SessionPicker
+from tests.cli.live import StartGateway
+from tests.tui.pilot import TIMEOUT, make_app, opened, type_text, until
+
+pytestmark = pytest.mark.anyio
+
+
+def session_ids(live) -> list[str]:
+    with live.client() as client:
+        return [item["id"] for item in client.call("session.list", {})["items"]]
+
+
+async def test_u1_opening_and_quitting_the_tui_leaves_no_empty_session(start_gateway: StartGateway) -> None:
+    live = start_gateway()
+    app = make_app(live)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(app)
+        first = app.session_id
+        assert session_ids(live) == [first]  # made to be written in…
+        await type_text(pilot, "/new")
+        await pilot.press("enter")
+        await until(app, lambda: app.session_id != first)
+        assert session_ids(live) == [app.session_id]  # …and gone once left untouched
+        await pilot.press("ctrl+q")
+        await until(app, lambda: not app.is_running)
+    assert session_ids(live) == []
+
+
+async def test_u1_a_session_written_in_stays_and_is_titled_from_its_first_message(start_gateway: StartGateway) -> None:
+    live = start_gateway()
+    app = make_app(live)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(app)
+        await type_text(pilot, "plan the garden for spring")
+        await pilot.press("enter")
+        await until(app, lambda: not app.busy and bool(app.conversation.query("Message.assistant")), TIMEOUT)
+        kept = app.session_id
+        # Named from the first message, then by the (offline) model: each announced, the TUI follows.
+        await until(
+            app,
+            lambda: app.state.session is not None and app.state.session.title == "Plan the garden for spring",
+            TIMEOUT,
+        )
+        await pilot.press("ctrl+q")
+        await until(app, lambda: not app.is_running)
+    with live.client() as client:
+        (listed,) = client.call("session.list", {})["items"]
+    assert listed["id"] == kept
+    assert listed["title"] == "Plan the garden for spring"
+    assert listed["preview"].startswith("(offline model) You said: «plan the garden for spring»")
+
+
+async def test_u1_sessions_picker_shows_titles_previews_and_search_words(start_gateway: StartGateway) -> None:
+    live = start_gateway()
+    with live.client() as client:
+        other = client.call("session.create", {"title": "Tea notes"})
+        sub = client.call("session.send", {"session_id": other["id"], "text": "oolong or sencha for the morning"})
+        client.call("session.wait", {"submission_id": sub["id"], "timeout": TIMEOUT})
+    app = make_app(live, session_id=other["id"])
+    async with app.run_test(size=(120, 30)) as pilot:
+        await opened(app)
+        await type_text(pilot, "/sessions")
+        await pilot.press("enter")
+        await until(app, lambda: isinstance(app.screen, SessionPicker) and app.screen.options.option_count > 0)
+        options = app.screen.query_one(OptionList)
+        shown = str(options.get_option_at_index(0).prompt)
+        assert shown.startswith("Tea notes")
+        assert "\n  (offline model) You said: «oolong or sencha" in shown
+        await type_text(pilot, "sencha")
+        await until(app, lambda: "sencha" in str(options.get_option_at_index(0).prompt).split("\n", 1)[-1])
+        hit = options.get_option_at_index(0).prompt
+        assert "sencha" in str(hit).split("\n", 1)[1]  # the matched word itself, not dropped as markup
