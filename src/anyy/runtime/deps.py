@@ -12,6 +12,7 @@ from anyy.domain.sessions import Session
 from anyy.providers.base import Provider
 from anyy.runtime.bus import EventBus
 from anyy.runtime.clock import Clock, SystemClock
+from anyy.runtime.contexts import ContextCache
 from anyy.storage.owner import StoreOwner
 from anyy.storage.protocol import SessionStore
 from anyy.tools.base import ToolContext, ToolOutcome
@@ -71,3 +72,4 @@ class Deps:
     tool_env: dict[str, str] | None = None  # the environment of programs tools run; None: the Gateway's
     tool_policy: ToolPolicy = field(default_factory=ToolPolicy)  # private addresses, the sandbox (N3)
     tool_servers: McpServers | None = None  # the profile's MCP servers (N1)
+    contexts: ContextCache = field(default_factory=ContextCache)  # active sessions' decoded contexts
