@@ -46,6 +46,20 @@ def test_b1_search_finds_words_in_user_and_assistant_text(store: SessionStore) -
     assert _hits(store, "CAPYBARAS") == _hits(store, "capybaras")
 
 
+def test_b1_search_folds_accents_both_ways(store: SessionStore) -> None:
+    session = new_session(store)
+    entries = store.append_entries(
+        session.id, [user("Un café à São Paulo, déjà vu"), assistant("the cafe near the Łódź station")]
+    )
+    first, second = entries[0].id, entries[1].id
+    assert _hits(store, "cafe") == {(session.id, first), (session.id, second)}
+    assert _hits(store, "CAFÉ") == _hits(store, "cafe")
+    assert _hits(store, "sao paulo deja") == {(session.id, first)}
+    assert _hits(store, '"sao paulo"') == {(session.id, first)}
+    assert _hits(store, "łodz") == {(session.id, second)}  # ł has no decomposition: it stays a letter of its own
+    assert _hits(store, "dej*") == {(session.id, first)}
+
+
 def test_b1_search_sees_what_was_just_appended(store: SessionStore) -> None:
     session = new_session(store)
     (entry,) = store.append_entries(session.id, [user("fresh axolotl")])

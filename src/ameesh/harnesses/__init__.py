@@ -21,7 +21,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    import asyncio
 
 # The one table of harnesses: name → "module:Class" (built as ``Class(state_dir=...)``). One line per adapter.
 NAMES: dict[str, str] = {
@@ -146,48 +149,13 @@ async def play(
     import asyncio  # here, not at the top: the fake harness program imports this package and starts 3x faster
 
     started = time.monotonic()
-    from commons.processes import spawn_group
-
-    env = {**os.environ, **harness.environment()}
-    try:
-        proc = await spawn_group(harness.command(request), cwd=request.cwd, env=env)
-    except OSError as exc:
-        return TurnResult("failed", error=f"cannot start {harness.name}: {exc}", duration=time.monotonic() - started)
-    if on_start is not None:
-        try:
-            on_start(proc.pid)
-        except BaseException:  # nothing may run that the caller does not know of
-            kill_group(proc.pid)
-            await proc.wait()
-            raise
+    proc = await _start(harness, request, on_start)
+    if isinstance(proc, str):
+        return TurnResult("failed", error=proc, duration=time.monotonic() - started)
     assert proc.stdout is not None
     assert proc.stderr is not None
-    stdout, stderr = proc.stdout, proc.stderr
-
     fatal: list[str] = []
-
-    async def read_stdout() -> bytes:
-        chunks: list[bytes] = []
-        pending = b""  # the start of a line not yet complete
-        announced = on_session is None
-        while chunk := await stdout.read(65536):
-            chunks.append(chunk)
-            *lines, pending = (pending + chunk).split(b"\n")
-            for raw in lines:
-                line = raw.decode("utf-8", "replace")
-                if not announced and on_session is not None:
-                    sid = harness.session_in(line)
-                    if sid and sid != request.session_id:
-                        on_session(sid)
-                        announced = True
-                why = harness.fatal_in(line)
-                if why is not None:  # fail fast: the harness said the turn cannot succeed
-                    fatal.append(why)
-                    kill_group(proc.pid)
-                    return b"".join(chunks)
-        return b"".join(chunks)
-
-    reading = asyncio.gather(read_stdout(), stderr.read(), proc.wait())
+    reading = asyncio.gather(_read_stdout(harness, request, proc, on_session, fatal), proc.stderr.read(), proc.wait())
     try:
         out, err, _ = await asyncio.wait_for(reading, max(0.0, request.timeout - (time.monotonic() - started)))
     except (TimeoutError, asyncio.CancelledError) as exc:
@@ -195,24 +163,70 @@ async def play(
         await proc.wait()
         if isinstance(exc, asyncio.CancelledError):
             raise
-        return TurnResult(
-            "timeout",
-            session_id=request.session_id,
-            error=f"{harness.name} gave no answer within {request.timeout:g} s (killed)",
-            duration=time.monotonic() - started,
-        )
+        why = f"{harness.name} gave no answer within {request.timeout:g} s (killed)"
+        return TurnResult("timeout", session_id=request.session_id, error=why, duration=time.monotonic() - started)
     if fatal:
-        return TurnResult(
-            "failed",
-            session_id=request.session_id,
-            error=f"{harness.name}: {fatal[0]} (ended at once)",
-            duration=time.monotonic() - started,
-        )
+        why = f"{harness.name}: {fatal[0]} (ended at once)"
+        return TurnResult("failed", session_id=request.session_id, error=why, duration=time.monotonic() - started)
     result = harness.parse(
         request, proc.returncode or 0, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
     )
     result.duration = time.monotonic() - started
     return result
+
+
+async def _start(
+    harness: Harness, request: TurnRequest, on_start: Callable[[int], None] | None
+) -> asyncio.subprocess.Process | str:
+    """The harness's process in a group of its own, told to ``on_start``; why it could not start."""
+    from commons.processes import spawn_group
+
+    env = {**os.environ, **harness.environment()}
+    try:
+        proc = await spawn_group(harness.command(request), cwd=request.cwd, env=env)
+    except OSError as exc:
+        return f"cannot start {harness.name}: {exc}"
+    if on_start is not None:
+        try:
+            on_start(proc.pid)
+        except BaseException:  # nothing may run that the caller does not know of
+            kill_group(proc.pid)
+            await proc.wait()
+            raise
+    return proc
+
+
+async def _read_stdout(
+    harness: Harness,
+    request: TurnRequest,
+    proc: asyncio.subprocess.Process,
+    on_session: Callable[[str], None] | None,
+    fatal: list[str],
+) -> bytes:
+    """The whole output, watched line by line: a new session id is told to ``on_session``; a line that
+    says the turn cannot succeed ends it at once (the group is killed, its error put in ``fatal``)."""
+    assert proc.stdout is not None
+    chunks: list[bytes] = []
+    pending = b""  # the start of a line not yet complete
+    announced = on_session is None
+    while chunk := await proc.stdout.read(65536):
+        chunks.append(chunk)
+        *lines, pending = (pending + chunk).split(b"\n")
+        for raw in lines:
+            line = raw.decode("utf-8", "replace")
+            if not announced and on_session is not None:
+                sid = harness.session_in(line)
+                if sid and sid != request.session_id:
+                    on_session(sid)
+                    announced = True
+            why = harness.fatal_in(line)
+            if why is not None:  # fail fast: the harness said the turn cannot succeed
+                fatal.append(why)
+                kill_group(proc.pid)
+                break
+        if fatal:
+            break
+    return b"".join(chunks)
 
 
 def claude_style_flags(request: TurnRequest) -> list[str]:

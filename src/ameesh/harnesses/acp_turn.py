@@ -209,32 +209,42 @@ async def turn(args: argparse.Namespace) -> int:
                 transport_kwargs={"limit": 64 << 20, "stderr": None},  # the agent's stderr is the turn's
             ) as (conn, process)
         ):
-            try:
-                sid, opened = await open_session(conn, client, args)
-            except (acp.RequestError, LookupError) as exc:
-                emit(type="result", session_id=sid, is_error=True, error=f"the session could not be opened: {exc}")
-                return 2
-            if not args.chat:  # a person chatting sees the session id on the first line below
-                emit(type="session", session_id=sid, resumed=args.resume is not None)
-            try:
-                problem = await configure(conn, sid, getattr(opened, "config_options", None), args.model, args.effort)
-            except acp.RequestError as exc:
-                problem = f"the agent refused the model or effort: {exc}"
-            if problem:
-                emit(type="result", session_id=sid, is_error=True, error=problem)
-                return 1
-            if args.chat:
-                return await chat(conn, process, client, sid, stopping)
-            text, continued = args.prompt, client.kept_unanswered(args.prompt)
-            if continued:  # the agent kept a failed attempt's prompt: no second copy, a cue to answer it
-                text = CONTINUE_CUE
-            client.recording = True
-            budget = args.timeout - (time.monotonic() - started)
-            prompt, ended = await play_prompt(conn, process, sid, text, budget=budget, stopping=stopping)
-            return report(sid, client, prompt, why=ended, timeout=args.timeout, continued=continued)
+            return await _in_session(conn, process, client, args, stopping=stopping, started=started)
     except OSError as exc:
         emit(type="result", session_id=sid, is_error=True, error=f"cannot start the ACP agent {args.agent[0]!r}: {exc}")
         return 2
+
+
+async def _in_session(
+    conn: Any, process: Any, client: TurnClient, args: argparse.Namespace, *, stopping: asyncio.Event, started: float
+) -> int:
+    """With the agent running: open or resume the session, set model and effort, then chat or play the turn."""
+    import acp
+
+    sid: str | None = args.resume
+    try:
+        sid, opened = await open_session(conn, client, args)
+    except (acp.RequestError, LookupError) as exc:
+        emit(type="result", session_id=sid, is_error=True, error=f"the session could not be opened: {exc}")
+        return 2
+    if not args.chat:  # a person chatting sees the session id on the first line below
+        emit(type="session", session_id=sid, resumed=args.resume is not None)
+    try:
+        problem = await configure(conn, sid, getattr(opened, "config_options", None), args.model, args.effort)
+    except acp.RequestError as exc:
+        problem = f"the agent refused the model or effort: {exc}"
+    if problem:
+        emit(type="result", session_id=sid, is_error=True, error=problem)
+        return 1
+    if args.chat:
+        return await chat(conn, process, client, sid, stopping)
+    text, continued = args.prompt, client.kept_unanswered(args.prompt)
+    if continued:  # the agent kept a failed attempt's prompt: no second copy, a cue to answer it
+        text = CONTINUE_CUE
+    client.recording = True
+    budget = args.timeout - (time.monotonic() - started)
+    prompt, ended = await play_prompt(conn, process, sid, text, budget=budget, stopping=stopping)
+    return report(sid, client, prompt, why=ended, timeout=args.timeout, continued=continued)
 
 
 async def chat(conn: Any, process: Any, client: TurnClient, sid: str, stopping: asyncio.Event) -> int:

@@ -52,7 +52,7 @@ def _rule(home: Path, prompt: str) -> dict[str, Any]:
     return {}
 
 
-def main(argv: list[str] | None = None) -> int:
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="fakeprog")
     parser.add_argument("-p", dest="prompt", required=True)
     parser.add_argument("--session-id")
@@ -60,13 +60,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resume-session-at", dest="resume_at")
     parser.add_argument("--model")
     parser.add_argument("--effort")
-    args = parser.parse_args(argv)
-    home = Path(os.environ.get("FAKE_HARNESS_HOME") or Path.cwd() / ".fake-harness")
-    (home / "sessions").mkdir(parents=True, exist_ok=True)
-    with open(home / "calls.jsonl", "a", encoding="utf-8") as log:
-        log.write(json.dumps({**vars(args), "cwd": os.getcwd()}) + "\n")
+    return parser.parse_args(argv)
 
-    rule = _rule(home, args.prompt)
+
+def _scripted(rule: dict[str, Any]) -> int | None:
+    """A rule's side effects and verbatim output; its exit code when that output is the whole turn."""
     if rule.get("spawn"):  # leave a process behind, as `codex` leaves its `codex app-server`
         import subprocess
 
@@ -78,26 +76,30 @@ def main(argv: list[str] | None = None) -> int:
     if rule.get("stdout") is not None:
         sys.stdout.write(rule["stdout"])
         return int(rule.get("exit", 0))
+    return None
 
+
+def _session(home: Path, args: argparse.Namespace) -> tuple[Path, list[dict[str, Any]]] | str:
+    """The session's file and its turns (cut back with ``--resume-session-at``), or why it cannot be used."""
     sid = args.session_id or args.resume
     if not sid:
-        print("fakeprog: --session-id or --resume is required", file=sys.stderr)
-        return 2
+        return "fakeprog: --session-id or --resume is required"
     path = home / "sessions" / f"{sid}.json"
     if args.session_id and path.exists():
-        print(f"Error: Session ID {sid} is already in use.", file=sys.stderr)
-        return 1
+        return f"Error: Session ID {sid} is already in use."
     if args.resume and not path.exists():
-        print(f"No conversation found with session ID: {sid}", file=sys.stderr)
-        return 1
+        return f"No conversation found with session ID: {sid}"
     history: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
     if args.resume_at:  # like Claude Code: the session as it was up to that answer
         kept = [i for i, turn in enumerate(history) if turn.get("uuid") == args.resume_at]
         if not kept:
-            print(f"No message found with message.uuid of: {args.resume_at}", file=sys.stderr)
-            return 1
+            return f"No message found with message.uuid of: {args.resume_at}"
         history = history[: kept[0] + 1]
+    return path, history
 
+
+def _failing(rule: dict[str, Any], args: argparse.Namespace, path: Path, history: list[dict[str, Any]]) -> int | None:
+    """A rule that fails or hangs: the exit code (a hang never returns)."""
     if rule.get("fail") or rule.get("hang") or rule.get("notify"):
         # Like Claude Code, the prompt is in the session before the model answers (or fails).
         pending = [*history, {"prompt": args.prompt, "answer": None, "uuid": str(uuid.uuid4())}]
@@ -109,24 +111,49 @@ def main(argv: list[str] | None = None) -> int:
         while True:
             time.sleep(60)
     if rule.get("fail"):
+        sid = args.session_id or args.resume
         print(json.dumps({"type": "result", "is_error": True, "result": rule["fail"], "session_id": sid}))
         return int(rule.get("exit", 1))
-    first_line = args.prompt.strip().splitlines()[-1] if args.prompt.strip() else ""
+    return None
+
+
+def _answer(rule: dict[str, Any], prompt: str, history: list[dict[str, Any]]) -> str:
+    first_line = prompt.strip().splitlines()[-1] if prompt.strip() else ""
     if "answer" in rule:
-        answer = str(rule["answer"])
-    elif history:
-        answer = f"RESUMED ({len(history)} earlier turns): {first_line}"
-        if any(turn["answer"] is None for turn in history):
-            answer += f" [unanswered in history: {sum(turn['answer'] is None for turn in history)}]"
-    else:
-        answer = f"FRESH: {first_line}"
+        return str(rule["answer"])
+    if not history:
+        return f"FRESH: {first_line}"
+    answer = f"RESUMED ({len(history)} earlier turns): {first_line}"
+    unanswered = sum(turn["answer"] is None for turn in history)
+    return answer + (f" [unanswered in history: {unanswered}]" if unanswered else "")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
+    home = Path(os.environ.get("FAKE_HARNESS_HOME") or Path.cwd() / ".fake-harness")
+    (home / "sessions").mkdir(parents=True, exist_ok=True)
+    with open(home / "calls.jsonl", "a", encoding="utf-8") as log:
+        log.write(json.dumps({**vars(args), "cwd": os.getcwd()}) + "\n")
+    rule = _rule(home, args.prompt)
+    scripted = _scripted(rule)
+    if scripted is not None:
+        return scripted
+    found = _session(home, args)
+    if isinstance(found, str):
+        print(found, file=sys.stderr)
+        return 2 if found.startswith("fakeprog:") else 1
+    path, history = found
+    failed = _failing(rule, args, path, history)
+    if failed is not None:
+        return failed
+    answer = _answer(rule, args.prompt, history)
     history.append({"prompt": args.prompt, "answer": answer, "uuid": str(uuid.uuid4())})
     path.write_text(json.dumps(history), encoding="utf-8")
     chars = sum(len(t["prompt"]) + len(t["answer"] or "") for t in history)
     context = int(rule.get("context_tokens", 1000 + chars // 4))
     usage = {"input_tokens": context, "output_tokens": max(1, len(answer) // 4)}
-    result = {"type": "result", "is_error": False, "result": answer, "session_id": sid, "usage": usage}
-    print(json.dumps({**result, "context_tokens": context, "model": args.model, "effort": args.effort}))
+    result = {"type": "result", "is_error": False, "result": answer, "session_id": args.session_id or args.resume}
+    print(json.dumps({**result, "usage": usage, "context_tokens": context, "model": args.model, "effort": args.effort}))
     return int(rule.get("exit", 0))
 
 

@@ -7,8 +7,9 @@ the context that is kept, not in the size of the tree.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice
+from typing import Any, TypeVar, overload
 
 import msgspec
 
@@ -38,10 +39,60 @@ def interrupted_answer(kind: int, raw_data: str | None) -> bool:
     return kind == EntryKind.ASSISTANT and raw_data is not None and INTERRUPTED_MARK in raw_data
 
 
+T = TypeVar("T")
+
+
+class Prefix(Sequence[T]):
+    """The first ``count`` values of an append-only list, then ``tail``: a snapshot made in O(1).
+
+    The runtime keeps a session's context items and messages in lists that only ever grow, and hands out
+    prefixes of them: what a caller holds never changes, and no model call copies the whole context."""
+
+    __slots__ = ("_base", "_count", "_tail")
+
+    def __init__(self, base: list[T], count: int | None = None, tail: Sequence[T] = ()) -> None:
+        self._base = base
+        self._count = len(base) if count is None else count
+        self._tail = tuple(tail)
+
+    def __len__(self) -> int:
+        return self._count + len(self._tail)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("context index out of range")
+        return self._base[index] if index < self._count else self._tail[index - self._count]
+
+    def __iter__(self) -> Iterator[T]:
+        yield from islice(self._base, self._count)
+        yield from self._tail
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Sequence)
+            and len(other) == len(self)
+            and all(a == b for a, b in zip(self, other, strict=True))
+        )
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"Prefix({list(self)!r})"
+
+
 class ModelContext(msgspec.Struct, kw_only=True):
     """What the next model call re-reads, minus the system prompt (role, Soul and memory)."""
 
-    items: list[ContextItem]
+    items: Sequence[ContextItem]  # a list from a store; a Prefix of the runtime's kept list
     summary: str | None  # the applied compaction's summary, to be sent before the items
     compaction: int | None  # the applied compaction entry
     head: int | None

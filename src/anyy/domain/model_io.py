@@ -6,12 +6,12 @@ A provider adapter turns a :class:`ModelRequest` into its API's request and its 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import msgspec
 
-from anyy.domain.context import ModelContext, interrupted_answer, tool_payload
+from anyy.domain.context import ContextItem, ModelContext, Prefix, interrupted_answer, tool_payload
 from anyy.domain.entries import EntryKind, Reasoning, Usage
 
 
@@ -61,7 +61,7 @@ Message = UserMessage | AssistantMessage | ToolResultMessage
 class ModelRequest(msgspec.Struct, kw_only=True, frozen=True):
     model: str
     system: str
-    messages: tuple[Message, ...]
+    messages: Sequence[Message]  # a tuple, or the runtime's snapshot of a session's kept messages
     tools: tuple[ToolSpec, ...] = ()
     effort: str = ""  # "" lets the provider choose; otherwise low | medium | high (adapters map it)
     max_tokens: int = 4096
@@ -134,55 +134,70 @@ def context_to_messages(
     Consecutive assistant text and tool calls become one assistant message (as every API expects);
     a compaction summary and branch summaries are given to the model as user-side context.
     """
-    messages: list[Message] = []
-    if context.summary:
-        messages.append(UserMessage(text=SUMMARY_PREFIX + context.summary))
-    pending_text = ""
-    pending_calls: list[ToolCallPart] = []
-    pending_reasoning: tuple[Reasoning, ...] = ()
-    open_assistant = False
+    fold = MessageFold(context.summary)
+    fold.feed(context.items, images)
+    return list(fold.messages())
 
-    def flush() -> None:
-        nonlocal pending_text, pending_calls, pending_reasoning, open_assistant
-        if open_assistant:
-            messages.append(
-                AssistantMessage(text=pending_text, tool_calls=tuple(pending_calls), reasoning=pending_reasoning)
-            )
-        pending_text, pending_calls, pending_reasoning, open_assistant = "", [], (), False
 
-    for item in context.items:
-        kind = item[1]
-        if kind == EntryKind.ASSISTANT:
-            if open_assistant and (pending_calls or pending_text):
-                flush()
-            pending_text += item[2] + (INTERRUPTED_NOTE if interrupted_answer(kind, item[3]) else "")
-            open_assistant = True
-        elif kind == EntryKind.TOOL_CALL:
-            data = tool_payload(item)
-            if not pending_calls and data.get("reasoning"):
-                pending_reasoning = tuple(msgspec.convert(data["reasoning"], list[Reasoning]))
-            pending_calls.append(
-                ToolCallPart(
-                    call_id=data.get("call_id", ""), name=data.get("name", ""), arguments=data.get("arguments", {})
+class MessageFold:
+    """:func:`context_to_messages` as a fold that can be continued: items appended to a context are fed
+    on, and :meth:`messages` gives the messages of everything fed so far (the runtime keeps one per
+    active session, so a model call converts only what was appended since the last one)."""
+
+    def __init__(self, summary: str | None) -> None:
+        self.closed: list[Message] = [UserMessage(text=SUMMARY_PREFIX + summary)] if summary else []
+        self._text = ""
+        self._calls: list[ToolCallPart] = []
+        self._reasoning: tuple[Reasoning, ...] = ()
+        self._open = False  # an assistant message is being gathered
+
+    def _pending(self) -> AssistantMessage:
+        return AssistantMessage(text=self._text, tool_calls=tuple(self._calls), reasoning=self._reasoning)
+
+    def _flush(self) -> None:
+        if self._open:
+            self.closed.append(self._pending())
+        self._text, self._calls, self._reasoning, self._open = "", [], (), False
+
+    def feed(self, items: Iterable[ContextItem], images: Mapping[int, tuple[ImagePart, ...]] | None = None) -> None:
+        for item in items:
+            kind = item[1]
+            if kind == EntryKind.ASSISTANT:
+                if self._open and (self._calls or self._text):
+                    self._flush()
+                self._text += item[2] + (INTERRUPTED_NOTE if interrupted_answer(kind, item[3]) else "")
+                self._open = True
+            elif kind == EntryKind.TOOL_CALL:
+                self._call(tool_payload(item))
+            elif kind == EntryKind.TOOL_RESULT:
+                self._flush()
+                data = tool_payload(item)
+                self.closed.append(
+                    ToolResultMessage(
+                        call_id=data.get("call_id", ""),
+                        name=data.get("name", ""),
+                        text=item[2],
+                        is_error=bool(data.get("is_error", False)),
+                    )
                 )
+            elif kind == EntryKind.USER:
+                self._flush()
+                self.closed.append(UserMessage(text=item[2], images=images.get(item[0], ()) if images else ()))
+            elif kind == EntryKind.BRANCH_SUMMARY:
+                self._flush()
+                self.closed.append(UserMessage(text=BRANCH_SUMMARY_PREFIX + item[2]))
+
+    def _call(self, data: dict[str, Any]) -> None:
+        if not self._calls and data.get("reasoning"):
+            self._reasoning = tuple(msgspec.convert(data["reasoning"], list[Reasoning]))
+        self._calls.append(
+            ToolCallPart(
+                call_id=data.get("call_id", ""), name=data.get("name", ""), arguments=data.get("arguments", {})
             )
-            open_assistant = True
-        elif kind == EntryKind.TOOL_RESULT:
-            flush()
-            data = tool_payload(item)
-            messages.append(
-                ToolResultMessage(
-                    call_id=data.get("call_id", ""),
-                    name=data.get("name", ""),
-                    text=item[2],
-                    is_error=bool(data.get("is_error", False)),
-                )
-            )
-        elif kind == EntryKind.USER:
-            flush()
-            messages.append(UserMessage(text=item[2], images=images.get(item[0], ()) if images else ()))
-        elif kind == EntryKind.BRANCH_SUMMARY:
-            flush()
-            messages.append(UserMessage(text=BRANCH_SUMMARY_PREFIX + item[2]))
-    flush()
-    return messages
+        )
+        self._open = True
+
+    def messages(self) -> Prefix[Message]:
+        """The messages so far, the assistant message being gathered included (it stays open): a snapshot
+        made without copying (``closed`` only grows)."""
+        return Prefix(self.closed, len(self.closed), (self._pending(),) if self._open else ())

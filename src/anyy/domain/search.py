@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import msgspec
 
@@ -10,6 +11,30 @@ from anyy.domain.errors import InvalidInput
 
 _PHRASE = re.compile(r'"([^"]*)"|(\S+)')
 _WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _accent_map() -> tuple[str, str]:
+    """Latin letters with diacritics and the letter without them, as SQLite's ``remove_diacritics``
+    folds them: every letter of Latin-1, Latin Extended-A/B and Latin Extended Additional whose canonical
+    decomposition is one ASCII letter and combining marks."""
+    accented, plain = [], []
+    for code in (*range(0xC0, 0x250), *range(0x1E00, 0x1F00)):
+        char = chr(code)
+        parts = unicodedata.normalize("NFD", char)
+        base, marks = parts[0], parts[1:]
+        if marks and base.isascii() and base.isalpha() and all(unicodedata.combining(m) for m in marks):
+            accented.append(char)
+            plain.append(base)
+    return "".join(accented), "".join(plain)
+
+
+ACCENTED, UNACCENTED = _accent_map()
+_FOLD = str.maketrans(ACCENTED, UNACCENTED)
+
+
+def fold_accents(text: str) -> str:
+    """``text`` with the diacritics of Latin letters removed (``café`` → ``cafe``), as search indexes it."""
+    return text.translate(_FOLD)
 
 
 class SearchHit(msgspec.Struct, kw_only=True):

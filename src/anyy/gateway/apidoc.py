@@ -250,32 +250,41 @@ def render(table: MethodTable = TABLE) -> str:
     for group in sorted(groups):
         out += ["", f"### {group}"]
         for method in groups[group]:
-            returned = result_type(method)
-            for struct in _structs_in(returned):
-                results.setdefault(struct.__name__, struct)
-            out += ["", f"#### `{method.name}`", ""]
-            if method.websocket_only:
-                out += ["*WebSocket only* (over HTTP it is an `invalid_request`).", ""]
-            out += [_docstring(method.doc) or "(undocumented)", ""]
-            out += params_table(method.params)
-            out += ["", f"**Result**: {type_name(returned)}"]
+            out += _method_section(method, results)
+    out += ["", "## Result types", "", "The structs results and events are made of (nested ones included).", ""]
+    out += _result_types(results)
+    return "\n".join(out) + "\n"
+
+
+def _method_section(method: Method[Any], results: dict[str, type[msgspec.Struct]]) -> list[str]:
+    """A method's section; the structs its result is made of are added to ``results``."""
+    returned = result_type(method)
+    for struct in _structs_in(returned):
+        results.setdefault(struct.__name__, struct)
+    out = ["", f"#### `{method.name}`", ""]
+    if method.websocket_only:
+        out += ["*WebSocket only* (over HTTP it is an `invalid_request`).", ""]
+    out += [_docstring(method.doc) or "(undocumented)", ""]
+    out += params_table(method.params)
+    out += ["", f"**Result**: {type_name(returned)}"]
+    return out
+
+
+def _result_types(results: dict[str, type[msgspec.Struct]]) -> list[str]:
+    """One line per struct of the results and the events, nested ones included, by name."""
     for event in typing.get_args(events.RuntimeEvent):
         for hint in typing.get_type_hints(event).values():
             for struct in _structs_in(hint):
                 results.setdefault(struct.__name__, struct)
-    out += ["", "## Result types", "", "The structs results and events are made of (nested ones included).", ""]
     pending = list(results.values())
     while pending:
         struct = pending.pop()
-        hints = typing.get_type_hints(struct)
-        for hint in hints.values():
+        for hint in typing.get_type_hints(struct).values():
             for inner in _structs_in(hint):
                 if inner.__name__ not in results:
                     results[inner.__name__] = inner
                     pending.append(inner)
-    for name in sorted(results):
-        out.append(f"- **{name}**: {_struct_line(results[name])}")
-    return "\n".join(out) + "\n"
+    return [f"- **{name}**: {_struct_line(results[name])}" for name in sorted(results)]
 
 
 def _anchor(name: str) -> str:

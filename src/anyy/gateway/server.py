@@ -31,6 +31,7 @@ from anyy.gateway.guard import ACCEPT_BURST, guarded_protocol, raise_fd_limit
 from anyy.gateway.logs import setup_logging
 from anyy.gateway.methods import TABLE
 from anyy.gateway.state import Gateway
+from anyy.profiles.config import GatewaySettings
 from anyy.profiles.gateway_address import Address, address_path, read_address, write_address
 from anyy.profiles.profile import Profile
 from anyy.runtime.assembly import build_deps
@@ -110,8 +111,6 @@ async def serve(
 ) -> None:
     """Run the Gateway of ``profile`` until SIGTERM or SIGINT; ``on_ready`` is told its address once it
     listens (``anyy gateway run`` prints it)."""
-    import uvicorn
-
     profile.require()
     from anyy.profiles.store import store_backend
 
@@ -129,40 +128,17 @@ async def serve(
         gateway = Gateway(profile=profile, deps=deps, runtime=runtime, token=token, schedules=schedules)
         app = create_app(Dispatcher(gateway, TABLE), token)
         sock = bind(host, port)
+        port = sock.getsockname()[1]
         address = Address(
-            profile=profile.name,
-            pid=os.getpid(),
-            host=host,
-            port=sock.getsockname()[1],
-            token=token,
-            started_at=time.time(),
+            profile=profile.name, pid=os.getpid(), host=host, port=port, token=token, started_at=time.time()
         )
         if primary:  # one more Gateway of a shared store leaves the profile's published address alone
             write_address(profile, address)
         await runtime.cluster.set_address(address.url)
-        log.info(
-            "gateway ready on %s for profile %s (%d interrupted executions recovered)",
-            address.url,
-            profile.name,
-            len(recovered),
-        )
-        if ready_fd is not None:
-            os.write(ready_fd, msgspec.json.encode(address) + b"\n")
-            os.close(ready_fd)
+        _announce(profile, address, len(recovered), ready_fd)
         if on_ready is not None:
             on_ready(address)
-        config = uvicorn.Config(
-            app,
-            log_config=None,
-            access_log=False,
-            lifespan="off",
-            ws_max_size=16 * 1024 * 1024,
-            timeout_graceful_shutdown=5,
-            backlog=ACCEPT_BURST,  # also what one round of asyncio's accept loop may take at once
-            # A header timeout and a connection cap (D2), and uvicorn's own WebSocket keep-alive pings.
-            http=guarded_protocol(limits.max_connections or None, limits.header_timeout),
-        )
-        server = _server_class()(config)
+        server = _server_class()(_uvicorn_config(app, limits))
         try:
             await server.serve(sockets=[sock])
         finally:
@@ -174,3 +150,29 @@ async def serve(
             await runtime.aclose()
             await deps.owner.aclose()
             log.info("gateway stopped")
+
+
+def _announce(profile: Profile, address: Address, recovered: int, ready_fd: int | None) -> None:
+    """Log the Gateway's address, and tell the process that started it."""
+    log.info(
+        "gateway ready on %s for profile %s (%d interrupted executions recovered)", address.url, profile.name, recovered
+    )
+    if ready_fd is not None:
+        os.write(ready_fd, msgspec.json.encode(address) + b"\n")
+        os.close(ready_fd)
+
+
+def _uvicorn_config(app: Any, limits: GatewaySettings) -> Any:
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        log_config=None,
+        access_log=False,
+        lifespan="off",
+        ws_max_size=16 * 1024 * 1024,
+        timeout_graceful_shutdown=5,
+        backlog=ACCEPT_BURST,  # also what one round of asyncio's accept loop may take at once
+        # A header timeout and a connection cap (D2), and uvicorn's own WebSocket keep-alive pings.
+        http=guarded_protocol(limits.max_connections or None, limits.header_timeout),
+    )

@@ -20,7 +20,7 @@ runtime owns retries, SPEC R3) and its HTTP timeouts stay on.
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import anthropic
@@ -41,16 +41,13 @@ from anyy.domain.model_io import (
     ToolCallEvent,
     ToolResultMessage,
     UsageEvent,
-    image_count,
-    refuse_images,
 )
 from anyy.providers import http_errors
 from anyy.providers.base import ProviderError
 from anyy.providers.base_urls import anthropic_base_url
-from anyy.providers.http_errors import missing_key
+from anyy.providers.sdk_common import NO_KEY, SdkProvider
 from anyy.providers.tool_arguments import parse_arguments
 
-NO_KEY = "no-key"
 THINKING_BUDGET = {"low": 1024, "medium": 4096, "high": 16384}
 _STOP: dict[str, StopReason] = {
     "end_turn": "end",
@@ -63,7 +60,7 @@ _STOP: dict[str, StopReason] = {
 }
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkProvider):
     """``stream()`` one Messages call; see the module docstring."""
 
     def __init__(
@@ -78,11 +75,14 @@ class AnthropicProvider:
         connect_timeout: float = 10.0,
         read_timeout: float = 300.0,
     ) -> None:
-        self.name = name
-        self.images = images  # whether its models read images (N5)
-        self.base_url = anthropic_base_url(base_url)  # with or without /v1
-        self._key_env = key_env
-        self._key_missing = key_required and not api_key
+        self._configure(
+            name,
+            anthropic_base_url(base_url),
+            api_key=api_key,
+            key_env=key_env,
+            key_required=key_required,
+            images=images,
+        )  # with or without /v1
         self._client = anthropic.AsyncAnthropic(
             # An explicit key also stops the SDK from looking for credentials in files and other variables.
             api_key=api_key or NO_KEY,
@@ -91,64 +91,16 @@ class AnthropicProvider:
             timeout=httpx2.Timeout(read_timeout, connect=connect_timeout),
         )
 
-    async def aclose(self) -> None:
-        await self._client.close()
-
     def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         return self._stream(request)
 
     async def _stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        if self._key_missing:
-            raise missing_key(self.name, self._key_env)
-        if not self.images and image_count(request):
-            hint = f"If they do, set images = true in [providers.{self.name}] of config.toml."
-            raise ProviderError("fatal", refuse_images(self.name, request.model, hint))
-        try:
-            stream = await self._client.messages.create(stream=True, **to_anthropic_params(request))
-        except anthropic.APIError as exc:
-            raise self._error(exc) from exc
-        except httpx2.TransportError as exc:
-            raise self._transport_error(exc) from exc
-        usage = Usage()
-        stop: str | None = None
-        tool_blocks: dict[int, tuple[str, str, list[str]]] = {}
-        thinking_blocks: dict[int, tuple[list[str], list[str]]] = {}  # index → thinking pieces, signature pieces
+        stream = await self._open(request)
+        state = _StreamState()
         try:
             async for event in stream:
-                if event.type == "message_start":
-                    _merge_usage(usage, event.message.usage)
-                elif event.type == "content_block_start":
-                    block = event.content_block
-                    if block.type == "tool_use":
-                        tool_blocks[event.index] = (block.id, block.name, [])
-                    elif block.type == "thinking":
-                        thinking_blocks[event.index] = ([block.thinking or ""], [block.signature or ""])
-                    elif block.type == "redacted_thinking":
-                        yield ReasoningEvent(block=Reasoning(kind="redacted_thinking", data=block.data))
-                elif event.type == "content_block_delta":
-                    delta = event.delta
-                    if delta.type == "text_delta":
-                        yield TextDelta(text=delta.text)
-                    elif delta.type == "thinking_delta":
-                        if event.index in thinking_blocks:
-                            thinking_blocks[event.index][0].append(delta.thinking)
-                        yield ThinkingDelta(text=delta.thinking)
-                    elif delta.type == "signature_delta" and event.index in thinking_blocks:
-                        thinking_blocks[event.index][1].append(delta.signature)
-                    elif delta.type == "input_json_delta" and event.index in tool_blocks:
-                        tool_blocks[event.index][2].append(delta.partial_json)
-                elif event.type == "content_block_stop":
-                    if event.index in thinking_blocks:
-                        text, signature = thinking_blocks.pop(event.index)
-                        block = Reasoning(kind="thinking", text="".join(text), signature="".join(signature))
-                        yield ReasoningEvent(block=block)
-                    elif event.index in tool_blocks:
-                        call_id, tool, pieces = tool_blocks.pop(event.index)
-                        yield ToolCallEvent(call_id=call_id, name=tool, arguments=parse_arguments("".join(pieces)))
-                elif event.type == "message_delta":
-                    _merge_usage(usage, event.usage)
-                    if event.delta.stop_reason is not None:
-                        stop = event.delta.stop_reason
+                for made in state.read(event):
+                    yield made
         except anthropic.APIError as exc:
             raise self._error(exc) from exc
         except httpx2.TransportError as exc:
@@ -156,10 +108,20 @@ class AnthropicProvider:
         finally:
             with anyio.CancelScope(shield=True):  # the request is closed now, even when cancelled
                 await stream.close()
-        if stop is None:
+        if state.stop is None:
             raise http_errors.dropped(self.name, "the stream ended before the model's stop reason")
-        yield UsageEvent(usage=usage)
-        yield StopEvent(reason=_STOP.get(stop, "end"), raw_reason=stop)
+        yield UsageEvent(usage=state.usage)
+        yield StopEvent(reason=_STOP.get(state.stop, "end"), raw_reason=state.stop)
+
+    async def _open(self, request: ModelRequest) -> Any:
+        """The streamed response, once the request was checked and sent."""
+        self._check(request)
+        try:
+            return await self._client.messages.create(stream=True, **to_anthropic_params(request))
+        except anthropic.APIError as exc:
+            raise self._error(exc) from exc
+        except httpx2.TransportError as exc:
+            raise self._transport_error(exc) from exc
 
     def _transport_error(self, exc: httpx2.TransportError) -> ProviderError:
         # The SDK wraps transport errors raised before the stream starts, not those raised while reading it.
@@ -214,7 +176,7 @@ def to_anthropic_params(request: ModelRequest) -> dict[str, Any]:
     return params
 
 
-def _open_tool_turn(messages: tuple[Message, ...]) -> AssistantMessage | None:
+def _open_tool_turn(messages: Sequence[Message]) -> AssistantMessage | None:
     """The newest assistant message when it made tool calls: the tool turn this pass continues (its results,
     and perhaps steering, came after it)."""
     last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
@@ -288,3 +250,60 @@ def _merge_usage(usage: Usage, raw: Any) -> None:
         value = getattr(raw, name, None)
         if isinstance(value, int):
             setattr(usage, field, value)
+
+
+class _StreamState:
+    """What a streamed response said so far: usage, the stop reason, blocks still arriving in pieces."""
+
+    def __init__(self) -> None:
+        self.usage = Usage()
+        self.stop: str | None = None
+        self.tools: dict[int, tuple[str, str, list[str]]] = {}
+        self.thinking: dict[int, tuple[list[str], list[str]]] = {}  # index → thinking pieces, signature pieces
+
+    def read(self, event: Any) -> list[ProviderEvent]:
+        """The events one server event makes."""
+        if event.type == "message_start":
+            _merge_usage(self.usage, event.message.usage)
+        elif event.type == "content_block_start":
+            return self._started(event.index, event.content_block)
+        elif event.type == "content_block_delta":
+            return self._delta(event.index, event.delta)
+        elif event.type == "content_block_stop":
+            return self._stopped(event.index)
+        elif event.type == "message_delta":
+            _merge_usage(self.usage, event.usage)
+            if event.delta.stop_reason is not None:
+                self.stop = event.delta.stop_reason
+        return []
+
+    def _started(self, index: int, block: Any) -> list[ProviderEvent]:
+        if block.type == "tool_use":
+            self.tools[index] = (block.id, block.name, [])
+        elif block.type == "thinking":
+            self.thinking[index] = ([block.thinking or ""], [block.signature or ""])
+        elif block.type == "redacted_thinking":
+            return [ReasoningEvent(block=Reasoning(kind="redacted_thinking", data=block.data))]
+        return []
+
+    def _delta(self, index: int, delta: Any) -> list[ProviderEvent]:
+        if delta.type == "text_delta":
+            return [TextDelta(text=delta.text)]
+        if delta.type == "thinking_delta":
+            if index in self.thinking:
+                self.thinking[index][0].append(delta.thinking)
+            return [ThinkingDelta(text=delta.thinking)]
+        if delta.type == "signature_delta" and index in self.thinking:
+            self.thinking[index][1].append(delta.signature)
+        elif delta.type == "input_json_delta" and index in self.tools:
+            self.tools[index][2].append(delta.partial_json)
+        return []
+
+    def _stopped(self, index: int) -> list[ProviderEvent]:
+        if index in self.thinking:
+            text, signature = self.thinking.pop(index)
+            return [ReasoningEvent(block=Reasoning(kind="thinking", text="".join(text), signature="".join(signature)))]
+        if index in self.tools:
+            call_id, tool, pieces = self.tools.pop(index)
+            return [ToolCallEvent(call_id=call_id, name=tool, arguments=parse_arguments("".join(pieces)))]
+        return []

@@ -37,17 +37,14 @@ from anyy.domain.model_io import (
     ToolCallEvent,
     ToolResultMessage,
     UsageEvent,
-    image_count,
-    refuse_images,
 )
 from anyy.providers import http_errors
 from anyy.providers.base import ProviderError
 from anyy.providers.base_urls import openai_base_url
-from anyy.providers.http_errors import missing_key
+from anyy.providers.sdk_common import NO_KEY, SdkProvider
 from anyy.providers.tool_arguments import parse_arguments
 
 # Servers that run without keys (Ollama, llama.cpp, vLLM) still get a bearer header: the SDK needs one.
-NO_KEY = "no-key"
 _FINISH: dict[str, StopReason] = {
     "stop": "end",
     "tool_calls": "tool_use",
@@ -58,7 +55,7 @@ _FINISH: dict[str, StopReason] = {
 TokenField = Literal["max_tokens", "max_completion_tokens"]
 
 
-class OpenAICompatProvider:
+class OpenAICompatProvider(SdkProvider):
     """``stream()`` one Chat Completions call; see the module docstring.
 
     ``api_key``: the key itself ("" for servers that need none); ``key_env`` names where it came from,
@@ -80,11 +77,9 @@ class OpenAICompatProvider:
         read_timeout: float = 300.0,
         token_field: TokenField | None = None,
     ) -> None:
-        self.name = name
-        self.images = images  # whether its models read images (N5)
-        self.base_url = openai_base_url(base_url)  # with or without /v1
-        self._key_env = key_env
-        self._key_missing = key_required and not api_key
+        self._configure(
+            name, openai_base_url(base_url), api_key=api_key, key_env=key_env, key_required=key_required, images=images
+        )  # with or without /v1
         host = urllib.parse.urlsplit(self.base_url).hostname or ""
         self._token_field: TokenField = token_field or (
             "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
@@ -96,55 +91,16 @@ class OpenAICompatProvider:
             timeout=httpx2.Timeout(read_timeout, connect=connect_timeout),
         )
 
-    async def aclose(self) -> None:
-        await self._client.close()
-
     def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         return self._stream(request)
 
     async def _stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
-        if self._key_missing:
-            raise missing_key(self.name, self._key_env)
-        if not self.images and image_count(request):
-            hint = f"If they do, set images = true in [providers.{self.name}] of config.toml."
-            raise ProviderError("fatal", refuse_images(self.name, request.model, hint))
-        params = self._params(request)
-        try:
-            stream = await self._client.chat.completions.create(stream=True, **params)
-        except openai.APIError as exc:
-            raise self._error(exc) from exc
-        except httpx2.TransportError as exc:  # the SDK wraps these; a transport it does not know may not
-            raise http_errors.dropped(self.name, type(exc).__name__) from exc
-        calls: dict[int, _PartialCall] = {}
-        finish: str | None = None
-        had_calls = False
-        usage: Usage | None = None
+        stream = await self._open(request)
+        state = _StreamState()
         try:
             async for chunk in stream:
-                if chunk.usage is not None:
-                    usage = _usage(chunk.usage)
-                for choice in chunk.choices[:1]:  # n=1: one choice, index 0
-                    delta = choice.delta
-                    thinking = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
-                    if isinstance(thinking, str) and thinking:
-                        yield ThinkingDelta(text=thinking)
-                    if delta.content:
-                        yield TextDelta(text=delta.content)
-                    if delta.refusal:  # the model's own words for declining: the user should read them
-                        yield TextDelta(text=delta.refusal)
-                    for part in delta.tool_calls or ():
-                        call = calls.setdefault(part.index, _PartialCall())
-                        call.add(
-                            part.id,
-                            part.function.name if part.function else None,
-                            part.function.arguments if part.function else None,
-                        )
-                    if choice.finish_reason is not None:
-                        finish = choice.finish_reason
-                        had_calls = had_calls or bool(calls)
-                        for index in sorted(calls):
-                            yield calls[index].event(index)
-                        calls.clear()
+                for event in state.read(chunk):
+                    yield event
         except openai.APIError as exc:
             raise self._error(exc) from exc
         except httpx2.TransportError as exc:
@@ -154,14 +110,19 @@ class OpenAICompatProvider:
             # during the close cannot leave the connection open.
             with anyio.CancelScope(shield=True):
                 await stream.close()
-        if finish is None:
-            raise http_errors.dropped(self.name, "the stream ended without a finish reason")
-        if usage is not None:
-            yield UsageEvent(usage=usage)
-        reason = _FINISH.get(finish, "end")
-        if reason == "end" and had_calls:
-            reason = "tool_use"  # some servers say "stop" after tool calls; the runtime must run them
-        yield StopEvent(reason=reason, raw_reason=finish)
+        for event in state.ending(self.name):
+            yield event
+
+    async def _open(self, request: ModelRequest) -> Any:
+        """The streamed response, once the request was checked and sent."""
+        self._check(request)
+        params = self._params(request)
+        try:
+            return await self._client.chat.completions.create(stream=True, **params)
+        except openai.APIError as exc:
+            raise self._error(exc) from exc
+        except httpx2.TransportError as exc:  # the SDK wraps these; a transport it does not know may not
+            raise http_errors.dropped(self.name, type(exc).__name__) from exc
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -279,3 +240,47 @@ def _error_body(exc: openai.APIStatusError) -> Mapping[str, Any] | str:
     if isinstance(body, Mapping):
         return {"error": body} if "message" in body or "code" in body else body
     return body if isinstance(body, str) else {}
+
+
+class _StreamState:
+    """What a streamed response said so far: tool calls in pieces, the finish reason, the usage."""
+
+    def __init__(self) -> None:
+        self.calls: dict[int, _PartialCall] = {}
+        self.finish: str | None = None
+        self.had_calls = False
+        self.usage: Usage | None = None
+
+    def read(self, chunk: Any) -> list[ProviderEvent]:
+        """The events one chunk makes (only choice 0 is asked for: n=1)."""
+        if chunk.usage is not None:
+            self.usage = _usage(chunk.usage)
+        events: list[ProviderEvent] = []
+        for choice in chunk.choices[:1]:
+            delta = choice.delta
+            thinking = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+            if isinstance(thinking, str) and thinking:
+                events.append(ThinkingDelta(text=thinking))
+            if delta.content:
+                events.append(TextDelta(text=delta.content))
+            if delta.refusal:  # the model's own words for declining: the user should read them
+                events.append(TextDelta(text=delta.refusal))
+            for part in delta.tool_calls or ():
+                function = part.function
+                call = self.calls.setdefault(part.index, _PartialCall())
+                call.add(part.id, function.name if function else None, function.arguments if function else None)
+            if choice.finish_reason is not None:
+                self.finish = choice.finish_reason
+                self.had_calls = self.had_calls or bool(self.calls)
+                events += [self.calls[index].event(index) for index in sorted(self.calls)]
+                self.calls.clear()
+        return events
+
+    def ending(self, name: str) -> list[ProviderEvent]:
+        if self.finish is None:
+            raise http_errors.dropped(name, "the stream ended without a finish reason")
+        reason = _FINISH.get(self.finish, "end")
+        if reason == "end" and self.had_calls:
+            reason = "tool_use"  # some servers say "stop" after tool calls; the runtime must run them
+        stop = StopEvent(reason=reason, raw_reason=self.finish)
+        return [UsageEvent(usage=self.usage), stop] if self.usage is not None else [stop]

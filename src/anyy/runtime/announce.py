@@ -31,6 +31,7 @@ class Announcer:
 
     def entries(self, session_id: str, appended: Sequence[Entry]) -> None:
         """Entries just recorded, in order (nothing is said for none)."""
+        self._deps.contexts.appended(session_id, appended)  # the kept context extends with them
         if appended and self._deps.bus.listened(session_id):
             self._deps.bus.publish(
                 api.EntriesAppended(

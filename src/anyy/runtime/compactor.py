@@ -47,7 +47,7 @@ class Compactor:
         ``guard`` wraps the model call so that the caller's stop can cancel it (nothing is applied then)."""
         owner = self.deps.owner
         budget = self.deps.settings.budget_tokens  # kept for the whole operation (R4)
-        context: ModelContext = await owner.call(lambda s: s.context(session_id))
+        context: ModelContext = await owner.call(lambda s: self.deps.contexts.context(s, session_id))
         cut = choose_cut(context.items, int(budget * self.deps.settings.keep_fraction))
         if cut is None:
             await self._tell(session_id, "Compaction skipped: there is no earlier turn to summarise yet.")

@@ -12,6 +12,7 @@ from anyy.domain.sessions import Session
 from anyy.providers.base import Provider
 from anyy.runtime.bus import EventBus
 from anyy.runtime.clock import Clock, SystemClock, WallClock
+from anyy.runtime.contexts import ContextCache
 from anyy.storage.owner import StoreOwner
 from anyy.storage.protocol import SessionStore
 from anyy.tools.base import Delegator, ToolContext, ToolOutcome
@@ -76,3 +77,4 @@ class Deps:
     tool_servers: McpServers | None = None  # the profile's MCP servers (N1)
     # (session, execution, call) → what starts a delegate call's children (K2); None: no delegation.
     delegator: Callable[[str, str, str], Delegator] | None = None
+    contexts: ContextCache = field(default_factory=ContextCache)  # active sessions' decoded contexts

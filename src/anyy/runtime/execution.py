@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -54,7 +54,7 @@ from anyy.domain.entries import (
 )
 from anyy.domain.errors import AnyyError, StorageFull
 from anyy.domain.model_io import (
-    ImagePart,
+    Message,
     ModelRequest,
     ProviderEvent,
     ReasoningEvent,
@@ -64,7 +64,6 @@ from anyy.domain.model_io import (
     ThinkingDelta,
     ToolCallEvent,
     UsageEvent,
-    context_to_messages,
 )
 from anyy.domain.queue import FINAL_EXECUTION_STATES, Execution
 from anyy.domain.sessions import Session, SessionPatch
@@ -74,7 +73,6 @@ from anyy.runtime.clock import retry_delay
 from anyy.runtime.compactor import Compactor
 from anyy.runtime.deps import CallTool, Deps, ToolSet
 from anyy.runtime.failures import failure_notice, record_failure
-from anyy.runtime.images import context_images
 from anyy.runtime.stream_keeper import StreamKeeper, answer_saver
 from anyy.runtime.tool_watch import ToolWatch
 from anyy.storage.protocol import SessionStore
@@ -327,7 +325,7 @@ class ExecutionRun:
             chosen = [sub.id for sub in queue_rules.steering_to_take(pending, session.steering_mode)]
             taken = list(store.take_submissions(self.execution_id, chosen, record_inputs=True)) if chosen else []
             inputs = [store.get_entry(self.session_id, sub.entry_id) for sub in taken if sub.entry_id is not None]
-            return session, inputs, store.context(self.session_id)
+            return session, inputs, self.deps.contexts.context(store, self.session_id)
 
         session, inputs, context = await self._store(work)
         if inputs:
@@ -344,7 +342,7 @@ class ExecutionRun:
         while True:
             if not fresh:  # a retry reads the session and its context again
                 session, context = await self._store(
-                    lambda s: (s.get_session(self.session_id), s.context(self.session_id))
+                    lambda s: (s.get_session(self.session_id), self.deps.contexts.context(s, self.session_id))
                 )
             fresh = False
             if self.deps.tool_servers is not None:  # MCP servers listed once before the first use (N1)
@@ -358,13 +356,13 @@ class ExecutionRun:
                     self.session_id, reason="the context passed its budget", guard=self._cancellable
                 )
             ):
-                context = await self._store(lambda s: s.context(self.session_id))
+                context = await self._store(lambda s: self.deps.contexts.context(s, self.session_id))
             provider_name, model = self.deps.models.resolve(session.provider, session.model, context.last_model)
             await self._note_fallback(session, context.last_model)
             request = ModelRequest(
                 model=model,
                 system=self.deps.system_prompt(session),
-                messages=tuple(context_to_messages(context, await self._images(context))),
+                messages=await self._messages(context),
                 tools=tuple(tools.specs()),
                 effort=session.effort,
             )
@@ -630,9 +628,9 @@ class ExecutionRun:
 
         return call_tool
 
-    async def _images(self, context: ModelContext) -> dict[int, tuple[ImagePart, ...]]:
-        """The image attachments of the context's user messages (N5)."""
-        return await self._store(lambda s: context_images(s, self.session_id, context))
+    async def _messages(self, context: ModelContext) -> Sequence[Message]:
+        """The context as messages, image attachments included (N5): kept by the runtime between calls."""
+        return await self._store(lambda s: self.deps.contexts.messages(s, self.session_id, context))
 
     def _tool_context(self, call_id: str = "") -> ToolContext:
         settings = self.deps.settings

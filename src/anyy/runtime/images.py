@@ -2,18 +2,38 @@
 
 The stored context carries no payload for user entries, so each user entry is looked at once (entries
 never change) and which of its attachments are images is remembered; the image bytes are read from the
-profile's objects at every call, like the rest of the context.
+profile's objects when a context's messages are built (the runtime keeps them with the session's
+messages, see ``anyy.runtime.contexts``).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from anyy.domain.context import ModelContext
 from anyy.domain.entries import EntryKind
 from anyy.domain.model_io import ImagePart
 from anyy.storage.protocol import SessionStore
 
-# (session id, entry id) -> the entry's image attachments as (object, media type, name)
-_seen: dict[tuple[str, int], tuple[tuple[str, str, str], ...]] = {}
+ImageRef = tuple[str, str, str]  # object, media type, name
+# (session id, entry id) -> the entry's image attachments
+_seen: dict[tuple[str, int], tuple[ImageRef, ...]] = {}
+
+
+def image_refs(data: dict[str, Any]) -> tuple[ImageRef, ...]:
+    """The image attachments named by a user entry's payload."""
+    attachments = data.get("attachments") or []
+    return tuple(
+        (str(a.get("object", "")), str(a.get("media_type", "")), str(a.get("name", "")))
+        for a in attachments
+        if isinstance(a, dict) and str(a.get("media_type", "")).startswith("image/")
+    )
+
+
+def read_images(store: SessionStore, refs: tuple[ImageRef, ...]) -> tuple[ImagePart, ...]:
+    return tuple(
+        ImagePart(media_type=media_type, data=store.read_object(obj), name=name) for obj, media_type, name in refs
+    )
 
 
 def context_images(store: SessionStore, session_id: str, context: ModelContext) -> dict[int, tuple[ImagePart, ...]]:
@@ -25,15 +45,7 @@ def context_images(store: SessionStore, session_id: str, context: ModelContext) 
         key = (session_id, item[0])
         refs = _seen.get(key)
         if refs is None:
-            attachments = store.get_entry(session_id, item[0]).data.get("attachments") or []
-            refs = _seen[key] = tuple(
-                (str(a.get("object", "")), str(a.get("media_type", "")), str(a.get("name", "")))
-                for a in attachments
-                if isinstance(a, dict) and str(a.get("media_type", "")).startswith("image/")
-            )
+            refs = _seen[key] = image_refs(store.get_entry(session_id, item[0]).data)
         if refs:
-            images[item[0]] = tuple(
-                ImagePart(media_type=media_type, data=store.read_object(obj), name=name)
-                for obj, media_type, name in refs
-            )
+            images[item[0]] = read_images(store, refs)
     return images

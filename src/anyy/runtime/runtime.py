@@ -421,6 +421,7 @@ class Runtime(SessionWrites):
             if summarize:
                 summary, note = await self._compactor.branch_summary(session_id, [_as_item(e) for e in branch])
             session: Session = await owner.call(lambda s: s.set_head(session_id, new_head))
+            self.deps.contexts.forget(session_id)  # another branch: the kept context is built again
             restored = selection_at(old_path, new_path)
             if restored is not None and restored != (session.provider, session.model, session.effort):
                 provider, model, effort = restored  # the selection that applied there (M2, D12)

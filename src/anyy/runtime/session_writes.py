@@ -100,6 +100,7 @@ class SessionWrites:
         if self.running_execution(session_id) is not None:
             raise Conflict(f"session {session_id} has a response running: stop it and clear its queue first")
         await self.deps.owner.call(lambda s: s.delete_session(session_id))
+        self.deps.contexts.forget(session_id)
         actor = self._actors.pop(session_id, None)
         if actor is not None:
             await actor.aclose()

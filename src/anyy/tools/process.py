@@ -92,9 +92,41 @@ async def run_in_process_group(
     cannot be started (a missing working directory) is a :class:`ToolFailure`. ``on_start(pid)`` hears of
     the process (its group) as soon as it runs, ``on_output`` of its output as it comes (D3).
     """
+    transport, protocol = await _spawn(argv, cwd=cwd, stdin=stdin, pass_fds=pass_fds, env=env)
+    loop = asyncio.get_running_loop()
+    process = asyncio.subprocess.Process(transport, protocol, loop)
+    if on_start is not None:
+        on_start(process.pid)
+    output = CappedOutput(output_cap)
+    if process.stdout is None:  # cannot happen: asked for with PIPE just above
+        raise RuntimeError("the process has no output pipe")
+    reader = asyncio.create_task(_pump(process.stdout, output, on_output))
+    helper = asyncio.create_task(companion(process)) if companion is not None else None
+    try:
+        try:
+            timed_out = await _to_the_end(process, protocol, reader, helper, output, timeout=timeout)
+        except BaseException:
+            kill_process_group(process.pid)
+            reader.cancel()
+            if helper is not None:
+                helper.cancel()
+            # Killed, it exits at once; seeing it exit keeps asyncio from reporting a child closed running.
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                await asyncio.wait_for(asyncio.shield(protocol.exited), _DRAIN_SECONDS)
+            raise
+    finally:
+        transport.close()
+    return ProcessResult(
+        output=output.text(), returncode=transport.get_returncode(), timed_out=timed_out, timeout=timeout
+    )
+
+
+async def _spawn(
+    argv: Sequence[str], *, cwd: Path, stdin: int, pass_fds: Sequence[int], env: dict[str, str] | None
+) -> tuple[asyncio.SubprocessTransport, _ExitAwareProtocol]:
     loop = asyncio.get_running_loop()
     try:
-        transport, protocol = await loop.subprocess_exec(
+        return await loop.subprocess_exec(
             lambda: _ExitAwareProtocol(loop),
             *argv,
             cwd=cwd,
@@ -107,47 +139,38 @@ async def run_in_process_group(
         )
     except OSError as error:
         raise ToolFailure(f"cannot start {argv[0]} in {cwd}: {error.strerror or error}") from None
-    process = asyncio.subprocess.Process(transport, protocol, loop)
-    if on_start is not None:
-        on_start(process.pid)
-    output = CappedOutput(output_cap)
-    if process.stdout is None:  # cannot happen: asked for with PIPE just above
-        raise RuntimeError("the process has no output pipe")
-    reader = asyncio.create_task(_pump(process.stdout, output, on_output))
-    helper = asyncio.create_task(companion(process)) if companion is not None else None
+
+
+async def _to_the_end(
+    process: asyncio.subprocess.Process,
+    protocol: _ExitAwareProtocol,
+    reader: asyncio.Task[None],
+    helper: asyncio.Task[None] | None,
+    output: CappedOutput,
+    *,
+    timeout: float,
+) -> bool:
+    """Wait for the exit or the deadline, kill the group, settle the companion, drain the output;
+    whether the deadline passed."""
     timed_out = False
     try:
-        try:
-            async with asyncio.timeout(timeout):
-                await asyncio.shield(protocol.exited)
-        except TimeoutError:
-            timed_out = True
-        kill_process_group(process.pid)
-        if helper is not None:
-            helper.cancel()
-            await asyncio.wait([helper])  # unlike awaiting it, never mistakes our own cancellation for its
-            failure = None if helper.cancelled() else helper.exception()
-            if failure is not None:
-                raise failure
-        await asyncio.shield(protocol.exited)
-        try:
-            await asyncio.wait_for(reader, _DRAIN_SECONDS)
-        except TimeoutError:
-            output.feed(b"\n[output of a process that left the process group was not read to its end]\n")
-    except BaseException:
-        kill_process_group(process.pid)
-        reader.cancel()
-        if helper is not None:
-            helper.cancel()
-        # Killed, it exits at once; seeing it exit keeps asyncio from reporting a child closed running.
-        with contextlib.suppress(asyncio.CancelledError, TimeoutError):
-            await asyncio.wait_for(asyncio.shield(protocol.exited), _DRAIN_SECONDS)
-        raise
-    finally:
-        transport.close()
-    return ProcessResult(
-        output=output.text(), returncode=transport.get_returncode(), timed_out=timed_out, timeout=timeout
-    )
+        async with asyncio.timeout(timeout):
+            await asyncio.shield(protocol.exited)
+    except TimeoutError:
+        timed_out = True
+    kill_process_group(process.pid)
+    if helper is not None:
+        helper.cancel()
+        await asyncio.wait([helper])  # unlike awaiting it, never mistakes our own cancellation for its
+        failure = None if helper.cancelled() else helper.exception()
+        if failure is not None:
+            raise failure
+    await asyncio.shield(protocol.exited)
+    try:
+        await asyncio.wait_for(reader, _DRAIN_SECONDS)
+    except TimeoutError:
+        output.feed(b"\n[output of a process that left the process group was not read to its end]\n")
+    return timed_out
 
 
 class _ExitAwareProtocol(asyncio.subprocess.SubprocessStreamProtocol):

@@ -3,7 +3,8 @@
 Messages are indexed by upkeep in batches (``entry_words``), never on the append path, and always before a
 search runs, so a search sees every committed message. The query is what ``fts_query`` accepts: every
 word must match, ``"quoted words"`` as a phrase, ``word*`` as a prefix; words are lower-cased and not
-stemmed (the ``simple`` configuration), like SQLite's unicode61 tokenizer.
+stemmed (the ``simple`` configuration), and their accents folded, like SQLite's unicode61 tokenizer with
+``remove_diacritics``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 from anyy.domain import entry_ids
 from anyy.domain.entries import SEARCHABLE_KINDS, EntryKind
 from anyy.domain.paging import check_limit
-from anyy.domain.search import SearchHit, fts_query, plain_snippet
+from anyy.domain.search import ACCENTED, UNACCENTED, SearchHit, fold_accents, fts_query, plain_snippet
 from anyy.domain.sessions import SessionKind
 from anyy.storage.postgres.core import LAST_ENTRY_SQL, PgCore
 from anyy.storage.rules import check_kind
@@ -23,14 +24,16 @@ SEARCHABLE = ",".join(str(int(k)) for k in sorted(SEARCHABLE_KINDS))
 _INDEXABLE = "num NOT IN (SELECT session_num FROM gc_queue)"
 _PART = re.compile(r'"([^"]*)"(\*?)')
 _HEADLINE = "StartSel=[, StopSel=], MaxWords=16, MinWords=6, MaxFragments=1, FragmentDelimiter=…"
-INDEX_SQL = "to_tsvector('simple', {text})"
+# Accents folded like SQLite's ``remove_diacritics`` (``café`` is found by ``cafe`` and the other way round):
+# the indexed text through ``translate``, the query's words through the same map in Python.
+INDEX_SQL = f"to_tsvector('simple', translate({{text}}, '{ACCENTED}', '{UNACCENTED}'))"
 
 
 def ts_query_text(query: str) -> str:
     """The ``to_tsquery`` text of a search: each part of ``fts_query``'s output, its words quoted (so
     nothing is an operator) and followed by one another (``<->``), the last one a prefix when asked."""
     parts = []
-    for words, prefix in _PART.findall(fts_query(query)):
+    for words, prefix in _PART.findall(fold_accents(fts_query(query))):
         quoted = [f"'{word}'" for word in words.split()]
         if prefix:
             quoted[-1] += ":*"

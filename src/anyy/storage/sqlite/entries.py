@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -23,7 +23,7 @@ from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
 from anyy.domain.sessions import UNSET, Page, Unset
 from anyy.domain.tree import TreeRow, TreeView, build_tree
 from anyy.storage import rules
-from anyy.storage.sqlite.core import ACTIVITY_RESOLUTION, StoreCore
+from anyy.storage.sqlite.core import ACTIVITY_RESOLUTION, AppendState, StoreCore
 from anyy.storage.sqlite.rows import ENTRY_COLUMNS, entry_from_row
 
 _CONTEXT_KIND_LIST = ",".join(str(int(k)) for k in CONTEXT_KINDS)
@@ -126,32 +126,7 @@ class EntriesPart(StoreCore):
         seq = 1 if last_id is None else entry_ids.seq_of(last_id) + 1
         if seq + len(prepared) - 1 > entry_ids.MAX_SEQ:
             raise InvalidInput(f"session {session_id} is full ({entry_ids.MAX_SEQ} entries); fork it")
-        base = entry_ids.make_entry_id(num, 0)
-        rows = []
-        out = []
-        for item in prepared:
-            entry_id = base | seq
-            if parent is None or parent != entry_id - 1 or seq == 1:
-                run = entry_id  # a new linear run starts here
-                if parent is not None and entry_ids.owner_number(parent) != num:
-                    conn.execute("INSERT INTO cross_links (child, parent) VALUES (?, ?)", (entry_id, parent))
-            if item.refs:
-                for ref in item.refs:
-                    self._add_object_ref(entry_id, ref, created=item.obj == ref)
-            rows.append((entry_id, parent, run, item.kind, item.stored_text, item.data, item.obj, now))
-            out.append(
-                Entry(
-                    id=entry_id,
-                    parent=parent,
-                    kind=item.kind,
-                    text=item.text,
-                    data=decode_data(item.data) if item.data is not None else {},
-                    created_at=now,
-                    object=item.obj,
-                )
-            )
-            parent = entry_id
-            seq += 1
+        rows, out, parent, run = self._rows_for(prepared, num, parent, seq=seq, run=run, now=now)
         insert = (
             "INSERT INTO entries (id, parent, run, kind, text, data, obj, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
         )
@@ -159,22 +134,58 @@ class EntriesPart(StoreCore):
             conn.execute(insert, rows[0])
         else:
             conn.executemany(insert, rows)
-        # The head now is the last entry appended (NULL). The row is written only when that changes
-        # something: after navigation or a fork, when another session is ahead in "most recent first",
-        # or when its activity time is a second old.
-        if (
-            stored_head is not None
-            or self._top_of_kind.get(state.kind) != num
-            or now - state.updated_at >= ACTIVITY_RESOLUTION
-            or now < state.updated_at
-        ):
-            conn.execute("UPDATE sessions SET head = NULL, updated_at = ? WHERE num = ?", (now, num))
-            state.stored_head, state.updated_at = None, now
-            self._top_of_kind[state.kind] = num
+        self._head_is_last(state, num, now)
         state.last_id, state.run = parent, run
         if self._unindexed is not None:
             self._unindexed.add(num)
         return out
+
+    def _rows_for(
+        self, prepared: Sequence[Prepared], num: int, parent: int | None, *, seq: int, run: int | None, now: float
+    ) -> tuple[list[tuple[Any, ...]], list[Entry], int | None, int | None]:
+        """The rows of ``prepared`` as children of ``parent`` from ``seq`` on (cross links and object
+        references written), the entries they are, and the last id and run."""
+        base = entry_ids.make_entry_id(num, 0)
+        rows: list[tuple[Any, ...]] = []
+        out: list[Entry] = []
+        for item in prepared:
+            entry_id = base | seq
+            if parent is None or parent != entry_id - 1 or seq == 1:
+                run = entry_id  # a new linear run starts here
+                if parent is not None and entry_ids.owner_number(parent) != num:
+                    self.conn.execute("INSERT INTO cross_links (child, parent) VALUES (?, ?)", (entry_id, parent))
+            for ref in item.refs:
+                self._add_object_ref(entry_id, ref, created=item.obj == ref)
+            rows.append((entry_id, parent, run, item.kind, item.stored_text, item.data, item.obj, now))
+            data = decode_data(item.data) if item.data is not None else {}
+            out.append(
+                Entry(
+                    id=entry_id,
+                    parent=parent,
+                    kind=item.kind,
+                    text=item.text,
+                    data=data,
+                    created_at=now,
+                    object=item.obj,
+                )
+            )
+            parent = entry_id
+            seq += 1
+        return rows, out, parent, run
+
+    def _head_is_last(self, state: AppendState, num: int, now: float) -> None:
+        """The head now is the last entry appended (NULL). The row is written only when that changes
+        something: after navigation or a fork, when another session is ahead in "most recent first", or
+        when its activity time is a second old."""
+        if (
+            state.stored_head is not None
+            or self._top_of_kind.get(state.kind) != num
+            or now - state.updated_at >= ACTIVITY_RESOLUTION
+            or now < state.updated_at
+        ):
+            self.conn.execute("UPDATE sessions SET head = NULL, updated_at = ? WHERE num = ?", (now, num))
+            state.stored_head, state.updated_at = None, now
+            self._top_of_kind[state.kind] = num
 
     def _add_object_ref(self, holder: int, obj: str, *, created: bool) -> None:
         conn = self.conn

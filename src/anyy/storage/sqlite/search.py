@@ -76,9 +76,8 @@ class SearchPart(StoreCore):
     ) -> list[SearchHit]:
         check_kind(kind)
         check_limit(limit)
-        match = fts_query(query)
         where = ["entries_fts MATCH ?"]
-        params: list[Any] = [match]
+        params: list[Any] = [fts_query(query)]
         scope: int | None = None
         if session_id is not None:
             # The session's whole conversation: its own entries and the history it inherited by forking.
@@ -95,26 +94,9 @@ class SearchPart(StoreCore):
             params,
         )
         hits: list[SearchHit] = []
-        sessions: dict[int, tuple[str, str, str] | None] = {}
-        active: dict[int, bool] = {}
+        holders = _Holders(self, scope)
         for entry_id, entry_kind, snippet, created, obj in cursor:
-            # Attributed to the author, or to a fork that keeps it; unreachable leftovers of a
-            # deleted session (not reclaimed yet) are never shown.
-            owner = entry_id >> entry_ids.SEQ_BITS
-            if owner not in active:
-                row = self._one("SELECT status = 'active' FROM sessions WHERE num = ?", (owner,))
-                active[owner] = bool(row and row[0])
-            if scope is not None:
-                holder: int | None = scope
-            elif active[owner]:
-                holder = owner  # a live session's own entries are always in its tree
-            else:
-                holder = self._live_holder(entry_id)
-            if holder is None:
-                continue
-            if holder not in sessions:
-                sessions[holder] = self._one("SELECT id, title, kind FROM sessions WHERE num = ?", (holder,))
-            info = sessions[holder]
+            info = holders.session_of(entry_id)
             if info is None or (kind is not None and info[2] != kind):
                 continue
             hits.append(
@@ -132,3 +114,34 @@ class SearchPart(StoreCore):
                 break
         cursor.close()
         return hits
+
+
+class _Holders:
+    """Which live session a hit is shown in (id, title, kind), remembered for the rest of the search: the
+    author, or a fork that keeps it; unreachable leftovers of a deleted session (not reclaimed yet) are
+    never shown. Within one session's search, that session."""
+
+    def __init__(self, store: SearchPart, scope: int | None) -> None:
+        self.store = store
+        self.scope = scope
+        self.sessions: dict[int, tuple[str, str, str] | None] = {}
+        self.active: dict[int, bool] = {}
+
+    def session_of(self, entry_id: int) -> tuple[str, str, str] | None:
+        holder = self._holder(entry_id)
+        if holder is None:
+            return None
+        if holder not in self.sessions:
+            self.sessions[holder] = self.store._one("SELECT id, title, kind FROM sessions WHERE num = ?", (holder,))
+        return self.sessions[holder]
+
+    def _holder(self, entry_id: int) -> int | None:
+        if self.scope is not None:
+            return self.scope
+        owner = entry_id >> entry_ids.SEQ_BITS
+        if owner not in self.active:
+            row = self.store._one("SELECT status = 'active' FROM sessions WHERE num = ?", (owner,))
+            self.active[owner] = bool(row and row[0])
+        if self.active[owner]:
+            return owner  # a live session's own entries are always in its tree
+        return self.store._live_holder(entry_id)

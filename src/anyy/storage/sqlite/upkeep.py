@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from typing import Any
 
 from anyy.domain import entry_ids
 from anyy.domain.entries import SEARCHABLE_KINDS
@@ -149,44 +150,61 @@ class UpkeepPart(SearchPart):
             ).fetchall()
             if not rows:
                 continue
-            top = rows[-1][0]
-            # The index forgets exactly the text it was given: the row's, or the object's for a large body.
-            self._index_has_deletes = True
-            conn.executemany(
-                "INSERT INTO entries_fts (entries_fts, rowid, text) VALUES ('delete', ?, ?)",
-                [
-                    (eid, text if obj is None else self._object_text(obj))
-                    for eid, kind, text, obj in rows
-                    if kind in _SEARCHABLE and eid <= indexed_upto and (text is not None or obj is not None)
-                ],
-            )
-            orphan_candidates.update(
-                r[0] for r in conn.execute("SELECT obj FROM object_refs WHERE holder BETWEEN ? AND ?", (d_lo, top))
-            )
-            conn.execute("DELETE FROM object_refs WHERE holder BETWEEN ? AND ?", (d_lo, top))
-            requeue.update(
-                entry_ids.owner_number(r[0])
-                for r in conn.execute("SELECT parent FROM cross_links WHERE child BETWEEN ? AND ?", (d_lo, top))
-            )
-            conn.execute("DELETE FROM cross_links WHERE child BETWEEN ? AND ?", (d_lo, top))
-            conn.execute("DELETE FROM entries WHERE id BETWEEN ? AND ?", (d_lo, top))
+            self._remove_rows(rows, d_lo, indexed_upto, orphan_candidates=orphan_candidates, requeue=requeue)
             removed += len(rows)
-        files = []
-        for obj in orphan_candidates:
-            if conn.execute("SELECT 1 FROM object_refs WHERE obj = ? LIMIT 1", (obj,)).fetchone() is None:
-                conn.execute("DELETE FROM objects WHERE hash = ?", (obj,))
-                files.append(obj)
+        files = self._drop_orphans(orphan_candidates)
         for other in requeue - {num}:
             self._requeue_deleted(other)
         done = removed < budget
         if done:
-            conn.execute("DELETE FROM gc_queue WHERE session_num = ?", (num,))
-            left = conn.execute("SELECT 1 FROM entries WHERE id BETWEEN ? AND ? LIMIT 1", (lo, hi)).fetchone()
-            if left is None:
-                conn.execute("DELETE FROM sessions WHERE num = ?", (num,))
-            elif self._unindexed is not None:
-                self._unindexed.add(num)  # what a fork keeps is searchable, also if it was never indexed
+            self._finish_collecting(num, lo, hi)
         return removed, files, done
+
+    def _remove_rows(
+        self, rows: list[Any], d_lo: int, indexed_upto: int, *, orphan_candidates: set[str], requeue: set[int]
+    ) -> None:
+        """Remove entries ``d_lo`` to the last of ``rows``, with their index text, object references and cross
+        links; the objects they held and the sessions they hung from are noted."""
+        conn = self.conn
+        top = rows[-1][0]
+        # The index forgets exactly the text it was given: the row's, or the object's for a large body.
+        self._index_has_deletes = True
+        conn.executemany(
+            "INSERT INTO entries_fts (entries_fts, rowid, text) VALUES ('delete', ?, ?)",
+            [
+                (eid, text if obj is None else self._object_text(obj))
+                for eid, kind, text, obj in rows
+                if kind in _SEARCHABLE and eid <= indexed_upto and (text is not None or obj is not None)
+            ],
+        )
+        orphan_candidates.update(
+            r[0] for r in conn.execute("SELECT obj FROM object_refs WHERE holder BETWEEN ? AND ?", (d_lo, top))
+        )
+        conn.execute("DELETE FROM object_refs WHERE holder BETWEEN ? AND ?", (d_lo, top))
+        requeue.update(
+            entry_ids.owner_number(r[0])
+            for r in conn.execute("SELECT parent FROM cross_links WHERE child BETWEEN ? AND ?", (d_lo, top))
+        )
+        conn.execute("DELETE FROM cross_links WHERE child BETWEEN ? AND ?", (d_lo, top))
+        conn.execute("DELETE FROM entries WHERE id BETWEEN ? AND ?", (d_lo, top))
+
+    def _drop_orphans(self, candidates: set[str]) -> list[str]:
+        """Forget the objects nothing references any more; their files, for the caller to remove."""
+        files = []
+        for obj in candidates:
+            if self.conn.execute("SELECT 1 FROM object_refs WHERE obj = ? LIMIT 1", (obj,)).fetchone() is None:
+                self.conn.execute("DELETE FROM objects WHERE hash = ?", (obj,))
+                files.append(obj)
+        return files
+
+    def _finish_collecting(self, num: int, lo: int, hi: int) -> None:
+        conn = self.conn
+        conn.execute("DELETE FROM gc_queue WHERE session_num = ?", (num,))
+        left = conn.execute("SELECT 1 FROM entries WHERE id BETWEEN ? AND ? LIMIT 1", (lo, hi)).fetchone()
+        if left is None:
+            conn.execute("DELETE FROM sessions WHERE num = ?", (num,))
+        elif self._unindexed is not None:
+            self._unindexed.add(num)  # what a fork keeps is searchable, also if it was never indexed
 
     def _collect_garbage(self, budget: int) -> tuple[int, bool]:
         """Reclaim up to ``budget`` entries of deleted sessions; (entries removed, more left)."""

@@ -1,0 +1,83 @@
+"""Who may use the Gateway and how much at once: the access token, the origins of its own pages, and the
+bound on calls in flight (D7), shared by the HTTP routes and the WebSocket."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from dataclasses import dataclass
+
+from anyy.gateway.dispatcher import Dispatcher
+from commons import jsonrpc
+
+UNAUTHORIZED_MESSAGE = (
+    "unauthorized: this Gateway needs its profile's access token (Authorization: Bearer TOKEN); clients "
+    "read it from the profile's gateway.json"
+)
+FORBIDDEN_ORIGIN = 4403
+MAX_PENDING_PER_CONNECTION = 256  # calls one WebSocket may have running at once (session.wait included)
+MAX_IN_FLIGHT = 4096  # calls the Gateway runs at once, every connection together
+
+
+class InFlight:
+    """A count of the calls running now, bounded."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.now = 0
+
+    def take(self) -> bool:
+        if self.now >= self.limit:
+            return False
+        self.now += 1
+        return True
+
+    def give(self) -> None:
+        self.now -= 1
+
+
+@dataclass
+class Access:
+    """What every route needs: the dispatcher, the token it checks, the calls in flight."""
+
+    dispatcher: Dispatcher
+    token: str
+    in_flight: InFlight
+
+    def authorized(self, headers: dict[str, str], query: dict[str, str]) -> bool:
+        presented = token_of(headers, query)
+        return bool(presented) and hmac.compare_digest(presented.encode(), self.token.encode())
+
+
+def own_origins(server: tuple[str, int] | None) -> set[str]:
+    """The origins of pages this Gateway served: its own address, and ``localhost`` on loopback."""
+    if server is None:
+        return set()
+    host, port = server[0], server[1]
+    shown = f"[{host}]" if ":" in host else host
+    origins = {f"http://{shown}:{port}"}
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if loopback:
+        origins |= {f"http://localhost:{port}", f"http://127.0.0.1:{port}", f"http://[::1]:{port}"}
+    return origins
+
+
+def foreign(origin: str | None, server: tuple[str, int] | None) -> bool:
+    """A browser page of another site (a client that is not a browser sends no Origin)."""
+    return origin is not None and origin.lower() not in own_origins(server)
+
+
+def token_of(headers: dict[str, str], query: dict[str, str]) -> str:
+    header = headers.get("authorization", "")
+    if header.lower().startswith("bearer "):
+        return header[7:].strip()
+    return query.get("token", "")
+
+
+def unauthorized_reply() -> bytes:
+    return jsonrpc.encode(
+        jsonrpc.Response(id=None, error=jsonrpc.ErrorObject(code=jsonrpc.UNAUTHORIZED, message=UNAUTHORIZED_MESSAGE))
+    )

@@ -1,0 +1,120 @@
+"""JSON-RPC over a WebSocket (``/ws``), with the events of the sessions the connection subscribed to.
+
+A browser's WebSocket always carries an ``Origin``: one that is not this Gateway's own address is refused
+(close code 4403). Each connection, and the Gateway as a whole, runs a bounded number of calls at once;
+past that a call is answered "busy" at once instead of held in memory (D7).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from anyy.api.events import RuntimeEvent
+from anyy.gateway.access import FORBIDDEN_ORIGIN, MAX_PENDING_PER_CONNECTION, Access, foreign, unauthorized_reply
+from anyy.gateway.state import Connection
+from commons import jsonrpc
+
+log = logging.getLogger("anyy.gateway")
+UNAUTHORIZED_CLOSE = 4401
+
+_recent: collections.OrderedDict[int, tuple[RuntimeEvent, bytes]] = collections.OrderedDict()
+
+
+def _encoded_event(event: RuntimeEvent) -> bytes:
+    """An event's notification, encoded once however many connections subscribe to it."""
+    found = _recent.get(id(event))
+    if found is not None and found[0] is event:
+        return found[1]
+    data = jsonrpc.encode(jsonrpc.Notification(method="event", params=event))
+    _recent[id(event)] = (event, data)
+    if len(_recent) > 1024:
+        _recent.popitem(last=False)
+    return data
+
+
+async def _admitted(access: Access, ws: WebSocket) -> bool:
+    """Accept the connection; a foreign page or a missing token is told why and closed."""
+    await ws.accept()
+    if foreign(ws.headers.get("origin"), ws.scope.get("server")):
+        # A page of another site (or a rebound DNS name) tries to use the user's Gateway.
+        await ws.close(code=FORBIDDEN_ORIGIN, reason="cross-origin WebSocket refused")
+        return False
+    if not access.authorized(dict(ws.headers), dict(ws.query_params)):
+        await ws.send_bytes(unauthorized_reply())
+        await ws.close(code=UNAUTHORIZED_CLOSE)
+        return False
+    return True
+
+
+class _Socket:
+    """One admitted connection: its replies and events go out one at a time; its calls run as tasks."""
+
+    def __init__(self, access: Access, ws: WebSocket) -> None:
+        self.access = access
+        self.ws = ws
+        self.lock = asyncio.Lock()
+        self.conn = Connection(send_event=self.send_event)
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def send(self, data: bytes) -> None:
+        async with self.lock:
+            await self.ws.send_text(data.decode())
+
+    async def send_event(self, event: RuntimeEvent) -> None:
+        await self.send(_encoded_event(event))
+
+    async def answer(self, frame: str | bytes) -> None:
+        try:
+            reply = await self.access.dispatcher.handle(frame, self.conn)
+            if reply is not None:
+                await self.send(reply)
+        except Exception:  # a connection that went away mid-reply: nothing else to do
+            log.debug("could not answer on a closed WebSocket", exc_info=True)
+        finally:
+            self.access.in_flight.give()
+
+    async def refuse(self, frame: str | bytes, why: str) -> None:
+        try:
+            reply = self.access.dispatcher.busy(frame, why)
+            if reply is not None:
+                await self.send(reply)
+        except Exception:
+            log.debug("could not answer on a closed WebSocket", exc_info=True)
+
+    def start(self, frame: str | bytes) -> None:
+        if len(self.tasks) >= MAX_PENDING_PER_CONNECTION:
+            task = asyncio.create_task(self.refuse(frame, "too many calls pending on this connection"))
+        elif not self.access.in_flight.take():
+            task = asyncio.create_task(self.refuse(frame, "too many calls in flight"))
+        else:
+            task = asyncio.create_task(self.answer(frame))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def run(self) -> None:
+        try:
+            while True:
+                message = await self.ws.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                text = message.get("text")
+                self.start(text if isinstance(text, str) else (message.get("bytes") or b""))
+        except WebSocketDisconnect:
+            pass
+        finally:
+            self.conn.close()
+            for task in self.tasks:
+                task.cancel()
+
+
+class WebSocketRoutes:
+    def __init__(self, access: Access) -> None:
+        self.access = access
+
+    async def serve(self, ws: WebSocket) -> None:
+        if await _admitted(self.access, ws):
+            await _Socket(self.access, ws).run()
