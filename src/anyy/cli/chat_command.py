@@ -362,27 +362,8 @@ def _explain(
 ) -> None:
     """What happened and what to do next, for every outcome but success (on stderr; the question itself
     goes to stdout, it is what the agent said, unless stdout carries the JSON object)."""
-    execution_id = submission.execution_id
     if result == "suspended":
-        if recorded.question and not as_json:
-            click.echo(recorded.question)
-        where = f" --profile {profile.name}" if profile.name != "default" else ""
-        if recorded.question and recorded.question.startswith("Approval needed:"):
-            click.echo(
-                f"the agent waits for your approval of a tool call (session {session_id}, execution "
-                f"{execution_id}): answer with `anyy chat{where} --session {session_id} --answer once` (or "
-                f"`--answer session` to allow it for the session, `--answer deny`), or open the session in "
-                f"the TUI with `anyy{where} --resume {session_id}` (RPC: session.approve).",
-                err=True,
-            )
-            return
-        click.echo(
-            f"the agent asks a question and waits for your answer (session {session_id}, execution "
-            f'{execution_id}): answer with `anyy chat{where} --session {session_id} --answer "YOUR ANSWER"`, '
-            f"or open the session in the TUI with `anyy{where} --resume {session_id}` (RPC: session.answer). "
-            "Until then, new messages to this session wait behind the question.",
-            err=True,
-        )
+        _explain_waiting(profile, session_id, execution_id=submission.execution_id, recorded=recorded, as_json=as_json)
     elif result == "failed":
         click.echo(f"error: the answer failed: {submission.error or 'no error recorded'}", err=True)
     elif result == "interrupted":
@@ -402,6 +383,31 @@ def _explain(
             f"{profile.name}`",
             err=True,
         )
+
+
+def _explain_waiting(
+    profile: Profile, session_id: str, *, execution_id: str | None, recorded: Recorded, as_json: bool
+) -> None:
+    """A question or an approval waits: print it, and how to answer."""
+    if recorded.question and not as_json:
+        click.echo(recorded.question)
+    where = f" --profile {profile.name}" if profile.name != "default" else ""
+    if recorded.question and recorded.question.startswith("Approval needed:"):
+        click.echo(
+            f"the agent waits for your approval of a tool call (session {session_id}, execution "
+            f"{execution_id}): answer with `anyy chat{where} --session {session_id} --answer once` (or "
+            f"`--answer session` to allow it for the session, `--answer deny`), or open the session in "
+            f"the TUI with `anyy{where} --resume {session_id}` (RPC: session.approve).",
+            err=True,
+        )
+        return
+    click.echo(
+        f"the agent asks a question and waits for your answer (session {session_id}, execution "
+        f'{execution_id}): answer with `anyy chat{where} --session {session_id} --answer "YOUR ANSWER"`, '
+        f"or open the session in the TUI with `anyy{where} --resume {session_id}` (RPC: session.answer). "
+        "Until then, new messages to this session wait behind the question.",
+        err=True,
+    )
 
 
 def _checked(

@@ -65,18 +65,25 @@ def launch_gateway(
         raise GatewayStartFailed(f"the Gateway of profile {profile.name} did not start: {line[7:].decode().strip()}")
     if line.endswith(b"\n"):
         return msgspec.json.decode(line, type=Address)
+    raise _why_not_started(profile, process, out_path, offset, timeout)
+
+
+def _why_not_started(
+    profile: Profile, process: subprocess.Popen[bytes], out_path: Path, offset: int, timeout: float
+) -> GatewayStartFailed:
+    """What to tell when the Gateway said nothing on its ready pipe: still starting, or what it printed."""
     try:
         code = process.wait(timeout=5)
     except subprocess.TimeoutExpired:
-        raise GatewayStartFailed(
+        return GatewayStartFailed(
             f"the Gateway of profile {profile.name} (pid {process.pid}) was not ready after {timeout:g} s; "
             f"it may still be starting: see {out_path}, `anyy gateway status --profile {profile.name}`"
-        ) from None
+        )
     said = _new_output(out_path, offset)
     said = said.removeprefix("error: ") if said.count("\n") == 0 else said
     if not said and (full := full_disk_message(profile.name, profile.path)) is not None:
         said = full  # nothing could be written: exit status 120, and no output, is all there is to see
-    raise GatewayStartFailed(
+    return GatewayStartFailed(
         f"the Gateway of profile {profile.name} did not start (exit status {code}): {said or 'no output'}"
         + ("" if said else f"; see {out_path}")
     )

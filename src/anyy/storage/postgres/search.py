@@ -133,39 +133,53 @@ class SearchPart(PgCore):
                 "ORDER BY ts_rank(w.words, q.q) DESC, e.id LIMIT %s OFFSET %s",
                 [_HEADLINE, tsquery, *params, page, offset],
             )
-            for entry_id, entry_kind, snippet, created, obj, live, owner_id, title, owner_kind in rows:
-                owner = entry_id >> entry_ids.SEQ_BITS
-                if live:
-                    sessions[owner] = (owner_id, title, owner_kind)
-                holder: int | None
-                if scope is not None:
-                    holder = scope
-                elif live:
-                    holder = owner  # a live session's own entries are always in its tree
-                else:
-                    holder = self._live_holder(entry_id)
-                if holder is None:
-                    continue
-                if holder not in sessions:
-                    info_row = self._one("SELECT id, title, kind FROM sessions WHERE num = %s", (holder,))
-                    sessions[holder] = None if info_row is None else (info_row[0], info_row[1], info_row[2])
-                info = sessions[holder]
-                if info is None or (kind is not None and info[2] != kind):
-                    continue
-                hits.append(
-                    SearchHit(
-                        session_id=info[0],
-                        session_title=info[1],
-                        session_kind=info[2],
-                        entry_id=entry_id,
-                        kind=EntryKind(entry_kind).label,
-                        snippet=snippet if obj is None else plain_snippet(self._object_text(obj), query),
-                        created_at=created,
-                    )
-                )
-                if len(hits) == limit:
-                    break
+            for row in rows:
+                hit = self._hit_of(row, query, scope=scope, kind=kind, sessions=sessions)
+                if hit is not None:
+                    hits.append(hit)
+                    if len(hits) == limit:
+                        break
             if len(rows) < page:
                 break
             offset += page
         return hits
+
+    def _hit_of(
+        self,
+        row: tuple[Any, ...],
+        query: str,
+        *,
+        scope: int | None,
+        kind: SessionKind | None,
+        sessions: dict[int, tuple[str, str, str] | None],
+    ) -> SearchHit | None:
+        """One matching entry as a hit of the session that holds it (``None``: no live session in scope
+        holds it, or not of the kind asked for). ``sessions`` caches (id, title, kind) by session number."""
+        entry_id, entry_kind, snippet, created, obj, live, owner_id, title, owner_kind = row
+        owner = entry_id >> entry_ids.SEQ_BITS
+        if live:
+            sessions[owner] = (owner_id, title, owner_kind)
+        holder: int | None
+        if scope is not None:
+            holder = scope
+        elif live:
+            holder = owner  # a live session's own entries are always in its tree
+        else:
+            holder = self._live_holder(entry_id)
+        if holder is None:
+            return None
+        if holder not in sessions:
+            info_row = self._one("SELECT id, title, kind FROM sessions WHERE num = %s", (holder,))
+            sessions[holder] = None if info_row is None else (info_row[0], info_row[1], info_row[2])
+        info = sessions[holder]
+        if info is None or (kind is not None and info[2] != kind):
+            return None
+        return SearchHit(
+            session_id=info[0],
+            session_title=info[1],
+            session_kind=info[2],
+            entry_id=entry_id,
+            kind=EntryKind(entry_kind).label,
+            snippet=snippet if obj is None else plain_snippet(self._object_text(obj), query),
+            created_at=created,
+        )

@@ -269,6 +269,31 @@ def _entries_for_postgres(rows: Rows, bodies: dict[str, bytes], now: float) -> N
     rows["object_refs"].sort()
 
 
+def _insert_rows(conn: psycopg.Connection[Any], rows: Rows, bodies: dict[str, bytes], *, top_session: int) -> None:
+    """Write every table's rows (objects with their bodies), then move the identity sequences past them
+    (the sessions' past ``top_session``, the highest number the source ever used)."""
+    for table, (columns, _key) in TABLES.items():
+        if not rows[table]:
+            continue
+        overriding = " OVERRIDING SYSTEM VALUE" if table in IDENTITY_TABLES else ""
+        marks = ", ".join(["%s"] * len(columns))
+        with conn.cursor() as cur:
+            if table == "objects":
+                cur.executemany(
+                    "INSERT INTO objects (hash, size, media_type, created_at, body) VALUES (%s, %s, %s, %s, %s)",
+                    [(*row, bodies[row[0]]) for row in rows[table]],
+                )
+            else:
+                cur.executemany(f"INSERT INTO {table} ({', '.join(columns)}){overriding} VALUES ({marks})", rows[table])
+    for table in IDENTITY_TABLES:
+        floor = top_session if table == "sessions" else 0
+        conn.execute(
+            f"SELECT setval(pg_get_serial_sequence('{table}', 'num'), "
+            f"greatest((SELECT coalesce(max(num), 0) FROM {table}), %s, 1))",
+            (floor,),
+        )
+
+
 def copy_sqlite_to_postgres(
     db_path: Path,
     objects_dir: Path,
@@ -302,29 +327,7 @@ def copy_sqlite_to_postgres(
                         "an empty database, or add --force to replace what it holds"
                     )
                 conn.execute(f"TRUNCATE {', '.join(TABLES)}, entry_words")
-            for table, (columns, _key) in TABLES.items():
-                if not rows[table]:
-                    continue
-                overriding = " OVERRIDING SYSTEM VALUE" if table in IDENTITY_TABLES else ""
-                marks = ", ".join(["%s"] * len(columns))
-                with conn.cursor() as cur:
-                    if table == "objects":
-                        cur.executemany(
-                            "INSERT INTO objects (hash, size, media_type, created_at, body) "
-                            "VALUES (%s, %s, %s, %s, %s)",
-                            [(*row, bodies[row[0]]) for row in rows[table]],
-                        )
-                    else:
-                        cur.executemany(
-                            f"INSERT INTO {table} ({', '.join(columns)}){overriding} VALUES ({marks})", rows[table]
-                        )
-            for table in IDENTITY_TABLES:
-                floor = top_session if table == "sessions" else 0
-                conn.execute(
-                    f"SELECT setval(pg_get_serial_sequence('{table}', 'num'), "
-                    f"greatest((SELECT coalesce(max(num), 0) FROM {table}), %s, 1))",
-                    (floor,),
-                )
+            _insert_rows(conn, rows, bodies, top_session=top_session)
             written = read_tables(lambda sql: conn.execute(sql).fetchall())
             _check_same(rows, written, where)
             size = 0

@@ -105,20 +105,7 @@ class UpkeepPart(SearchPart):
             count, top = found
             if not count:
                 continue
-            conn.execute("DELETE FROM entry_words WHERE id BETWEEN %s AND %s", (d_lo, top))
-            orphan_candidates.update(
-                r[0]
-                for r in conn.execute(
-                    "DELETE FROM object_refs WHERE holder BETWEEN %s AND %s RETURNING obj", (d_lo, top)
-                ).fetchall()
-            )
-            requeue.update(
-                entry_ids.owner_number(r[0])
-                for r in conn.execute(
-                    "DELETE FROM cross_links WHERE child BETWEEN %s AND %s RETURNING parent", (d_lo, top)
-                ).fetchall()
-            )
-            conn.execute("DELETE FROM entries WHERE id BETWEEN %s AND %s", (d_lo, top))
+            self._remove_entries(d_lo, top, orphan_candidates, requeue)
             removed += count
         if orphan_candidates:
             conn.execute(
@@ -137,6 +124,25 @@ class UpkeepPart(SearchPart):
             else:
                 self._note_unindexed(num)  # what a fork keeps is searchable, also if it was never indexed
         return removed, done
+
+    def _remove_entries(self, lo: int, hi: int, orphan_candidates: set[str], requeue: set[int]) -> None:
+        """Delete the entries ``lo``..``hi`` with their search words, object references and cross links,
+        noting the objects that may now be unused and the sessions whose links pointed into the range."""
+        conn = self.conn
+        conn.execute("DELETE FROM entry_words WHERE id BETWEEN %s AND %s", (lo, hi))
+        orphan_candidates.update(
+            r[0]
+            for r in conn.execute(
+                "DELETE FROM object_refs WHERE holder BETWEEN %s AND %s RETURNING obj", (lo, hi)
+            ).fetchall()
+        )
+        requeue.update(
+            entry_ids.owner_number(r[0])
+            for r in conn.execute(
+                "DELETE FROM cross_links WHERE child BETWEEN %s AND %s RETURNING parent", (lo, hi)
+            ).fetchall()
+        )
+        conn.execute("DELETE FROM entries WHERE id BETWEEN %s AND %s", (lo, hi))
 
     def _collect_garbage(self, budget: int) -> tuple[int, bool]:
         """Reclaim up to ``budget`` entries of deleted sessions; (entries removed, more left)."""
