@@ -33,7 +33,7 @@ def test_n2_chat_exits_3_and_session_approve_resumes(start_gateway: StartGateway
     plain = run(home, "chat", "run: echo second")
     assert plain.returncode == 3
     assert "session.approve" in plain.stderr
-    assert '"decision": "once"' in plain.stderr
+    assert "--answer once" in plain.stderr
     session_id, execution_id = record["session_id"], record["execution"]["id"]
     with live.client() as client:
         client.call("events.subscribe", {"session_id": session_id})
