@@ -46,6 +46,9 @@ def _box(page: Page, selector: str) -> FloatRect:
 def test_u2_phone_layout_puts_the_lists_in_a_drawer(phone: Dashboard) -> None:
     live = phone.live
     first = live.call("session.create", {"title": "groceries"})["id"]
+    live.model.enqueue("For Sunday:\n\n- bread\n- **tomatoes**\n- olive oil")
+    sent = live.call("session.send", {"session_id": first, "text": "What do we need for Sunday?"})
+    assert live.call("session.wait", {"submission_id": sent["id"], "timeout": 30})["state"] == "completed"
     live.call("session.create", {"title": "holiday"})
     page = phone.open()
     # A phone opens on the lists (nothing else to show yet).
@@ -60,6 +63,7 @@ def test_u2_phone_layout_puts_the_lists_in_a_drawer(phone: Dashboard) -> None:
     assert conversation["width"] >= PHONE["width"] - 1
     editor = _box(page, "#editor")
     assert editor["width"] >= 0.6 * PHONE["width"], editor
+    expect(page.locator("#entries .kind-assistant").last).to_be_visible()  # the picture shows a conversation
     phone.screenshot("dashboard-phone")
     shot = page.screenshot()  # the picture a person sees: phone-sized, with the conversation in it
     assert shot[:8] == b"\x89PNG\r\n\x1a\n"
