@@ -71,10 +71,15 @@ class SessionsPart(PgCore):
         return session_id, num
 
     def get_session(self, session_id: str) -> Session:
-        num = self._session_num(session_id)
-        row = self._one(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE num = %s", (num,))
-        assert row is not None
-        return session_from_row(row)
+        # One round trip (the runtime asks for the head before every model call).
+        row = self._one(
+            f"SELECT {SESSION_COLUMNS}, num FROM sessions WHERE id = %s AND status = 'active'", (session_id,)
+        )
+        if row is None:
+            self._nums.pop(session_id, None)
+            raise self._missing_session(session_id)
+        self._nums[session_id] = int(row[-1])
+        return session_from_row(row[:-1])
 
     def list_sessions(
         self, *, kind: SessionKind | None = None, limit: int = 50, cursor: str | None = None
