@@ -284,7 +284,9 @@ def test_c7_ctrl_c_stops_only_the_waiting(start_gateway: StartGateway, home: Pat
         chat.send_signal(signal.SIGINT)
         code, _, err = finish(chat)
         assert code == 130, err
-        assert "your message goes on in the Gateway" in err
+        # The tool may start before the CLI has read the send's reply (the test cannot see that moment):
+        # then it cannot know its message was taken, and says so. Either way the work goes on (below).
+        assert "your message goes on in the Gateway" in err or "before the Gateway acknowledged your message" in err
         held.release()
         ended = wait_event(
             client,
