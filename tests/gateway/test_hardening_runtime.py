@@ -32,9 +32,9 @@ from anyy.runtime.runtime import RECOVERY_NOTE
 from anyy.storage.protocol import SessionStore
 from anyy.tools.process import process_start_ticks
 from commons import jsonrpc
+from tests.fakes.disks import fill, small_disk
 from tests.fakes.gateways import MakeHold, StartGateway, run
 from tests.fakes.model_server import FakeModelServer, Reply
-from tests.fakes.tiny_disk import fill, tiny_disk
 from tests.gateway.live import LiveGateway, WsClient, error_code, is_state, wait_gate
 from tests.killtest.gateway_process import GatewayProcess, RpcClient
 
@@ -43,7 +43,7 @@ DEADLINE = 30.0
 
 @pytest.fixture
 def disk(tmp_path: Path) -> Iterator[Path]:
-    with tiny_disk(tmp_path / "disk") as mounted:
+    with small_disk(tmp_path / "disk", "4m") as mounted:
         yield mounted
 
 
