@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Callable
 from typing import Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -32,6 +31,7 @@ from anyy.domain.queue import NewSubmission
 from anyy.domain.schedule_records import RunClaim, Schedule, ScheduleRun
 from anyy.domain.schedules import plan
 from anyy.domain.sessions import NewSession
+from anyy.runtime.clock import WallClock as SystemWallClock  # calendar time: the one the runtime uses for residents too
 from anyy.runtime.runtime import Runtime
 
 log = logging.getLogger("anyy.scheduler")
@@ -46,14 +46,6 @@ class WallClock(Protocol):
     def now(self) -> float: ...
 
     async def sleep(self, seconds: float) -> None: ...
-
-
-class SystemWallClock:
-    def now(self) -> float:
-        return time.time()
-
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
 
 
 def zone_of(name: str) -> ZoneInfo:
