@@ -267,7 +267,11 @@ def test_a6_the_messages_come_with_the_checkpoints_unit_of_work(
                 return submit(marked)
 
             def asked(name: str, method: Any) -> Any:
-                return lambda *args: (units[-1].append(name), method(*args))[1]
+                def noted(*args: Any) -> Any:
+                    units[-1].append(name)
+                    return method(*args)
+
+                return noted
 
             monkeypatch.setattr(h.owner, "submit", unit)
             monkeypatch.setattr(contexts, "context", asked("context", context))

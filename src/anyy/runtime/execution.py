@@ -329,8 +329,9 @@ class ExecutionRun:
             context = self.deps.contexts.context(store, self.session_id)
             return session, inputs, (context, self.deps.contexts.messages(store, self.session_id, context))
 
-        session, inputs, self._ready = await self._store(work)  # the messages too: one hand-off fewer
-        context = self._ready[0]
+        session, inputs, ready = await self._store(work)  # the messages too: one hand-off fewer
+        self._ready = ready
+        context = ready[0]
         if inputs:
             await self._announce.queue(self.session_id)
             self._appended(inputs)  # the next state change lists these submissions with the others
