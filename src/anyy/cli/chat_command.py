@@ -126,6 +126,7 @@ def _send_and_wait(
     from anyy.client.errors import GatewayUnavailable
 
     sent: Submission | None = None
+    params: SendParams | None = None  # set as the message goes out: from then on it may be taken
     streamer = None
     try:  # Ctrl+C from here on stops the waiting only, whenever it comes
         if turn.answer:
@@ -153,22 +154,61 @@ def _send_and_wait(
     except GatewayUnavailable as exc:
         return Lost(submission=sent, why=str(exc))
     except KeyboardInterrupt:
-        if sent is None:
-            click.echo(
-                "stopped (Ctrl+C) before the Gateway acknowledged your message: it may or may not be queued;"
-                f" look with `anyy sessions show {session_id} --profile {profile.name}`",
-                err=True,
-            )
-            return EXIT_CTRL_C
         if streamer is not None and streamer.streamed:
             click.echo()
+        _say_stopped(profile, session_id, _settled(profile, sent, params, answering=turn.answer))
+        return EXIT_CTRL_C
+
+
+@dataclass
+class Settled:
+    """What is known of the message once Ctrl+C stopped the waiting."""
+
+    submission: Submission | None
+    sent: bool  # False: it never left (Ctrl+C came first); with no submission and sent: unknown
+    answer: bool = False  # an answer to the waiting question (session.answer has no idempotency key)
+
+
+def _settled(profile: Profile, sent: Submission | None, params: SendParams | None, *, answering: bool) -> Settled:
+    """Ctrl+C came while the send's reply was awaited: ask again with the message's idempotency key on a new
+    connection (the first one may be cut mid-frame): the Gateway returns the submission it took, or takes the
+    message now, never twice (D8). Only a Gateway that does not answer leaves it unknown."""
+    if sent is not None or answering:
+        return Settled(submission=sent, sent=True, answer=answering)
+    if params is None:
+        return Settled(submission=None, sent=False)
+    try:
+        return Settled(submission=_ask_again(profile, params), sent=True)
+    except KeyboardInterrupt:  # a second Ctrl+C: stop asking
+        return Settled(submission=None, sent=True)
+
+
+def _say_stopped(profile: Profile, session_id: str, settled: Settled) -> None:
+    """The one line Ctrl+C ends with: what became of the message, and where to follow it."""
+    look = f"`anyy sessions show {session_id} --profile {profile.name}`"
+    submission = settled.submission
+    if submission is not None:
         click.echo(
-            f"stopped waiting (Ctrl+C): your message goes on in the Gateway (submission {sent.id} "
-            f"in session {session_id}); follow it with `anyy sessions show {session_id} --profile "
-            f"{profile.name}`",
+            f"stopped waiting (Ctrl+C): your message goes on in the Gateway (submission {submission.id} "
+            f"in session {session_id}); follow it with {look}",
             err=True,
         )
-        return EXIT_CTRL_C
+    elif settled.answer:
+        click.echo(
+            f"stopped (Ctrl+C) while your answer was being given: if the session no longer waits for it "
+            f"({look}), it was taken and the turn goes on in the Gateway",
+            err=True,
+        )
+    elif not settled.sent:
+        click.echo(
+            f"stopped (Ctrl+C) before your message was sent: nothing was queued in session {session_id}", err=True
+        )
+    else:
+        click.echo(
+            "stopped (Ctrl+C) before the Gateway acknowledged your message, and it could not be asked again: "
+            f"it may or may not be queued; look with {look}",
+            err=True,
+        )
 
 
 def _ask_again(profile: Profile, params: SendParams) -> Submission | None:
