@@ -19,7 +19,7 @@ from anyy.cli.context import with_profile
 if TYPE_CHECKING:
     from anyy.api.entries import Attachment
     from anyy.api.params import SendParams
-    from anyy.api.sessions import Execution, Submission
+    from anyy.api.sessions import Execution, Session, Submission
     from anyy.cli.chat_follow import Recorded, Streamer, Waited
     from anyy.client.sync import Client
     from anyy.profiles import Profile
@@ -274,25 +274,36 @@ class Setup:
 
 
 def _prepare(client: Client, session_id: str, setup: Setup, *, answering: bool) -> list[Attachment]:
-    from anyy.cli.chat_input import configure_session, upload
+    from anyy.cli.chat_input import configure_session
 
     configure_session(client, session_id, provider=setup.provider, model=setup.model, tools=setup.tools)
-    return [upload(client, path) for path in setup.attach] if not answering else []
+    return _uploads(client, setup) if not answering else []
 
 
-def _prepare_new(client: Client, session_id: str, setup: Setup) -> list[Attachment]:
-    """A new session's settings, tools and uploads; when one is refused (an unknown model or tool, a file
-    too large), the session, still empty, is deleted: a failed command leaves nothing behind (U1)."""
+def _uploads(client: Client, setup: Setup) -> list[Attachment]:
+    from anyy.cli.chat_input import upload
+
+    return [upload(client, path) for path in setup.attach]
+
+
+def _create(client: Client, role: str | None, setup: Setup) -> tuple[Session, list[Attachment]]:
+    """A new session, made just before its first message (U1): files are uploaded first (a refused one
+    makes no session); when a setting or tool is refused (an unknown model or tool), the session, still
+    empty, is deleted: a failed command leaves nothing behind."""
     from anyy.api import methods as m
-    from anyy.api.params import SessionRef
+    from anyy.api.params import CreateParams, SessionRef
+    from anyy.cli.chat_input import configure_session
     from anyy.domain.errors import AnyyError
 
+    attachments = _uploads(client, setup)
+    session = client.call(m.SESSION_CREATE, CreateParams(role=role or "default"))
     try:
-        return _prepare(client, session_id, setup, answering=False)
+        configure_session(client, session.id, provider=setup.provider, model=setup.model, tools=setup.tools)
     except AnyyError:
         with contextlib.suppress(AnyyError):
-            client.call(m.SESSION_DELETE, SessionRef(session_id=session_id))
+            client.call(m.SESSION_DELETE, SessionRef(session_id=session.id))
         raise
+    return session, attachments
 
 
 def run_chat(
@@ -308,7 +319,7 @@ def run_chat(
     answer: bool = False,
 ) -> int:
     from anyy.api import methods as m
-    from anyy.api.params import CreateParams, ExecutionRef
+    from anyy.api.params import ExecutionRef
     from anyy.cli.chat_follow import recorded_answer
     from anyy.cli.chat_input import say_what_waits
     from anyy.client.sync import profile_client
@@ -316,9 +327,8 @@ def run_chat(
     setup = setup or Setup()
     with profile_client(profile) as client:
         if session_id is None:
-            session = client.call(m.SESSION_CREATE, CreateParams(role=role or "default"))
+            session, attachments = _create(client, role, setup)
             session_id = session.id
-            attachments = _prepare_new(client, session_id, setup)
             if not as_json:
                 click.echo(f"session {session_id} (new, role {session.role})", err=True)
         else:
