@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import OptionList
 
+from anyy.api.entries import Attachment
 from anyy.tui.screens import SessionPicker
 from tests.cli.live import StartGateway
 from tests.tui.pilot import TIMEOUT, make_app, notices, opened, type_text, until
@@ -111,3 +112,23 @@ async def test_u1_sessions_picker_shows_titles_previews_and_search_words(start_g
         await until(app, lambda: "sencha" in str(options.get_option_at_index(0).prompt).split("\n", 1)[-1])
         hit = options.get_option_at_index(0).prompt
         assert "sencha" in str(hit).split("\n", 1)[1]  # the matched word itself, not dropped as markup
+
+
+async def test_u1_a_refused_first_message_leaves_no_session_and_keeps_the_draft(start_gateway: StartGateway) -> None:
+    live = start_gateway()
+    app = make_app(live)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(app)
+        # A file the Gateway does not hold (as if swept after its upload): the send is refused.
+        app.state.attachments = [Attachment(object="0" * 64, name="gone.txt", size=3)]
+        await type_text(pilot, "look at this")
+        await pilot.press("enter")
+        await until(app, lambda: "Not sent" in notices(app), TIMEOUT)
+        assert session_ids(live) == []  # the session made for it is not kept
+        assert app.drafting
+        assert app.editor.text == "look at this"
+        app.state.attachments = []
+        await pilot.press("enter")
+        await until(app, lambda: not app.busy and bool(app.conversation.query("Message.assistant")), TIMEOUT)
+        assert session_ids(live) == [app.session_id]
+        await pilot.press("ctrl+q")

@@ -253,18 +253,14 @@ class AnyyApp(App[None]):
         return True
 
     async def discard(self, session_id: str) -> None:
-        """Delete a session this app just created, still empty, after its first send failed."""
+        """Delete a session this app just made, still empty, after its first send was refused; back to the
+        draft as it was (its model choices kept)."""
         with contextlib.suppress(GatewayError):
             await self.call(m.SESSION_DELETE, SessionRef(session_id=session_id))
-        await self.open_draft_again()
-
-    async def open_draft_again(self) -> None:
-        """Back to the draft as it was (its model choices kept), no longer following the deleted session."""
-        draft, defaults = self.state.session, self.draft_defaults
         await self._unsubscribe()
-        if draft is not None and not is_draft(draft):
-            draft = msgspec.structs.replace(draft, id=DRAFT_ID)
-        self.state.session, self.draft_defaults = draft, defaults
+        shown = self.state.session
+        if shown is not None and not is_draft(shown):
+            self.state.session = msgspec.structs.replace(shown, id=DRAFT_ID)
         self.history.reset(DRAFT_ID)
 
     async def _unsubscribe(self) -> None:
