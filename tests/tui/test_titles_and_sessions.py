@@ -132,3 +132,14 @@ async def test_u1_a_refused_first_message_leaves_no_session_and_keeps_the_draft(
         await until(app, lambda: not app.busy and bool(app.conversation.query("Message.assistant")), TIMEOUT)
         assert session_ids(live) == [app.session_id]
         await pilot.press("ctrl+q")
+
+
+async def test_b3_an_unknown_role_is_said_at_once_and_creates_nothing(start_gateway: StartGateway) -> None:
+    live = start_gateway()
+    app = make_app(live, role="nobody")
+    async with app.run_test(size=(100, 30)):
+        await until(app, lambda: app.failure is not None)
+    assert app.failure is not None
+    assert "no role 'nobody'" in app.failure
+    assert "the roles are: default" in app.failure
+    assert session_ids(live) == []

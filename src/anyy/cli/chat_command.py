@@ -353,16 +353,22 @@ def run_chat(
 
         echo_json(_json_record(session_id, submission, execution, recorded, result=result, code=code))
     else:
-        streamed = streamer.streamed if streamer is not None else ""
-        if streamed:
-            if not streamed.endswith("\n"):
-                click.echo()
-        elif recorded.response and (result != "suspended" or recorded.response != recorded.question):
-            click.echo(recorded.response)
+        _print_answer(streamer, recorded, result)
     _explain(
         profile, session_id, submission=submission, result=result, recorded=recorded, timeout=timeout, as_json=as_json
     )
     return code
+
+
+def _print_answer(streamer: Streamer | None, recorded: Recorded, result: str) -> None:
+    """The answer on stdout: ended with a newline if it was streamed, else printed whole (a question that
+    is the whole answer is printed once, by _explain)."""
+    streamed = streamer.streamed if streamer is not None else ""
+    if streamed:
+        if not streamed.endswith("\n"):
+            click.echo()
+    elif recorded.response and (result != "suspended" or recorded.response != recorded.question):
+        click.echo(recorded.response)
 
 
 def _lost(profile: Profile, session_id: str, lost: Lost, *, as_json: bool) -> int:
