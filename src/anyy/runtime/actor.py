@@ -291,7 +291,9 @@ class SessionActor:
                 session_id=self.session_id,
                 level="error",
                 text=f"This response ended ({end.state}) but that could not be recorded: {end.cause} "
-                "The session waits, its queue kept, and records it as soon as it can; nothing new starts before.",
+                "The session waits, its queue kept, and nothing new starts before. The Gateway tries again "
+                "every few seconds and at every request, and goes on once it is recorded: if the disk is full, "
+                "free some space.",
             )
         )
         if self._settle_timer is None or self._settle_timer.done():

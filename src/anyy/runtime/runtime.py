@@ -313,9 +313,12 @@ class Runtime(SessionWrites):
 
     async def wait_submission(self, submission_id: str, timeout: float) -> Submission:
         """The submission once it has an outcome or is suspended on a question, or as it is after
-        ``timeout`` seconds. Only the waiting ends there (C7): the work goes on."""
+        ``timeout`` seconds. Only the waiting ends there (C7): the work goes on. It also ends when the end
+        of the submission's execution cannot be written (D1): the caller hears it then, not at its timeout
+        (once: a wait that begins while it is so waits as usual, so a client waiting again never spins)."""
         owner = self.deps.owner
         submission: Submission = await owner.call(lambda s: s.get_submission(submission_id))
+        blocked_before = self.blocked_on(submission) is not None
         events = self.deps.bus.subscribe(submission.session_id)
         deadline = asyncio.get_running_loop().time() + max(timeout, 0.0)
         try:
@@ -328,9 +331,16 @@ class Runtime(SessionWrites):
                 except TimeoutError:
                     break
                 submission = await owner.call(lambda s: s.get_submission(submission_id))
+                if not blocked_before and self.blocked_on(submission) is not None:
+                    break
         finally:
             events.close()
         return submission
+
+    def blocked_on(self, submission: Submission) -> tuple[str, str, str, float] | None:
+        """What :meth:`blocked` says, when the execution whose end is not written yet took ``submission``."""
+        found = self.blocked(submission.session_id) if submission.state == "taken" else None
+        return found if found is not None and found[0] == submission.execution_id else None
 
     def _settled(self, submission: Submission) -> bool:
         """Settled for a waiting client; an execution that waits for its delegated tasks (K2) is not: it
