@@ -45,6 +45,7 @@ class Held(msgspec.Struct, kw_only=True):
     contexts: int = 0  # sessions whose model context is kept for their next turn (bounded, oldest dropped)
     subscriptions: int = 0  # event subscriptions open (clients', waits', the Gateway's own)
     watched: int = 0  # with a shared store: sessions another Gateway runs whose changes this one follows
+    trims: int = 0  # times unused heap memory was handed back to the system (a second after work ends)
     rss: int = 0  # the process's resident memory in bytes (0 where the system does not say)
 
 

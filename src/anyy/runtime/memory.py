@@ -1,8 +1,9 @@
 """The process's own memory (D13): how much is resident, and giving freed heap pages back to the system.
 
 CPython frees small objects into its own arenas and larger ones with ``free``; glibc keeps freed pages
-of its heaps for later use unless asked to return them (``malloc_trim``). After a burst of work (a
-hundred sessions streaming at once) that is most of what stays resident once the work is gone.
+of its heaps for later use unless asked to return them (``malloc_trim``), and objects in reference
+cycles wait for a full collection. After a burst of work (a hundred sessions streaming at once) those
+were what stayed resident once the work was gone.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import ctypes.util
+import gc
 import logging
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -46,6 +49,11 @@ def _libc() -> Any:
     return libc
 
 
+def trim_available() -> bool:
+    """Whether :func:`trim` can hand memory back here (glibc)."""
+    return _libc() is not None
+
+
 def trim() -> bool:
     """Hand the heap's free pages back to the system (glibc's ``malloc_trim``); False where unavailable."""
     libc = _libc()
@@ -58,10 +66,12 @@ TRIM_AFTER = 1.0  # seconds of the runtime idle before the heap is trimmed (a bu
 
 
 class Trimmer:
-    """Trims the heap once the runtime has had no session work for ``TRIM_AFTER`` seconds, on a worker
-    thread (a trim of a large heap takes milliseconds; the event loop never waits for it)."""
+    """Once the runtime has had no session work for ``TRIM_AFTER`` seconds (``idle`` says so), collects
+    Python's garbage cycles and trims the heap, on a worker thread: tens of milliseconds after a burst,
+    when nothing runs (the collection holds the interpreter's lock meanwhile)."""
 
-    def __init__(self, after: float = TRIM_AFTER) -> None:
+    def __init__(self, idle: Callable[[], bool], after: float = TRIM_AFTER) -> None:
+        self.idle = idle
         self.after = after
         self.trims = 0  # trims done (for tests and benchmarks)
         self._timer: asyncio.TimerHandle | None = None
@@ -82,5 +92,13 @@ class Trimmer:
 
     def _trim(self, loop: asyncio.AbstractEventLoop) -> None:
         self._timer = None
+        if not self.idle():
+            return  # work started meanwhile: its end asks again
         self.trims += 1
-        loop.run_in_executor(None, trim)
+        loop.run_in_executor(None, _collect_and_trim)
+
+
+def _collect_and_trim() -> None:
+    """Cycles the work left behind are collected first (their memory is then free to give back)."""
+    gc.collect()
+    trim()

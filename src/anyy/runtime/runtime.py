@@ -77,13 +77,15 @@ class Footprint(msgspec.Struct, kw_only=True):
     contexts: int  # sessions whose model context is kept (bounded, least recently used dropped)
     subscriptions: int  # event subscriptions open (connections, waits, the runtime's own watchers)
     watched: int  # sessions another Gateway runs whose changes this one follows (shared stores)
+    trims: int  # times the heap was handed back to the system after the last session's work ended
 
 
 class Runtime(SessionWrites):
     def __init__(self, deps: Deps) -> None:
         self.deps = deps
-        self.trimmer = Trimmer()  # when the last session's work ends, free heap pages go back (D13)
-        self._actors = Actors(emptied=self.trimmer.soon)
+        self._actors = Actors()
+        self.trimmer = Trimmer(idle=lambda: not self._actors)  # free heap pages go back once work ends (D13)
+        self._actors.emptied = self.trimmer.soon
         self._compactor = Compactor(deps)
         self._announce = Announcer(deps)
         self.delegations = Delegations(self)  # K2: the delegate tool's children
@@ -145,6 +147,7 @@ class Runtime(SessionWrites):
             contexts=len(self.deps.contexts),
             subscriptions=self.deps.bus.count(),
             watched=self.cluster.watched(),
+            trims=self.trimmer.trims,
         )
 
     def subscribe(self, session_id: str | None = None) -> Subscription:
