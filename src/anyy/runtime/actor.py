@@ -12,8 +12,8 @@ again after a growing wait and at every request, and goes on once the store took
 An actor lives only while its session has work (D13): once its last job ends with nothing queued,
 nothing running and no end waiting to be written, it leaves the runtime's registry and its task ends;
 the next request makes a new one. Nothing is lost by that: the queue, stops, questions and executions
-are in the store, and the counts that decide whether a stopped queue may start again begin afresh
-exactly as an idle actor's would go on (the next request starts it).
+are in the store; the counts that keep a stopped queue from starting on its own (S7) begin afresh, which
+gives the same answer an idle actor would: nothing starts before the next request.
 """
 
 from __future__ import annotations
