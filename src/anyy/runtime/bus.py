@@ -56,6 +56,10 @@ class EventBus:
             if not subscribers:
                 del index[subscription.session_id]
 
+    def count(self) -> int:
+        """Subscriptions open now."""
+        return len(self._subscriptions)
+
     def listened(self, session_id: str) -> bool:
         """Whether anyone subscribed to this session's events (or to every session's)."""
         return session_id in self._full or None in self._full
