@@ -45,7 +45,7 @@ class ChecksSql:
         wanted = checks_to_run(skip)
         return [run[name](repair) if name in wanted else Finding(check=name, skipped="not asked") for name in run]
 
-    def _count(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+    def _counted(self, sql: str, params: tuple[Any, ...] = ()) -> int:
         row = self._one(self._sql(sql), params)
         return int(row[0]) if row else 0
 
@@ -64,12 +64,12 @@ class ChecksSql:
     def _check_integrity(self, repair: bool) -> Finding:
         found = Finding(check="integrity")
         self._check_structure(found)
-        orphans = self._count(
+        orphans = self._counted(
             "SELECT count(*) FROM entries e WHERE e.parent IS NOT NULL "
             "AND NOT EXISTS (SELECT 1 FROM entries p WHERE p.id = e.parent)"
         )
         found.add(orphans, f"{orphans} entries whose parent is missing")
-        heads = self._count(
+        heads = self._counted(
             "SELECT count(*) FROM sessions s WHERE s.head > 0 "
             "AND NOT EXISTS (SELECT 1 FROM entries e WHERE e.id = s.head)"
         )

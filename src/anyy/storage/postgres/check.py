@@ -12,17 +12,17 @@ from anyy.storage.postgres.queue import QueuePart
 from anyy.storage.postgres.upkeep import UpkeepPart
 
 
-class CheckPart(ChecksSql, QueuePart, UpkeepPart):
+class CheckPart(QueuePart, UpkeepPart, ChecksSql):
     def _sql(self, text: str) -> str:
         return text.replace("?", "%s")
 
     def _check_search_index(self, repair: bool) -> Finding:
         found = Finding(check="search_index")
-        stale = self._count(
+        stale = self._counted(
             "SELECT count(*) FROM entry_words w WHERE NOT EXISTS (SELECT 1 FROM entries e WHERE e.id = w.id)"
         )
         found.add(stale, f"{stale} index rows for entries that do not exist")
-        missing = self._count(
+        missing = self._counted(
             f"SELECT count(*) FROM ({INDEXED_ENTRIES}) m "
             "WHERE NOT EXISTS (SELECT 1 FROM entry_words w WHERE w.id = m.id)"
         )

@@ -32,7 +32,7 @@ from commons.ids import new_id
 _json = msgspec.json.Encoder()
 
 
-class QueuePart(QueueSql, EntriesPart, PgCore):
+class QueuePart(EntriesPart, PgCore, QueueSql):
     def _sql(self, text: str) -> str:
         return text.replace("?", "%s")
 

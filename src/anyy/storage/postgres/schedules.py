@@ -9,7 +9,7 @@ from anyy.storage.postgres.sessions import SessionsPart
 from anyy.storage.schedules_sql import SchedulesSql
 
 
-class SchedulesPart(SchedulesSql, SessionsPart):
+class SchedulesPart(SessionsPart, SchedulesSql):
     _unique_violation = psycopg.errors.UniqueViolation
     _greatest = "greatest"
 

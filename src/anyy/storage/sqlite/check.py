@@ -13,7 +13,7 @@ from anyy.storage.sqlite.queue import QueuePart
 from anyy.storage.sqlite.upkeep import UpkeepPart
 
 
-class CheckPart(ChecksSql, QueuePart, UpkeepPart):
+class CheckPart(QueuePart, UpkeepPart, ChecksSql):
     def _check_structure(self, found: Finding) -> None:
         rows = [r[0] for r in self.conn.execute("PRAGMA integrity_check")]
         if rows != ["ok"]:
@@ -29,11 +29,11 @@ class CheckPart(ChecksSql, QueuePart, UpkeepPart):
 
     def _check_search_index(self, repair: bool) -> Finding:
         found = Finding(check="search_index")
-        stale = self._count(
+        stale = self._counted(
             "SELECT count(*) FROM entries_fts_docsize d WHERE NOT EXISTS (SELECT 1 FROM entries e WHERE e.id = d.id)"
         )
         found.add(stale, f"{stale} index rows for entries that do not exist")
-        missing = self._count(
+        missing = self._counted(
             f"SELECT count(*) FROM ({INDEXED_ENTRIES}) m WHERE NOT EXISTS "
             "(SELECT 1 FROM entries_fts_docsize d WHERE d.id = m.id)"
         )

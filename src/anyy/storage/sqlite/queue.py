@@ -32,7 +32,7 @@ from commons.ids import new_id
 _json = msgspec.json.Encoder()
 
 
-class QueuePart(QueueSql, EntriesPart, StoreCore):
+class QueuePart(EntriesPart, StoreCore, QueueSql):
     def _held_submission(self, submission_id: str) -> tuple[int, Submission]:
         return self._submission(submission_id)  # the write transaction (IMMEDIATE) holds the whole file
 

@@ -8,7 +8,7 @@ from anyy.storage.schedules_sql import SchedulesSql
 from anyy.storage.sqlite.sessions import SessionsPart
 
 
-class SchedulesPart(SchedulesSql, SessionsPart):
+class SchedulesPart(SessionsPart, SchedulesSql):
     _unique_violation = sqlite3.IntegrityError
 
     def _held_session_num(self, session_id: str) -> int:
