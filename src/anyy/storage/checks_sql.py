@@ -30,6 +30,9 @@ class ChecksSql:
     conn: Any
     _tx: Any
     _one: Any
+    _unindexed: Any
+    _index_pending: Any
+    _index_ids: str  # the search index's table of one row per indexed entry (column ``id``)
 
     def _sql(self, text: str) -> str:
         return text
@@ -52,8 +55,30 @@ class ChecksSql:
     def _check_structure(self, found: Finding) -> None:
         """The database's own structure, where it checks it on demand."""
 
-    def _check_search_index(self, repair: bool) -> Finding:
+    def _empty_index(self, conn: Any) -> None:
+        """Inside a write transaction: the search index emptied, to be built again."""
         raise NotImplementedError
+
+    def _check_search_index(self, repair: bool) -> Finding:
+        found = Finding(check="search_index")
+        ids = self._index_ids
+        stale = self._counted(
+            f"SELECT count(*) FROM {ids} d WHERE NOT EXISTS (SELECT 1 FROM entries e WHERE e.id = d.id)"
+        )
+        found.add(stale, f"{stale} index rows for entries that do not exist")
+        missing = self._counted(
+            f"SELECT count(*) FROM ({INDEXED_ENTRIES}) m WHERE NOT EXISTS (SELECT 1 FROM {ids} d WHERE d.id = m.id)"
+        )
+        found.add(missing, f"{missing} messages missing from the search index")
+        if repair and found.problems:
+            with self._tx() as conn:
+                self._empty_index(conn)
+                conn.execute("UPDATE sessions SET indexed_seq = 0")
+            self._unindexed = None
+            while self._index_pending(50_000)[1]:
+                pass
+            found.repaired = found.problems
+        return found
 
     def _check_objects(self, repair: bool) -> Finding:
         raise NotImplementedError

@@ -6,36 +6,24 @@ the server (``sha256``), without reading them into the Gateway."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import psycopg
+
 from anyy.storage.checks import RECOVERY_NOTE, Finding
-from anyy.storage.checks_sql import INDEXED_ENTRIES, ChecksSql
+from anyy.storage.checks_sql import ChecksSql
 from anyy.storage.postgres.queue import QueuePart
 from anyy.storage.postgres.upkeep import UpkeepPart
 
 
 class CheckPart(QueuePart, UpkeepPart, ChecksSql):
+    _index_ids = "entry_words"
+
     def _sql(self, text: str) -> str:
         return text.replace("?", "%s")
 
-    def _check_search_index(self, repair: bool) -> Finding:
-        found = Finding(check="search_index")
-        stale = self._counted(
-            "SELECT count(*) FROM entry_words w WHERE NOT EXISTS (SELECT 1 FROM entries e WHERE e.id = w.id)"
-        )
-        found.add(stale, f"{stale} index rows for entries that do not exist")
-        missing = self._counted(
-            f"SELECT count(*) FROM ({INDEXED_ENTRIES}) m "
-            "WHERE NOT EXISTS (SELECT 1 FROM entry_words w WHERE w.id = m.id)"
-        )
-        found.add(missing, f"{missing} messages missing from the search index")
-        if repair and found.problems:
-            with self._tx() as conn:
-                conn.execute("DELETE FROM entry_words")
-                conn.execute("UPDATE sessions SET indexed_seq = 0")
-            self._unindexed = None
-            while self._index_pending(50_000)[1]:
-                pass
-            found.repaired = found.problems
-        return found
+    def _empty_index(self, conn: psycopg.Connection[Any]) -> None:
+        conn.execute("DELETE FROM entry_words")
 
     def _check_objects(self, repair: bool) -> Finding:
         found = Finding(check="objects")

@@ -7,13 +7,19 @@ import sqlite3
 from pathlib import Path
 
 from anyy.storage.checks import RECOVERY_NOTE, Finding
-from anyy.storage.checks_sql import INDEXED_ENTRIES, ChecksSql
+from anyy.storage.checks_sql import ChecksSql
 from anyy.storage.objects import ObjectFiles
 from anyy.storage.sqlite.queue import QueuePart
 from anyy.storage.sqlite.upkeep import UpkeepPart
 
 
 class CheckPart(QueuePart, UpkeepPart, ChecksSql):
+    _index_ids = "entries_fts_docsize"
+
+    def _empty_index(self, conn: sqlite3.Connection) -> None:
+        # An external-content index forgets a row only given its text: start it again, whole.
+        conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('delete-all')")
+
     def _check_structure(self, found: Finding) -> None:
         rows = [r[0] for r in self.conn.execute("PRAGMA integrity_check")]
         if rows != ["ok"]:
@@ -26,28 +32,6 @@ class CheckPart(QueuePart, UpkeepPart, ChecksSql):
             self.conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('integrity-check')")
         except sqlite3.DatabaseError as exc:  # what SQLite says is the finding
             found.add(1, f"the search index's structure: {exc}")
-
-    def _check_search_index(self, repair: bool) -> Finding:
-        found = Finding(check="search_index")
-        stale = self._counted(
-            "SELECT count(*) FROM entries_fts_docsize d WHERE NOT EXISTS (SELECT 1 FROM entries e WHERE e.id = d.id)"
-        )
-        found.add(stale, f"{stale} index rows for entries that do not exist")
-        missing = self._counted(
-            f"SELECT count(*) FROM ({INDEXED_ENTRIES}) m WHERE NOT EXISTS "
-            "(SELECT 1 FROM entries_fts_docsize d WHERE d.id = m.id)"
-        )
-        found.add(missing, f"{missing} messages missing from the search index")
-        if repair and found.problems:
-            # An external-content index forgets a row only given its text: start it again, whole.
-            with self._tx() as conn:
-                conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('delete-all')")
-                conn.execute("UPDATE sessions SET indexed_seq = 0")
-            self._unindexed = None
-            while self._index_pending(50_000)[1]:
-                pass
-            found.repaired = found.problems
-        return found
 
     def _check_objects(self, repair: bool) -> Finding:
         found = Finding(check="objects")
