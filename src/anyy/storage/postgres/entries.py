@@ -35,6 +35,14 @@ _RUNS = (
     "unnest(%s::bigint[], %s::bigint[]) WITH ORDINALITY AS r(lo, hi, i) JOIN entries e ON e.id BETWEEN r.lo AND r.hi"
 )
 _ENTRY_COLUMNS = ", ".join(f"e.{column.strip()}" for column in ENTRY_COLUMNS.split(","))
+# A page of history, newest first, without sorting the path: the runs come newest first, each read backwards
+# through the primary key up to the page's size; the server knows the runs' order (their ordinality) and
+# stops reading runs once the page is full.
+_HISTORY_PAGE = (
+    "SELECT x.* FROM unnest(%s::bigint[], %s::bigint[]) WITH ORDINALITY AS r(lo, hi, i) CROSS JOIN LATERAL "
+    f"(SELECT {_ENTRY_COLUMNS} FROM entries e WHERE e.id BETWEEN r.lo AND r.hi ORDER BY e.id DESC LIMIT %s) x "
+    "ORDER BY r.i, x.id DESC LIMIT %s"
+)
 _APPEND_STATE = (
     "SELECT s.num, s.head, s.updated_at, e.id, e.run, (SELECT o.num FROM sessions o "
     "WHERE o.status = 'active' AND o.kind = s.kind ORDER BY o.updated_at DESC, o.num DESC LIMIT 1) "
@@ -260,14 +268,7 @@ class EntriesPart(PgCore):
                     break
             else:
                 raise rules.stale_cursor()
-        rows = (
-            self._all(
-                f"SELECT {_ENTRY_COLUMNS} FROM {_RUNS} ORDER BY r.i DESC, e.id DESC LIMIT %s",
-                (*runs_arrays(runs), limit + 1),
-            )
-            if runs
-            else []
-        )
+        rows = self._all(_HISTORY_PAGE, (*runs_arrays(runs[::-1]), limit + 1, limit + 1)) if runs else []
         items = [entry_from_row(row, text=self._object_text(row[5]) if row[5] else None) for row in rows]
         more = len(items) > limit
         items = items[:limit]
