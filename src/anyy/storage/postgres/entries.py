@@ -81,6 +81,12 @@ def runs_arrays(runs: Sequence[tuple[int, int]]) -> tuple[list[int], list[int]]:
     return [lo for lo, _ in runs], [hi for _, hi in runs]
 
 
+def _ascending(runs: Sequence[tuple[int, int]]) -> bool:
+    """Whether the runs go up in ids, as every path the store writes does (a child is written after its
+    parent, a fork after its source): then path order is id order."""
+    return all(hi < lo for (_, hi), (lo, _) in itertools.pairwise(runs))
+
+
 class EntriesPart(PgCore):
     # -- writing ---------------------------------------------------------------------------------
     def append_entries(
@@ -234,7 +240,10 @@ class EntriesPart(PgCore):
         if not runs:
             return []
         rows = self._all(f"SELECT {columns}, r.i FROM {_RUNS}{where}", runs_arrays(runs))
-        rows.sort(key=lambda row: (row[-1], row[0]))
+        if _ascending(runs):
+            rows.sort()  # path order is id order: tuples of unique ids compare by their first item alone
+        else:
+            rows.sort(key=lambda row: (row[-1], row[0]))
         return rows
 
     def _load_entries(self, runs: Sequence[tuple[int, int]]) -> list[Entry]:
@@ -333,11 +342,10 @@ class EntriesPart(PgCore):
 
     def _context_items(self, runs: list[tuple[int, int]], applied: int | None) -> tuple[list[ContextItem], int]:
         """The context's items on ``runs`` in path order, and the index of the first one after the applied
-        compaction. A path's runs go up in ids (a child is written after its parent, a fork after its source):
-        then path order is id order, which the rows nearly have already, and the rows are the items."""
+        compaction. When the runs go up in ids the rows, nearly in id order already, are the items."""
         if not runs:
             return [], 0
-        if all(hi < lo for (_, hi), (lo, _) in itertools.pairwise(runs)):
+        if _ascending(runs):
             sql = f"SELECT {_CONTEXT_COLUMNS} FROM {_RUNS}{_CONTEXT_WHERE}"
             items = cast(list[ContextItem], self._all(sql, runs_arrays(runs)))
             items.sort()  # by id: linear on rows in order (tuples of unique ints compare by their first item)
