@@ -92,3 +92,24 @@ def test_p1_the_search_index_keeps_a_small_pending_list(store: PostgresStore) ->
     session = store.create_session(NewSession())
     store.append_entries(session.id, [user(f"wombat number {i}") for i in range(100)])
     assert len(store.search("wombat", limit=200)) == 100
+
+
+def test_p1_a_path_whose_runs_go_down_in_ids_still_reads_in_path_order(store: PostgresStore) -> None:
+    """Every path the store writes goes up in ids, which the context's fast read relies on; a path that
+    does not (written by hand here: an older session's entry hanging from a newer one's) is read in path
+    order all the same."""
+    older = store.create_session(NewSession())
+    newer = store.create_session(NewSession())
+    first, second = store.append_entries(newer.id, [user("newer one"), user("newer two")])
+    older_num = store.conn.execute("SELECT num FROM sessions WHERE id = %s", (older.id,)).fetchone()
+    assert older_num is not None
+    child = (older_num[0] << 30) | 1
+    assert child < first.id
+    store.conn.execute(
+        "INSERT INTO entries (id, parent, run, kind, text, created_at) VALUES (%s, %s, %s, 1, 'older one', 0)",
+        (child, second.id, child),
+    )
+    store.conn.execute("INSERT INTO cross_links (child, parent) VALUES (%s, %s)", (child, second.id))
+    expected = ["newer one", "newer two", "older one"]
+    assert [entry.text for entry in store.path(older.id)] == expected
+    assert [item[2] for item in store.context(older.id).items] == expected
