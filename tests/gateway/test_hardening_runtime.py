@@ -258,13 +258,14 @@ def _state_db(gateway: GatewayProcess) -> Path:
     return gateway.home / "profiles" / gateway.profile / "state.db"
 
 
-def _kept(gateway: GatewayProcess, execution_id: str) -> str:
-    """The streamed text the store holds for a running execution (read-only, beside the Gateway)."""
+def _kept(gateway: GatewayProcess, execution_id: str, kind: str = "text") -> str:
+    """The streamed text (or thinking) the store holds for a running execution (read-only, beside the Gateway)."""
     conn = sqlite3.connect(f"file:{_state_db(gateway)}?mode=ro", uri=True)
     try:
         rows = conn.execute(
-            "SELECT s.text FROM stream_texts s JOIN executions e ON e.num = s.exe_num WHERE e.id = ? ORDER BY s.seq",
-            (execution_id,),
+            "SELECT s.text FROM stream_texts s JOIN executions e ON e.num = s.exe_num WHERE e.id = ? AND s.kind = ? "
+            "ORDER BY s.seq",
+            (execution_id, kind),
         ).fetchall()
     finally:
         conn.close()
@@ -346,6 +347,38 @@ def test_d4_graceful_stop_settles_running_work_as_interrupted_with_its_text(
         answer = rpc.call("session.history", session_id=session_id, limit=1)["items"][0]
         assert (answer["kind"], answer["text"]) == ("assistant", "".join(PIECES[:HELD_AT]))
         assert answer["data"]["interrupted"] is True
+    finally:
+        gateway.stop()
+
+
+THOUGHTS = [f"thought {i:02d}, weighed. " for i in range(6)]
+
+
+def test_d4_streamed_thinking_survives_a_kill_kept_as_thinking(tmp_path: Path, model_server: FakeModelServer) -> None:
+    gateway = _streaming_gateway(tmp_path, model_server)
+    gateway.start()
+    try:
+        # The thinking, then 3 pieces of the answer, then the model holds its stream.
+        model_server.enqueue(Reply(thinking=THOUGHTS, text=PIECES, hold_at=1 + len(THOUGHTS) + 3))
+        rpc = gateway.client()
+        session_id = rpc.call("session.create")["id"]
+        rpc.call("session.send", session_id=session_id, text="think first")
+        running = _until(lambda: rpc.call("session.get", session_id=session_id)["running_execution"], "a turn")
+        thought, said = "".join(THOUGHTS), "".join(PIECES[:3])
+        _until(lambda: _kept(gateway, running, "thinking") == thought and _kept(gateway, running) == said, "kept")
+        gateway.kill()
+        gateway.start()
+        rpc = gateway.client()
+        recovered = rpc.call("session.execution", session_id=session_id, execution_id=running)
+        assert recovered["state"] == "interrupted"
+        assert (
+            f"Kept: the first {len(thought):,} characters of its thinking and the first {len(said):,} characters "
+            "of its answer" in recovered["note"]
+        )
+        notice, answer, _question = rpc.call("session.history", session_id=session_id, limit=3)["items"]
+        assert (notice["kind"], notice["text"]) == ("notice", recovered["note"])
+        assert (answer["kind"], answer["text"]) == ("assistant", said)
+        assert (answer["data"]["thinking"], answer["data"]["interrupted"]) == (thought, True)
     finally:
         gateway.stop()
 

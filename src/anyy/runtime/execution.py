@@ -432,6 +432,7 @@ class ExecutionRun:
                 bus.event(TextDeltaEvent(session_id=self.session_id, execution_id=self.execution_id, text=event.text))
             elif isinstance(event, ThinkingDelta):
                 result.thinking += event.text
+                keeper.add_thinking(event.text)
                 bus.event(
                     ThinkingDeltaEvent(session_id=self.session_id, execution_id=self.execution_id, text=event.text)
                 )

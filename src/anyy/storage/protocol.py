@@ -164,11 +164,14 @@ class SessionStore(Protocol):
         """Append one pass's entries and count the pass, in one transaction."""
         ...
 
-    def save_stream_text(self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False) -> None:
-        """Keep more of the text the running pass is streaming (appended to what was kept; ``first``
-        starts afresh, as a retried model call does), so that a crash keeps the answer so far (D4). What
-        was kept is dropped when the pass is recorded or the execution ends, and turned into an
-        interrupted answer by :meth:`recover_interrupted`."""
+    def save_stream_text(
+        self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False, thinking: str = ""
+    ) -> None:
+        """Keep more of what the running pass is streaming: ``text`` of its answer and ``thinking`` (either
+        may be empty; both are kept in one write), appended to what was kept (``first`` starts afresh, as a
+        retried model call does), so that a crash keeps the answer so far (D4). What was kept is dropped
+        when the pass is recorded or the execution ends, and turned into an interrupted answer, its
+        thinking as thinking, by :meth:`recover_interrupted`."""
         ...
 
     def record_tool_call(

@@ -295,14 +295,17 @@ class QueuePart(SessionsPart):
             if run.pid is not None and not run.done
         ]
 
-    def save_stream_text(self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False) -> None:
+    def save_stream_text(
+        self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False, thinking: str = ""
+    ) -> None:
         execution = self._execution(execution_id)
         self._record(execution.session_id)
         if execution.state in FINAL_EXECUTION_STATES:
             raise rules.execution_ended(execution_id, execution.state)
         if first:
             self.data.stream_texts.pop(execution_id, None)
-        self.data.stream_texts.setdefault(execution_id, []).append((provider, model, text))
+        kept = self.data.stream_texts.setdefault(execution_id, [])
+        kept += [(kind, provider, model, piece) for kind, piece in rules.stream_pieces(text, thinking)]
 
     def _settle(self, execution: Execution, outcome: str, *, error: str | None = None) -> None:
         now = self.clock()
@@ -334,8 +337,7 @@ class QueuePart(SessionsPart):
             record = self.data.sessions.get(execution.session_id)
             if record is None or not record.active or execution.state not in ("running", "retry_wait"):
                 continue
-            pieces = self.data.stream_texts.pop(execution.id, [])
-            kept = (pieces[-1][0], pieces[-1][1], "".join(p[2] for p in pieces)) if pieces else None
+            kept = rules.kept_stream(self.data.stream_texts.pop(execution.id, []))
             calls = [
                 rules.KeptCall(call_id=call_id, name=r.name, arguments=r.arguments, output=r.output, done=r.done)
                 for call_id, r in self.data.tool_runs.pop(execution.id, {}).items()

@@ -307,17 +307,22 @@ class QueuePart(EntriesPart, PgCore):
         )
         return [execution_from_row(row[:-1], list(row[-1])) for row in rows]
 
-    def save_stream_text(self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False) -> None:
+    def save_stream_text(
+        self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False, thinking: str = ""
+    ) -> None:
+        pieces = rules.stream_pieces(text, thinking)
         with self._tx() as conn:
             _num, exe_num, execution = self._execution(execution_id, lock=True)
             if execution.state in FINAL_EXECUTION_STATES:
                 raise rules.execution_ended(execution_id, execution.state)
             if first:
                 conn.execute("DELETE FROM stream_texts WHERE exe_num = %s", (exe_num,))
+            # One statement whatever the kinds: thinking and text saved together cost no extra round trip.
             conn.execute(
-                "INSERT INTO stream_texts (exe_num, seq, provider, model, text, saved_at) VALUES (%s, (SELECT "
-                "coalesce(max(seq), 0) + 1 FROM stream_texts WHERE exe_num = %s), %s, %s, %s, %s)",
-                (exe_num, exe_num, provider, model, text, self.clock()),
+                "INSERT INTO stream_texts (exe_num, seq, kind, provider, model, text, saved_at) SELECT %s, "
+                "base.seq + p.n, p.kind, %s, %s, p.text, %s FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY "
+                "AS p(kind, text, n), (SELECT coalesce(max(seq), 0) AS seq FROM stream_texts WHERE exe_num = %s) base",
+                (exe_num, provider, model, self.clock(), [k for k, _ in pieces], [t for _, t in pieces], exe_num),
             )
 
     def record_tool_call(
@@ -374,11 +379,11 @@ class QueuePart(EntriesPart, PgCore):
         ).fetchall()
         return [rules.KeptCall(call_id=r[0], name=r[1], arguments=r[2], output=r[3], done=bool(r[4])) for r in rows]
 
-    def _kept_stream(self, exe_num: int) -> tuple[str, str, str] | None:
+    def _kept_stream(self, exe_num: int) -> rules.KeptStream | None:
         rows = self.conn.execute(
-            "SELECT provider, model, text FROM stream_texts WHERE exe_num = %s ORDER BY seq", (exe_num,)
+            "SELECT kind, provider, model, text FROM stream_texts WHERE exe_num = %s ORDER BY seq", (exe_num,)
         ).fetchall()
-        return (rows[-1][0], rows[-1][1], "".join(row[2] for row in rows)) if rows else None
+        return rules.kept_stream(rows)
 
     def recover_interrupted(self, note: str) -> list[Execution]:
         if self.member is not None:  # a Gateway of a shared store recovers only what dead Gateways left

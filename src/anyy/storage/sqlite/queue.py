@@ -299,18 +299,21 @@ class QueuePart(EntriesPart, StoreCore):
         ]
         return [self.get_execution(eid) for eid in ids]
 
-    def save_stream_text(self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False) -> None:
+    def save_stream_text(
+        self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False, thinking: str = ""
+    ) -> None:
         with self._tx() as conn:
             _num, exe_num, execution = self._execution(execution_id)
             if execution.state in FINAL_EXECUTION_STATES:
                 raise rules.execution_ended(execution_id, execution.state)
             if first:
                 conn.execute("DELETE FROM stream_texts WHERE exe_num = ?", (exe_num,))
-            conn.execute(
-                "INSERT INTO stream_texts (exe_num, seq, provider, model, text, saved_at) VALUES (?, (SELECT "
-                "coalesce(max(seq), 0) + 1 FROM stream_texts WHERE exe_num = ?), ?, ?, ?, ?)",
-                (exe_num, exe_num, provider, model, text, self.clock()),
-            )
+            for kind, piece in rules.stream_pieces(text, thinking):
+                conn.execute(
+                    "INSERT INTO stream_texts (exe_num, seq, kind, provider, model, text, saved_at) VALUES (?, "
+                    "(SELECT coalesce(max(seq), 0) + 1 FROM stream_texts WHERE exe_num = ?), ?, ?, ?, ?, ?)",
+                    (exe_num, exe_num, kind, provider, model, piece, self.clock()),
+                )
 
     def record_tool_call(
         self,
@@ -366,11 +369,11 @@ class QueuePart(EntriesPart, StoreCore):
         ).fetchall()
         return [rules.KeptCall(call_id=r[0], name=r[1], arguments=r[2], output=r[3], done=bool(r[4])) for r in rows]
 
-    def _kept_stream(self, exe_num: int) -> tuple[str, str, str] | None:
+    def _kept_stream(self, exe_num: int) -> rules.KeptStream | None:
         rows = self.conn.execute(
-            "SELECT provider, model, text FROM stream_texts WHERE exe_num = ? ORDER BY seq", (exe_num,)
+            "SELECT kind, provider, model, text FROM stream_texts WHERE exe_num = ? ORDER BY seq", (exe_num,)
         ).fetchall()
-        return (rows[-1][0], rows[-1][1], "".join(row[2] for row in rows)) if rows else None
+        return rules.kept_stream(rows)
 
     def recover_interrupted(self, note: str) -> list[Execution]:
         rows = self.conn.execute(
