@@ -24,10 +24,13 @@ log = logging.getLogger("anyy.runtime")
 
 
 class ToolWatch:
-    def __init__(self, deps: Deps, execution_id: str, call_id: str, name: str, arguments: dict[str, Any]) -> None:
+    def __init__(
+        self, deps: Deps, execution_id: str, call_id: str, name: str, arguments: dict[str, Any], *, parent: str = ""
+    ) -> None:
+        """``parent``: the call is a Codemode script's, made from that ``run_script`` call."""
         self._deps = deps
         self._record = functools.partial(
-            _record, execution_id=execution_id, call_id=call_id, name=name, arguments=arguments
+            _record, execution_id=execution_id, call_id=call_id, name=name, arguments=arguments, parent=parent
         )
         self._execution_id = execution_id
         self._call_id = call_id
@@ -70,5 +73,8 @@ def _record(
     arguments: dict[str, Any],
     pid: int | None = None,
     started: int | None = None,
+    parent: str = "",
 ) -> None:
-    store.record_tool_call(execution_id, call_id, name=name, arguments=arguments, pid=pid, started=started)
+    store.record_tool_call(
+        execution_id, call_id, name=name, arguments=arguments, pid=pid, started=started, parent=parent
+    )

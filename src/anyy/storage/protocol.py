@@ -183,10 +183,13 @@ class SessionStore(Protocol):
         arguments: dict[str, Any],
         pid: int | None = None,
         started: int | None = None,
+        parent: str = "",
     ) -> None:
         """A tool call of the running pass, recorded before it starts (D3); again with ``pid`` (its process
-        group) and ``started`` (its start time) once its program runs. Dropped when the pass is recorded;
-        :meth:`recover_interrupted` records it as a call with an interrupted result."""
+        group) and ``started`` (its start time) once its program runs; ``parent``: the call is a Codemode
+        script's, made from that ``run_script`` call. Dropped when the pass is recorded;
+        :meth:`recover_interrupted` records it as a call with an interrupted result (an inner call as one of
+        its script's ``inner_calls``)."""
         ...
 
     def save_tool_output(self, execution_id: str, call_id: str, text: str, *, result: bool = False) -> None:

@@ -6,7 +6,16 @@ from collections.abc import Sequence
 
 import msgspec
 
-from anyy.domain.entries import AssistantData, EntryKind, NewEntry, NoticeData, ToolCallData, ToolResultData
+from anyy.domain.entries import (
+    INNER_RESULT_CHARS,
+    AssistantData,
+    EntryKind,
+    InnerCall,
+    NewEntry,
+    NoticeData,
+    ToolCallData,
+    ToolResultData,
+)
 from anyy.domain.errors import Conflict, InvalidInput, NotFound
 from anyy.domain.sessions import QUEUE_MODES, SESSION_KINDS
 
@@ -138,6 +147,7 @@ class KeptCall(msgspec.Struct, kw_only=True):
     arguments: str  # as encoded (JSON)
     output: str
     done: bool
+    parent: str = ""  # a Codemode script's inner call: the run_script call's id
 
 
 INTERRUPTED_CALL = "Interrupted: the Gateway stopped while this call ran; what it started was ended."
@@ -172,9 +182,7 @@ def stream_pieces(text: str, thinking: str) -> list[tuple[str, str]]:
     return [(kind, piece) for kind, piece in (("thinking", thinking), ("text", text)) if piece]
 
 
-def recovered_entries(
-    note: str, kept: KeptStream | None, calls: Sequence[KeptCall] = ()
-) -> tuple[list[NewEntry], str]:
+def recovered_entries(note: str, kept: KeptStream | None, calls: Sequence[KeptCall] = ()) -> tuple[list[NewEntry], str]:
     """What recovery appends for one execution that was running when the Gateway died, and its note:
     the answer's text and thinking kept so far, if any, as an interrupted assistant message (D4); the
     tool calls it had made, each with its result, or what it printed before the stop, marked interrupted
@@ -193,9 +201,11 @@ def recovered_entries(
         said += "after the last save was lost."
     else:
         said = "No text of its answer had been saved yet."
-    entries += [_call_entry(call) for call in calls]
-    entries += [_result_entry(call) for call in calls]
-    cut = [call.name for call in calls if not call.done]
+    top = [call for call in calls if not call.parent]
+    entries += [_call_entry(call) for call in top]
+    entries += [_result_entry(call, [c for c in calls if c.parent == call.call_id]) for call in top]
+    names = {call.call_id: call.name for call in top}
+    cut = [f"{c.name} (in {names.get(c.parent)})" if c.parent else c.name for c in calls if not c.done]
     if cut:
         said += f" Tool calls stopped and recorded as interrupted, with what they printed: {', '.join(cut)}."
     full = f"{note} {said}"
@@ -219,10 +229,26 @@ def _call_entry(call: KeptCall) -> NewEntry:
     )
 
 
-def _result_entry(call: KeptCall) -> NewEntry:
-    text = call.output if call.done else f"{INTERRUPTED_CALL}\nWhat it printed before:\n{call.output}"
+def _result_entry(call: KeptCall, inner: Sequence[KeptCall] = ()) -> NewEntry:
+    text = _result_text(call)
     return NewEntry(
         kind=EntryKind.TOOL_RESULT,
         text=text,
-        data=ToolResultData(call_id=call.call_id, name=call.name, is_error=not call.done),
+        data=ToolResultData(
+            call_id=call.call_id,
+            name=call.name,
+            is_error=not call.done,
+            inner_calls=[_inner_call(c) for c in inner],
+        ),
+    )
+
+
+def _result_text(call: KeptCall) -> str:
+    return call.output if call.done else f"{INTERRUPTED_CALL}\nWhat it printed before:\n{call.output}"
+
+
+def _inner_call(call: KeptCall) -> InnerCall:
+    arguments = msgspec.json.decode(call.arguments) if call.arguments else {}
+    return InnerCall(
+        name=call.name, arguments=arguments, result=_result_text(call)[:INNER_RESULT_CHARS], is_error=not call.done
     )

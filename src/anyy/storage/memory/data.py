@@ -52,6 +52,7 @@ class ToolRunRecord(msgspec.Struct, kw_only=True):
     started: int | None = None
     output: str = ""
     done: bool = False
+    parent: str = ""  # a Codemode script's inner call: the run_script call's id
 
 
 class RunRecord(msgspec.Struct, kw_only=True):

@@ -270,11 +270,12 @@ class QueuePart(SessionsPart):
         arguments: dict[str, Any],
         pid: int | None = None,
         started: int | None = None,
+        parent: str = "",
     ) -> None:
         self._running(execution_id)
         encoded = msgspec.json.encode(arguments).decode()
         runs = self.data.tool_runs.setdefault(execution_id, {})
-        run = runs.setdefault(call_id, ToolRunRecord(name=name, arguments=encoded))
+        run = runs.setdefault(call_id, ToolRunRecord(name=name, arguments=encoded, parent=parent))
         run.pid = pid if pid is not None else run.pid
         run.started = started if started is not None else run.started
 
@@ -339,7 +340,9 @@ class QueuePart(SessionsPart):
                 continue
             kept = rules.kept_stream(self.data.stream_texts.pop(execution.id, []))
             calls = [
-                rules.KeptCall(call_id=call_id, name=r.name, arguments=r.arguments, output=r.output, done=r.done)
+                rules.KeptCall(
+                    call_id=call_id, name=r.name, arguments=r.arguments, output=r.output, done=r.done, parent=r.parent
+                )
                 for call_id, r in self.data.tool_runs.pop(execution.id, {}).items()
             ]
             entries, full_note = rules.recovered_entries(note, kept, calls)

@@ -324,16 +324,17 @@ class QueuePart(EntriesPart, StoreCore):
         arguments: dict[str, Any],
         pid: int | None = None,
         started: int | None = None,
+        parent: str = "",
     ) -> None:
         encoded = msgspec.json.encode(arguments).decode()
         with self._tx() as conn:
             exe_num = self._running_exe(execution_id)
             conn.execute(
-                "INSERT INTO tool_runs (exe_num, call_id, seq, name, arguments, pid, started) VALUES (?, ?, "
-                "(SELECT count(*) FROM tool_runs WHERE exe_num = ?), ?, ?, ?, ?) "
+                "INSERT INTO tool_runs (exe_num, call_id, seq, name, arguments, pid, started, parent) VALUES (?, "
+                "?, (SELECT count(*) FROM tool_runs WHERE exe_num = ?), ?, ?, ?, ?, ?) "
                 "ON CONFLICT (exe_num, call_id) DO UPDATE SET pid = coalesce(excluded.pid, tool_runs.pid), "
                 "started = coalesce(excluded.started, tool_runs.started)",
-                (exe_num, call_id, exe_num, name, encoded, pid, started),
+                (exe_num, call_id, exe_num, name, encoded, pid, started, parent),
             )
 
     def save_tool_output(self, execution_id: str, call_id: str, text: str, *, result: bool = False) -> None:
@@ -365,9 +366,13 @@ class QueuePart(EntriesPart, StoreCore):
 
     def _kept_calls(self, exe_num: int) -> list[rules.KeptCall]:
         rows = self.conn.execute(
-            "SELECT call_id, name, arguments, output, done FROM tool_runs WHERE exe_num = ? ORDER BY seq", (exe_num,)
+            "SELECT call_id, name, arguments, output, done, parent FROM tool_runs WHERE exe_num = ? ORDER BY seq",
+            (exe_num,),
         ).fetchall()
-        return [rules.KeptCall(call_id=r[0], name=r[1], arguments=r[2], output=r[3], done=bool(r[4])) for r in rows]
+        return [
+            rules.KeptCall(call_id=r[0], name=r[1], arguments=r[2], output=r[3], done=bool(r[4]), parent=r[5])
+            for r in rows
+        ]
 
     def _kept_stream(self, exe_num: int) -> rules.KeptStream | None:
         rows = self.conn.execute(
