@@ -606,9 +606,10 @@ class ExecutionRun:
         return outcome
 
     def _inner_call(self, tools: ToolSet, outer_call: str, inner: list[InnerCall]) -> CallTool:
-        """Serves the tool calls of a Codemode script: each is recorded before it starts, like the model's
-        own (D3: a crash keeps it, its processes are ended), run, announced, and recorded with the script's
-        result (a call cut short by a stop or a timeout is recorded as such)."""
+        """Serves the tool calls of a Codemode script: each is run, announced, and recorded with the
+        script's result (a call cut short by a stop or a timeout is recorded as such); one that starts a
+        program is also recorded as it starts, with its process group (D3: a crash ends the program and
+        keeps the call, in the script's result)."""
 
         async def call_tool(name: str, arguments: dict[str, Any]) -> ToolOutcome:
             inner_id = f"{outer_call}.{len(inner) + 1}"
@@ -635,7 +636,7 @@ class ExecutionRun:
     async def _run_watched(
         self, watch: ToolWatch, tools: ToolSet, name: str, arguments: dict[str, Any], call_tool: CallTool
     ) -> ToolOutcome:
-        """A script's inner call, recorded before it starts and ended with its result (D3)."""
+        """A script's inner call, watched like the model's own (D3)."""
         await watch.begin()
         context = msgspec.structs.replace(self._tool_context(), on_process=watch.on_process, on_output=watch.on_output)
         try:

@@ -2,6 +2,6 @@
 -- reasoning as streamed). Rows kept before this were all answer text.
 ALTER TABLE stream_texts ADD COLUMN kind TEXT NOT NULL DEFAULT 'text';
 
--- The call a tool call was made from (D3): a Codemode script's inner calls are recorded before they start,
--- like the model's own, under the run_script call's id; '' for a call of the model's.
+-- The call a tool call was made from (D3): a Codemode script's inner call that starts a program is recorded
+-- with its process group, under the run_script call's id; '' for a call of the model's.
 ALTER TABLE tool_runs ADD COLUMN parent TEXT NOT NULL DEFAULT '';
