@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 
 from anyy.cli.context import open_store
+from anyy.domain.delegation import DelegatedTask
 from anyy.domain.entries import Entry, EntryKind
 from anyy.domain.errors import AnyyError
 from anyy.domain.search import SearchHit
@@ -36,6 +37,7 @@ class SessionReader(Protocol):
     def tree(self, session_id: str) -> TreeView: ...
     def search(self, query: str, kind: SessionKind | None, session_id: str | None, limit: int) -> list[SearchHit]: ...
     def export(self, session_id: str, fmt: ExportFormat) -> list[str]: ...
+    def children(self, session_id: str) -> list[DelegatedTask]: ...
 
 
 class StoreReader:
@@ -65,6 +67,10 @@ class StoreReader:
         from anyy.storage.reads import export_chunks
 
         return export_chunks(self.store, session_id, fmt)
+
+    def children(self, session_id: str) -> list[DelegatedTask]:
+        self.store.get_session(session_id)  # an unknown session is an error, not "no tasks"
+        return self.store.list_delegated_tasks(parent_session_id=session_id)
 
 
 class _EntryView(msgspec.Struct, kw_only=True):
@@ -127,6 +133,9 @@ class GatewayReader:
 
     def export(self, session_id: str, fmt: ExportFormat) -> list[str]:
         return [str(self._call("session.export", {"session_id": session_id, "format": fmt})["content"])]
+
+    def children(self, session_id: str) -> list[DelegatedTask]:
+        return msgspec.convert(self._call("session.children", {"session_id": session_id}), list[DelegatedTask])
 
 
 @contextlib.contextmanager
