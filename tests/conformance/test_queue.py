@@ -538,6 +538,7 @@ def test_k4_last_execution_is_the_newest_whatever_its_state(store: SessionStore,
     store.set_execution_state(second.id, "completed")
     store = reopen(store)
     last = store.last_execution(session.id)
-    assert last is not None and (last.id, last.state) == (second.id, "completed")
+    assert last is not None
+    assert (last.id, last.state) == (second.id, "completed")
     with pytest.raises(NotFound):
         store.last_execution("ses_missing")
