@@ -35,6 +35,7 @@ const state = {
   attachments: [], // files attached to the message being written: {name, size, object?, media_type?}
   draft: null, // a new conversation not created yet ({kind}): it is created by its first message (U1)
   residents: null, // K4: the profile's residents by id, read with the Background list (their triggers)
+  parents: new Map(), // K4: titles of the sessions that delegated tasks, by id
 };
 
 const APP_TITLE = "anyy Dashboard";
@@ -65,11 +66,14 @@ function sessionItem(session) {
   const title = document.createElement("span");
   title.className = "title";
   title.textContent = session.title || "Untitled";
-  const meta = document.createElement("span");
-  meta.className = "meta muted";
-  meta.textContent = when(session.updated_at);
   button.append(title);
   if (session.activity) button.append(activityNode(session.activity)); // K4: its state and last outcome
+  if (session.origin) {
+    const origin = document.createElement("span");
+    origin.className = "origin meta muted";
+    origin.textContent = originText(session.origin, state.residents, state.parents);
+    button.append(origin);
+  }
   if (session.preview) {
     // U1: the last message, under the title (cut short by the Gateway, one line here)
     const preview = document.createElement("span");
@@ -77,14 +81,12 @@ function sessionItem(session) {
     preview.textContent = session.preview;
     button.append(preview);
   }
-  if (session.origin) {
-    const origin = document.createElement("span");
-    origin.className = "origin meta muted";
-    origin.textContent = originText(session.origin, state.residents);
-    origin.title = origin.textContent;
-    button.append(origin);
+  if (!session.activity || !session.activity.ended_at) {
+    const meta = document.createElement("span");
+    meta.className = "meta muted";
+    meta.textContent = when(session.updated_at);
+    button.append(meta);
   }
-  button.append(meta);
   button.addEventListener("click", () => openSession(session.id));
   li.append(button);
   const links = listLinks(session, LISTS);
@@ -95,6 +97,19 @@ function sessionItem(session) {
     li.append(row);
   }
   return li;
+}
+
+// K4: what the Background list names beside its sessions — the residents (their triggers) and the
+// parents of delegated tasks (their titles) — read once per list, before the rows are made.
+async function backgroundNames(sessions) {
+  const rpc = state.rpc;
+  if (!state.residents && sessions.some((s) => s.origin && s.origin.kind === "resident")) {
+    state.residents = new Map((await rpc.call("resident.list", {})).map((r) => [r.id, r]));
+  }
+  const parents = new Set(sessions.filter((s) => s.origin && s.origin.kind === "delegate").map((s) => s.origin.parent_session_id));
+  const missing = [...parents].filter((id) => !state.parents.has(id));
+  const found = await Promise.all(missing.map((id) => rpc.call("session.get", { session_id: id }).catch(() => null)));
+  for (const view of found) if (view) state.parents.set(view.session.id, view.session.title || "Untitled");
 }
 
 function renameInList(session) {
@@ -131,8 +146,10 @@ async function showTasks(parentId, withParent) {
   const tasks = await state.rpc.call("session.children", { session_id: parentId });
   const open = tasks.filter((task) => task.state === "waiting" || task.state === "running").length;
   const subtitle = `${tasks.length} task${tasks.length === 1 ? "" : "s"}${open ? `, ${open} not finished` : ""}`;
-  const items = taskItems(parentId, tasks, withParent);
-  showList("tasks-dialog", "Delegated tasks", subtitle, items, (id) => openSession(id).catch(report));
+  const title = state.parents.get(parentId) || (state.session && state.session.id === parentId ? state.session.title : "");
+  const heading = title ? `Tasks delegated by “${title}”` : "Delegated tasks";
+  const items = taskItems(parentId, tasks, withParent, title);
+  showList("tasks-dialog", heading, subtitle, items, (id) => openSession(id).catch(report));
 }
 
 async function loadSessions() {
@@ -143,9 +160,8 @@ async function loadSessions() {
   try {
     const page = await state.rpc.call("session.list", { kind: state.kind, limit: PAGE, cursor: list.cursor });
     if (generation !== state.list.generation) return;
-    if (page.items.some((s) => s.origin && s.origin.kind === "resident") && !state.residents) {
-      const residents = await state.rpc.call("resident.list", {});
-      state.residents = new Map(residents.map((r) => [r.id, r]));
+    if (state.kind === "background") {
+      await backgroundNames(page.items);
       if (generation !== state.list.generation) return;
     }
     const ul = $("sessions");
@@ -163,6 +179,7 @@ async function loadSessions() {
 function resetSessions() {
   state.list = { cursor: null, done: false, loading: false, generation: state.list.generation + 1 };
   state.residents = null;
+  state.parents = new Map();
   $("sessions").replaceChildren();
   return loadSessions();
 }
@@ -649,7 +666,7 @@ async function showConversationLinks(session, generation) {
   if (session.origin) {
     const origin = document.createElement("span");
     origin.className = "origin muted";
-    origin.textContent = originText(session.origin, state.residents);
+    origin.textContent = originText(session.origin, state.residents, state.parents);
     box.append(origin);
   }
   box.append(...links);

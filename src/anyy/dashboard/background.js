@@ -15,13 +15,18 @@ export function when(seconds) {
   return new Date(seconds * 1000).toLocaleString();
 }
 
-// "3 min ago", "yesterday"…: how long ago a last outcome was, in the page's language.
-function ago(seconds) {
-  const minutes = Math.round((Date.now() / 1000 - seconds) / 60);
+// "3 minutes ago", "in 30 minutes", "yesterday"…: how far a moment is from now, in the page's language.
+export function ago(seconds) {
+  const minutes = Math.round((seconds - Date.now() / 1000) / 60);
   const words = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
-  if (Math.abs(minutes) < 60) return words.format(-minutes, "minute");
-  if (Math.abs(minutes) < 60 * 24) return words.format(-Math.round(minutes / 60), "hour");
-  return words.format(-Math.round(minutes / 1440), "day");
+  if (Math.abs(minutes) < 60) return words.format(minutes, "minute");
+  if (Math.abs(minutes) < 60 * 24) return words.format(Math.round(minutes / 60), "hour");
+  return words.format(Math.round(minutes / 1440), "day");
+}
+
+// A date and time without seconds: "12/1/26, 8:00 AM".
+export function short(seconds) {
+  return new Date(seconds * 1000).toLocaleString(undefined, { dateStyle: "short", timeStyle: "short" });
 }
 
 function span(className, text) {
@@ -31,22 +36,24 @@ function span(className, text) {
   return el;
 }
 
-// The state as a badge, then the last outcome ("last: failed 3 min ago — why").
+const OUTCOMES = { completed: "✓ completed", failed: "✗ failed", timed_out: "✗ timed out", interrupted: "! interrupted" };
+
+// The badge: what it is doing, or, idle, how its last execution ended; then since when, what waits, why
+// it failed ("✗ failed · 3 minutes ago — the key was refused").
 export function activityNode(activity) {
   const line = span("activity meta", "");
-  const badge = span("state", STATES[activity.state] || activity.state);
+  const idle = activity.state === "idle" && activity.outcome;
+  const badge = span("state", idle ? OUTCOMES[activity.outcome] || activity.outcome : STATES[activity.state] || activity.state);
   badge.dataset.state = activity.state;
-  if (activity.state === "idle" && activity.outcome) badge.dataset.outcome = activity.outcome;
+  if (activity.outcome) badge.dataset.outcome = activity.outcome;
   line.append(badge);
   const words = [];
   if (activity.pending && activity.state !== "idle") words.push(`${activity.pending} waiting`);
-  if (activity.outcome) {
-    const at = activity.ended_at ? ` ${ago(activity.ended_at)}` : "";
-    words.push(`last: ${activity.outcome}${at}`);
-  }
-  if (words.length) line.append(span("outcome muted", ` ${words.join(" · ")}`));
+  if (activity.outcome && !idle) words.push(`last: ${activity.outcome}`);
+  if (activity.ended_at) words.push(ago(activity.ended_at));
+  if (words.length) line.append(span("outcome muted", words.join(" · ")));
   if (activity.error) {
-    const error = span("error", ` — ${activity.error}`);
+    const error = span("error", activity.error);
     error.title = activity.error;
     line.append(error);
   }
@@ -65,15 +72,19 @@ export function residentTriggers(resident) {
   if (resident.webhook) parts.push(`webhook ${resident.webhook_path}`);
   if (!parts.length) parts.push("messages only");
   if (resident.paused) parts.push("paused");
-  if (resident.last_wake_at) parts.push(`last woken by ${resident.last_trigger || "a trigger"} ${ago(resident.last_wake_at)}`);
-  if (resident.next_wake_at && !resident.paused) parts.push(`next ${when(resident.next_wake_at)}`);
+  if (resident.last_wake_at) parts.push(`woken by ${resident.last_trigger || "a trigger"} ${ago(resident.last_wake_at)}`);
+  if (resident.next_wake_at && !resident.paused) parts.push(`next wake ${ago(resident.next_wake_at)}`);
   return parts.join(" · ");
 }
 
-// What started a Background session: a schedule's run, a delegated task, a resident (with its triggers).
-export function originText(origin, residents) {
-  if (origin.kind === "schedule") return `schedule ${origin.name} · run for ${when(origin.scheduled_for)}`;
-  if (origin.kind === "delegate") return `delegated by ${origin.parent_session_id}`;
+// What started a Background session: a schedule's run, a delegated task (its parent by title when the
+// page knows it), a resident (with its triggers).
+export function originText(origin, residents, parents) {
+  if (origin.kind === "schedule") return `schedule ${origin.name} · run for ${short(origin.scheduled_for)}`;
+  if (origin.kind === "delegate") {
+    const title = parents && parents.get(origin.parent_session_id);
+    return `delegated by ${title ? `“${title}”` : origin.parent_session_id}`;
+  }
   const resident = residents && residents.get(origin.resident_id);
   const name = `resident ${origin.name || origin.resident_id}`;
   return resident ? `${name} · ${residentTriggers(resident)}` : name;
@@ -84,7 +95,7 @@ function linkButton(label, aria, onClick) {
   b.type = "button";
   b.className = "list-link";
   b.textContent = label;
-  b.setAttribute("aria-label", aria);
+  b.setAttribute("aria-label", `${label}: ${aria}`); // what it shows, then of what (several rows have one)
   b.addEventListener("click", onClick);
   return b;
 }
@@ -95,15 +106,15 @@ export function listLinks(session, lists) {
   const links = [];
   const origin = session.origin;
   if (origin && origin.kind === "schedule" && origin.schedule_id) {
-    links.push(linkButton("Runs", `Runs of the schedule ${origin.name}`, () => lists.showRuns(origin.schedule_id)));
+    links.push(linkButton("Runs", `of the schedule ${origin.name}`, () => lists.showRuns(origin.schedule_id)));
   }
   if (origin && origin.kind === "delegate" && origin.parent_session_id) {
     const parent = origin.parent_session_id;
-    links.push(linkButton("Parent's tasks", `Tasks delegated by the parent ${parent}`, () => lists.showTasks(parent, true)));
+    links.push(linkButton("Parent's tasks", `delegated by the parent ${parent}`, () => lists.showTasks(parent, true)));
   }
   const tasks = session.activity ? session.activity.tasks : 0;
   if (tasks) {
-    links.push(linkButton(`Tasks (${tasks})`, `Tasks delegated by ${session.title || session.id}`, () => lists.showTasks(session.id, false)));
+    links.push(linkButton(`Tasks (${tasks})`, `delegated by ${session.title || session.id}`, () => lists.showTasks(session.id, false)));
   }
   return links;
 }
@@ -166,8 +177,9 @@ export function runItems(runs) {
 }
 
 // A parent's delegated tasks, in order, each opening its child session; the parent first when asked.
-export function taskItems(parentId, tasks, withParent) {
-  const items = withParent ? [{ sessionId: parentId, label: "↑ Open the parent session", strong: true, detail: parentId }] : [];
+export function taskItems(parentId, tasks, withParent, parentTitle) {
+  const parent = { sessionId: parentId, label: "↑ Open the parent session", strong: true, detail: parentTitle || parentId };
+  const items = withParent ? [parent] : [];
   for (const task of tasks) {
     const failed = task.state === "finished" && task.is_error;
     const state = failed ? "failed" : task.state;
