@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from anyy.api.sessions import DelegatedTask
 from anyy.cli.output import when
-from anyy.domain.delegation import DelegatedTask
 from anyy.domain.entries import Entry
 from anyy.domain.search import SearchHit
 from anyy.domain.sessions import Origin, Session, activity_words

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
+from anyy.api.sessions import DelegatedTask
 from anyy.cli.context import open_store
-from anyy.domain.delegation import DelegatedTask
 from anyy.domain.entries import Entry, EntryKind
 from anyy.domain.errors import AnyyError
 from anyy.domain.search import SearchHit
@@ -70,7 +70,8 @@ class StoreReader:
 
     def children(self, session_id: str) -> list[DelegatedTask]:
         self.store.get_session(session_id)  # an unknown session is an error, not "no tasks"
-        return self.store.list_delegated_tasks(parent_session_id=session_id)
+        found = self.store.list_delegated_tasks(parent_session_id=session_id)
+        return msgspec.convert(found, list[DelegatedTask], from_attributes=True)  # as the Gateway sends them
 
 
 class _EntryView(msgspec.Struct, kw_only=True):
