@@ -34,24 +34,25 @@ def _activities(live: LiveGateway) -> dict[str, Any]:
     return {s["title"]: s["activity"] for s in page["items"]}
 
 
-def test_k4_session_list_gives_each_background_session_its_state_and_last_outcome(gateway: LiveGateway) -> None:
-    live = gateway
+def _ended_ones(live: LiveGateway) -> None:
+    """A Chat and three Background sessions: one completed, one failed, one waiting for an answer."""
     chat = live.call("session.create", {"title": "a chat"})["id"]
     live.model.enqueue("Chatted.")
     assert _wait(live, _send(live, chat, "hi")) == "completed"
-
     done = _background(live, "done")
     live.model.enqueue("Done.")
     assert _wait(live, _send(live, done, "go")) == "completed"
-
     failed = _background(live, "failed")
     live.model.enqueue(ProviderError("fatal", "the key was refused"))
     assert _wait(live, _send(live, failed, "go")) == "failed"
-
     asking = _background(live, "asking", tools=["ask_user"])
     live.model.enqueue([ToolCallEvent(call_id="q1", name="ask_user", arguments={"question": "Which one?"})])
     assert _wait(live, _send(live, asking, "go")) == "suspended"
 
+
+def test_k4_session_list_gives_each_background_session_its_state_and_last_outcome(gateway: LiveGateway) -> None:
+    live = gateway
+    _ended_ones(live)
     parent = _background(live, "parent", tools=["delegate"])
     child_gate = Gate("child")
     delegate = ToolCallEvent(call_id="d1", name="delegate", arguments={"tasks": [{"brief": "find A"}]})
