@@ -142,6 +142,8 @@ class Membership:
             self._spawn(self.fetch_controls())
         elif self.deps.bus.listened(hint.session_id):
             self._spawn(self.refresh(hint.session_id))
+        else:
+            self._seen.pop(hint.session_id, None)  # nobody here follows it any more (D13)
 
     def _spawn(self, coro: Awaitable[None]) -> None:
         task: asyncio.Task[None] = asyncio.ensure_future(coro)
@@ -154,8 +156,15 @@ class Membership:
             log.warning("hint not handled: %s", task.exception())
 
     # -- events of sessions run elsewhere --------------------------------------------------------
+    def watched(self) -> int:
+        """Sessions whose changes this Gateway follows for its subscribers."""
+        return len(self._seen)
+
     async def watch(self, session_id: str) -> None:
-        """Someone here subscribed to the session: remember what is there now (later hints say what changed)."""
+        """Someone here subscribed to the session: remember what is there now (later hints say what changed).
+        Sessions nobody here listens to any more are forgotten (D13): a later subscription reads them again."""
+        for gone in [s for s in self._seen if not self.deps.bus.listened(s)]:
+            del self._seen[gone]
         if self.joined and session_id not in self._seen:
             seen = self._seen[session_id] = _Seen()
             await self._read(session_id, seen, announce=False)
