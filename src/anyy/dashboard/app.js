@@ -600,6 +600,7 @@ async function openSession(id, entryId = null, { push = true } = {}) {
   state.session = view.session;
   state.draft = null;
   $("conv-header").classList.remove("draft");
+  $("model-select").querySelector("option[value='']")?.remove(); // the draft's "profile default"
   // Each conversation opened is a step of the browser's history: Back returns to the previous one.
   const address = `${location.pathname}#session=${encodeURIComponent(id)}`;
   if (push && fragmentParams().get("session") !== id) history.pushState(null, "", address);
@@ -726,7 +727,8 @@ function openDraft() {
   // "New session" opens an empty conversation; the session is created by its first message, so opening
   // a client and leaving leaves nothing behind (U1).
   closeSession();
-  state.draft = { kind: state.kind };
+  state.draft = { kind: state.kind, settings: {} }; // settings: the model and effort chosen before sending
+  showDraftSettings();
   $("empty").hidden = true;
   $("conversation").hidden = false;
   $("conv-header").classList.add("draft");
@@ -743,8 +745,34 @@ function openDraft() {
   $("editor").focus();
 }
 
+function showDraftSettings() {
+  // Until the first message the profile's model is shown as "profile default"; a choice is kept here and
+  // applied when the session is created.
+  const select = $("model-select");
+  let standard = select.querySelector("option[value='']");
+  if (!standard) {
+    standard = document.createElement("option");
+    standard.value = "";
+    standard.textContent = "profile default";
+    select.prepend(standard);
+  }
+  const { provider, model, effort } = state.draft.settings;
+  select.value = model === undefined ? "" : provider === undefined ? `alias/${model}` : `${provider}/${model}`;
+  $("effort-select").value = effort || "";
+}
+
 async function createFromDraft() {
   const session = await state.rpc.call("session.create", { kind: state.draft.kind });
+  const settings = state.draft.settings;
+  if (Object.keys(settings).length) {
+    try {
+      await state.rpc.call("session.settings", { session_id: session.id, ...settings });
+    } catch (error) {
+      // Refused: the session, still empty, is not kept (U1); the draft and its text stay.
+      await state.rpc.call("session.delete", { session_id: session.id }).catch(() => {});
+      throw error;
+    }
+  }
   await openSession(session.id, null, { push: false });
   resetSessions().catch(report);
 }
@@ -1302,6 +1330,19 @@ async function loadModels() {
 }
 
 async function changeSettings(params) {
+  if (state.draft) {
+    // Not created yet: the choice goes with its creation (the options are the Gateway's own catalogue).
+    const settings = { ...state.draft.settings, ...params };
+    if ("model" in params && !("provider" in params)) delete settings.provider; // as session.settings does
+    if (!settings.model) {
+      delete settings.provider; // back to "profile default"
+      delete settings.model;
+    }
+    if (!settings.effort) delete settings.effort;
+    state.draft.settings = settings;
+    showDraftSettings();
+    return;
+  }
   if (!state.session) return;
   state.session = await state.rpc.call("session.settings", { session_id: state.session.id, ...params });
   showHeader();

@@ -598,8 +598,7 @@ __all__ = ["Footprint", "NavigateResult", "Outcome", "ReloadStep", "Runtime"]
 def _default_model(models: ModelSource, provider: str) -> str:
     """The model a session gets when only its provider is changed: the first the provider lists; a
     provider that accepts any name has no default, so the person is asked to name one."""
-    listed = getattr(models, "models", None)  # the registry lists them; a test's model source may not
-    offered: list[str] = listed(provider) if listed is not None else []
+    offered = models.models(provider)
     if offered:
         return offered[0]
     raise InvalidInput(
