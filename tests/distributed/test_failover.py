@@ -70,6 +70,13 @@ def test_p5_sigkill_of_the_owner_interrupts_its_sessions_and_loses_nothing(servi
         follows[session] = service.rpc(survivor).call(
             "session.send", session_id=session, text=f"after {session}", kind="follow_up"
         )
+    # The owner got each follow-up's hint (it would run them after the held turn): once it dies, they stay
+    # pending like any queue after a crash (G3), rather than being woken by a survivor.
+    eventually(
+        lambda: not service.sql("SELECT 1 FROM sessions WHERE wake AND id = ANY(%s)", (owned,)),
+        30,
+        "the owner took the follow-ups",
+    )
     killed = time.monotonic()
     service.gateways[victim].kill()
     for session in owned:
@@ -86,6 +93,28 @@ def test_p5_sigkill_of_the_owner_interrupts_its_sessions_and_loses_nothing(servi
         service.rpc(other).call("session.continue", session_id=session)
         assert wait_final(service, other, follows[session]["id"])["state"] == "completed"
         assert user_texts(service, other, session) == [holds[sessions.index(session)].command, f"after {session}"]
+
+
+def test_p5_a_send_the_dead_owner_never_saw_runs_once_its_lease_runs_out(service: Service, hold: MakeHold) -> None:
+    a = service.rpc(0)
+    session = a.call("session.create")["id"]
+    held = hold()
+    first = a.call("session.send", session_id=session, text=held.command)
+    running = running_execution(a, session)
+    victim = owner_index(service, session)
+    survivor = service.rpc((victim + 1) % 3)
+    dead = running_on(service, session)
+    service.gateways[victim].kill()
+    # However long the kill took to be seen, the dead owner's lease is still live when the send arrives.
+    service.sql("UPDATE sessions SET lease_until = clock_timestamp() + interval '2 seconds' WHERE id = %s", (session,))
+    later = survivor.call("session.send", session_id=session, text="sent after the crash")
+    assert running_on(service, session) == dead  # not claimable yet: acknowledged, and waiting for the lease
+    # No further request: a survivor claims the session once the lease runs out, and runs the item.
+    assert wait_final(service, (victim + 2) % 3, later["id"])["state"] == "completed"
+    assert execution_state(service, (victim + 2) % 3, session, running) == "interrupted"
+    assert wait_final(service, (victim + 1) % 3, first["id"])["state"] == "interrupted"
+    assert user_texts(service, (victim + 1) % 3, session) == [held.command, "sent after the crash"]
+    assert not service.sql("SELECT 1 FROM sessions WHERE wake")
 
 
 def test_p3_a_frozen_owner_writes_nothing_after_the_takeover(service: Service, hold: MakeHold) -> None:

@@ -134,8 +134,10 @@ class SessionActor:
     async def _drain(self) -> None:
         self._drain_queued = False
         if self.blocked is not None and not await self.settle_blocked():
+            await self._release()  # a lease the heartbeat took for this session goes back unused
             return  # still not written: nothing starts (the request stays pending, visibly)
         if self._pokes <= self._halted_upto:
+            await self._release()
             return
         if not await self._claim():
             return  # another Gateway runs this session; it was told (a hint) and reads the queue itself

@@ -50,7 +50,8 @@ class _Seen:
 class Hooks:
     """What the runtime does when the service asks: run a session's queue, stop its work, apply a relay."""
 
-    poke: Callable[[str], None]
+    poke: Callable[[str], bool]  # True: the session's work is this Gateway's, and it will read the queue
+    woken: Callable[[str], None]  # claimed here by the heartbeat: run the session's queue
     lost: Callable[[str], None]
     control: Callable[[Control], Awaitable[None]]
     recovered: Callable[[Execution], None]
@@ -120,6 +121,9 @@ class Membership:
             self.hooks.lost(session_id)
         for execution in beat.recovered:
             self.hooks.recovered(execution)
+        for session_id in beat.woken:
+            log.info("session %s: an item its dead owner never saw runs here", session_id)
+            self.hooks.woken(session_id)
         for control in beat.controls:
             try:
                 await self.hooks.control(control)
@@ -137,7 +141,9 @@ class Membership:
 
     def _on_hint(self, hint: Hint) -> None:
         if hint.kind == "work":
-            self.hooks.poke(hint.session_id)
+            if self.hooks.poke(hint.session_id):  # the owner has it: no survivor needs to wake the session
+                session_id = hint.session_id
+                self._spawn(self.deps.owner.call(lambda s: s.took_work(session_id)))
         elif hint.kind == "control":
             self._spawn(self.fetch_controls())
         elif self.deps.bus.listened(hint.session_id):

@@ -79,7 +79,9 @@ class Runtime(SessionWrites):
         deps.delegator = self.delegations.delegator
         self.residents = Residents(self)  # K3: long-lived sessions woken by heartbeats and webhooks
         self.titles = Titles(deps)
-        hooks = Hooks(poke=self._poke, lost=self._lost, control=self._apply_control, recovered=self._recovered)
+        hooks = Hooks(
+            poke=self._poke, woken=self._woken, lost=self._lost, control=self._apply_control, recovered=self._recovered
+        )
         self.cluster = Membership(deps, hooks, RECOVERY_NOTE)
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -143,12 +145,18 @@ class Runtime(SessionWrites):
         return next((e.id for e in active if e.state in ("running", "retry_wait")), None)
 
     # -- the service (several Gateways): what the membership asks of the runtime -----------------
-    def _poke(self, session_id: str) -> None:
+    def _poke(self, session_id: str) -> bool:
         """Another Gateway queued work for the session. Only a Gateway busy with it (the owner) needs to
-        look again: an idle session was claimed by the Gateway that took the item."""
+        look again (True: it will): an idle session was claimed by the Gateway that took the item."""
         actor = self._actors.get(session_id)
         if actor is not None and actor.busy:
             actor.poke()
+            return True
+        return False
+
+    def _woken(self, session_id: str) -> None:
+        """The heartbeat claimed the session for an item its dead owner never saw: run the queue (P5)."""
+        self._actor(session_id).poke()
 
     def _lost(self, session_id: str) -> None:
         actor = self._actors.get(session_id)

@@ -54,6 +54,7 @@ class Heartbeat(msgspec.Struct, kw_only=True):
     lost: list[str]  # sessions whose lease was taken over: their work stops here, writing nothing
     recovered: list[Execution]  # work of dead Gateways this one marked interrupted
     controls: list[Control]  # stops and answers for sessions this Gateway owns
+    woken: list[str] = msgspec.field(default_factory=list)  # claimed here to run an unacknowledged send
 
 
 class GatewayInfo(msgspec.Struct, kw_only=True):
@@ -107,6 +108,9 @@ class SoloOwnership:
         return Claim(owned=True)
 
     def release_session(self, session_id: str) -> None:
+        return None
+
+    def took_work(self, session_id: str) -> None:
         return None
 
     def heartbeat(self) -> Heartbeat:

@@ -266,6 +266,12 @@ class SessionStore(Protocol):
         """Give the lease back once the session is idle (another Gateway may then claim it)."""
         ...
 
+    def took_work(self, session_id: str) -> None:
+        """The owner got the hint of an item queued through another Gateway: its wake-up is cleared (were
+        the owner to die before, a survivor would claim the session and run the item once the lease ran
+        out)."""
+        ...
+
     def heartbeat(self) -> Heartbeat:
         """Renew this Gateway's leases; report those lost, recover dead Gateways' sessions, hand over the
         stops and answers other Gateways left for this one."""

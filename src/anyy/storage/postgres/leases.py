@@ -36,6 +36,11 @@ _ORPHANS = (
     "  AND e.state IN ('running', 'retry_wait'))))"
     " ORDER BY x.lease_until NULLS FIRST LIMIT %(limit)s FOR UPDATE OF x SKIP LOCKED"
 )
+# Sessions with an item queued that no live owner acknowledged (it died first), free to claim now.
+_WOKEN = (
+    "SELECT num, id FROM sessions WHERE wake AND status = 'active' AND (owner IS NULL"
+    " OR (owner <> %(me)s AND lease_until < clock_timestamp())) ORDER BY num LIMIT %(limit)s FOR UPDATE SKIP LOCKED"
+)
 
 
 class LeasesPart(QueuePart):
@@ -91,20 +96,23 @@ class LeasesPart(QueuePart):
         return Claim(owned=True, recovered=[self.get_execution(e) for e in recovered])
 
     def _renew(self, num: int) -> None:
+        """The claimer reads the queue next: a wake-up left for the session is taken with it."""
         assert self.member is not None
         self.conn.execute(
-            "UPDATE sessions SET lease_until = clock_timestamp() + make_interval(secs => %s) WHERE num = %s",
+            "UPDATE sessions SET lease_until = clock_timestamp() + make_interval(secs => %s), wake = false "
+            "WHERE num = %s",
             (self.member.lease, num),
         )
 
-    def _take_lease(self, num: int, session_id: str) -> list[str]:
+    def _take_lease(self, num: int, session_id: str, *, wake: bool = False) -> list[str]:
         """Inside the claim's transaction: epoch + 1, this Gateway the owner; what a previous owner left
-        running is interrupted under the new epoch."""
+        running is interrupted under the new epoch. ``wake``: the session's wake-up is kept (a recovery
+        of a dead owner's session runs nothing, so a send nobody acknowledged still waits for a claim)."""
         assert self.member is not None
         updated = self._one(
-            "UPDATE sessions SET owner = %s, epoch = epoch + 1, "
+            "UPDATE sessions SET owner = %s, epoch = epoch + 1, wake = wake AND %s, "
             "lease_until = clock_timestamp() + make_interval(secs => %s) WHERE num = %s RETURNING epoch",
-            (self.member.id, self.member.lease, num),
+            (self.member.id, wake, self.member.lease, num),
         )
         assert updated is not None
         self.leases[num] = (session_id, updated[0])
@@ -163,7 +171,9 @@ class LeasesPart(QueuePart):
             if epoch != LOST_EPOCH and renewed.get(num) != epoch:
                 lost.append(sid)
                 self.leases[num] = (sid, LOST_EPOCH)  # refused from now on, until claimed again
-        return Heartbeat(lost=lost, recovered=self._recover_orphans(), controls=self._take_controls())
+        recovered = self._recover_orphans()
+        woken, recovered_too = self._claim_woken()
+        return Heartbeat(lost=lost, recovered=recovered + recovered_too, controls=self._take_controls(), woken=woken)
 
     def _recover_orphans(self) -> list[Execution]:
         """Sessions whose owner's lease ran out (or running work nobody owns): recovered, left unowned."""
@@ -172,10 +182,38 @@ class LeasesPart(QueuePart):
             rows = self._all(_ORPHANS, {"me": self.member.id, "limit": ORPHAN_BATCH})  # type: ignore[arg-type]
             recovered: list[str] = []
             for num, session_id in rows:
-                recovered += self._take_lease(num, session_id)
+                recovered += self._take_lease(num, session_id, wake=True)
                 conn.execute("UPDATE sessions SET owner = NULL, lease_until = NULL WHERE num = %s", (num,))
                 self.leases.pop(num, None)
         return [self.get_execution(e) for e in recovered]
+
+    def _claim_woken(self) -> tuple[list[str], list[Execution]]:
+        """Sessions with an item nobody acknowledged (its owner died before the hint reached it), free to
+        claim: claimed here (recovering what the dead owner left) for the runtime to run their queue."""
+        assert self.member is not None
+        with self._tx():
+            rows = self._all(_WOKEN, {"me": self.member.id, "limit": ORPHAN_BATCH})  # type: ignore[arg-type]
+            recovered: list[str] = []
+            for num, session_id in rows:
+                recovered += self._take_lease(num, session_id)
+        return [session_id for _num, session_id in rows], [self.get_execution(e) for e in recovered]
+
+    def took_work(self, session_id: str) -> None:
+        if self.member is not None:
+            self.conn.execute(
+                "UPDATE sessions SET wake = false WHERE id = %s AND owner = %s AND wake", (session_id, self.member.id)
+            )
+
+    def _notify(self, session_id: str, kind: HintKind) -> None:
+        """A hint for the other Gateways; with ``work`` (an item queued), the session's wake-up is set in
+        the same transaction unless this Gateway holds it: the owner clears it once the hint reaches it,
+        and if it never does (the owner died), a survivor claims the session once the lease runs out."""
+        super()._notify(session_id, kind)
+        if kind == "work" and self.member is not None:
+            self.conn.execute(
+                "UPDATE sessions SET wake = true WHERE id = %s AND owner IS DISTINCT FROM %s",
+                (session_id, self.member.id),
+            )
 
     # -- the relay -------------------------------------------------------------------------------
     def add_control(self, session_id: str, kind: ControlKind, execution_id: str, text: str = "") -> None:
