@@ -48,6 +48,15 @@ class Service:
         gateway.start()
         return gateway
 
+    def revive(self) -> None:
+        """Start again every Gateway that is not running (killed or stopped by an earlier test)."""
+        for gateway in self.gateways:
+            if gateway.proc is None or gateway.proc.poll() is not None:
+                if gateway.pidfd is not None:  # it died by itself (a killed one's was closed by kill())
+                    os.close(gateway.pidfd)
+                    gateway.pidfd = None
+                gateway.start()
+
     def rpc(self, index: int) -> RpcClient:
         return self.gateways[index].client()
 

@@ -114,7 +114,7 @@ def test_p5_a_send_the_dead_owner_never_saw_runs_once_its_lease_runs_out(service
     assert execution_state(service, (victim + 2) % 3, session, running) == "interrupted"
     assert wait_final(service, (victim + 1) % 3, first["id"])["state"] == "interrupted"
     assert user_texts(service, (victim + 1) % 3, session) == [held.command, "sent after the crash"]
-    assert not service.sql("SELECT 1 FROM sessions WHERE wake")
+    assert not service.sql("SELECT 1 FROM sessions WHERE wake AND id = %s", (session,))
 
 
 def test_p3_a_frozen_owner_writes_nothing_after_the_takeover(service: Service, hold: MakeHold) -> None:
@@ -126,13 +126,16 @@ def test_p3_a_frozen_owner_writes_nothing_after_the_takeover(service: Service, h
     frozen = owner_index(service, session)
     other = (frozen + 1) % 3
     epoch_before = service.sql("SELECT epoch FROM sessions WHERE id = %s", (session,))[0][0]
+    logged = len(service.profile_log(frozen))  # what it logged before (the module's Gateways serve many tests)
     os.kill(service.gateways[frozen].pid, signal.SIGSTOP)
     try:
         interrupted(service, other, session, running, 2 * LEASE + BOUND)
         held.release()  # the frozen Gateway's tool call ends; its result is for a lease it no longer holds
     finally:
         os.kill(service.gateways[frozen].pid, signal.SIGCONT)
-    eventually(lambda: "lease" in service.profile_log(frozen), 30, "the woken Gateway noticed its lost lease")
+    eventually(
+        lambda: "lease" in service.profile_log(frozen)[logged:], 30, "the woken Gateway noticed its lost lease"
+    )
     assert execution_state(service, other, session, running) == "interrupted"
     assert wait_final(service, other, first["id"])["state"] == "interrupted"
     rows = service.sql(
@@ -158,7 +161,11 @@ def test_p5_a_question_outlives_its_owner_and_is_answered_elsewhere(service: Ser
     session = a.call("session.create")["id"]
     asked = a.call("session.send", session_id=session, text="ask me which colour?")
     assert wait_final(service, 0, asked["id"], suspended=True)["state"] == "suspended"
-    execution = service.sql("SELECT id FROM executions WHERE state = 'suspended'")[0][0]
+    execution = service.sql(
+        "SELECT e.id FROM executions e JOIN sessions x ON x.num = e.session_num WHERE x.id = %s "
+        "AND e.state = 'suspended'",
+        (session,),
+    )[0][0]
     service.gateways[0].kill()  # the Gateway that ran it (and any lease it kept) is gone
     answerer = service.rpc(2)
     waiting = answerer.call("session.get", session_id=session)["waiting_question"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -70,6 +71,7 @@ class Membership:
         self._announce = Announcer(deps)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._all_since: float | None = None  # when a subscription to every session was last made
 
     async def join(self) -> bool:
         owner = self.deps.owner
@@ -160,9 +162,15 @@ class Membership:
             log.warning("hint not handled: %s", task.exception())
 
     # -- events of sessions run elsewhere --------------------------------------------------------
-    async def watch(self, session_id: str) -> None:
-        """Someone here subscribed to the session: remember what is there now (later hints say what changed)."""
-        if self.joined and session_id not in self._seen:
+    async def watch(self, session_id: str | None) -> None:
+        """Someone here subscribed to the session: remember what is there now (later hints say what changed).
+        To every session: reading them all would cost too much, so the time is kept instead, and a session
+        first heard of later announces what its owner wrote since then (``_first_read``)."""
+        if not self.joined:
+            return
+        if session_id is None:
+            self._all_since = time.time()
+        elif session_id not in self._seen:
             seen = self._seen[session_id] = _Seen()
             await self._read(session_id, seen, announce=False)
 
@@ -170,8 +178,16 @@ class Membership:
         seen = self._seen.get(session_id)
         if seen is None:
             seen = self._seen[session_id] = _Seen()
-            await self._read(session_id, seen, announce=False)
-            return
+            if self._all_since is None:  # a subscription to the session itself reads it when it is made
+                await self._read(session_id, seen, announce=False)
+                return
+            seen.busy = True
+            try:
+                await self._first_read(session_id, seen, self._all_since)
+            finally:
+                seen.busy = False
+            if not seen.again:
+                return
         if seen.busy:
             seen.again = True
             return
@@ -184,6 +200,23 @@ class Membership:
                     return
         finally:
             seen.busy = False
+
+    async def _first_read(self, session_id: str, seen: _Seen, since: float) -> None:
+        """A session changed elsewhere that nobody here had heard of, for a subscription to every session
+        made at ``since``: what was written before that is taken as known, the rest announced (entry and
+        execution times are the writer's clock: across hosts, as exact as the hosts' clocks agree)."""
+
+        def known(store: SessionStore) -> None:
+            entries = store.history(session_id, limit=HISTORY_WINDOW).items
+            seen.last_entry = max((e.id for e in entries if e.created_at < since), default=0)
+            seen.states = {
+                e.id: e.state
+                for e in store.list_executions(session_id)
+                if e.started_at < since and (e.ended_at is None or e.ended_at < since)
+            }
+
+        await self.deps.owner.call(known)
+        await self._read(session_id, seen, announce=True)
 
     async def _read(self, session_id: str, seen: _Seen, *, announce: bool) -> None:
         def read(store: SessionStore) -> tuple[list[Entry], list[Execution], list[Submission]]:

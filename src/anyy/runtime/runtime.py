@@ -133,8 +133,7 @@ class Runtime(SessionWrites):
     async def watch(self, session_id: str | None) -> None:
         """After :meth:`subscribe`: with several Gateways, what another one does in the session is
         announced here too (from what it wrote; see ``anyy.runtime.cluster``)."""
-        if session_id is not None:
-            await self.cluster.watch(session_id)
+        await self.cluster.watch(session_id)
 
     async def running_anywhere(self, session_id: str) -> str | None:
         """The running execution, here or on the Gateway that owns the session."""
