@@ -56,3 +56,44 @@ def test_p3_gateway_run_store_adds_a_gateway_and_status_lists_the_service(tmp_pa
             second.terminate()
             second.communicate(timeout=60)
         run(home, "gateway", "stop")
+
+
+def test_p3_gateway_stop_stops_this_profiles_gateways_and_all_asks_the_others(tmp_path: Path) -> None:
+    """`anyy gateway stop` stops every Gateway the profile started on this host and names each; Gateways of
+    the service elsewhere (another profile here stands for another host) stop only when asked with --all
+    (or --id), at their next heartbeat, and the command says which stopped."""
+    require_postgres()
+    database = create_database("anyy_dist")
+    home, other = tmp_path / "home", tmp_path / "other"
+    for each in (home, other):
+        assert run(each, "profile", "create", "default").returncode == 0
+    config = home / "profiles" / "default" / "config.toml"
+    config.write_text(config.read_text().replace('\nurl = ""\n', f'\nurl = "{database}"\n', 1))
+    started = run(home, "gateway", "start", timeout=120)
+    assert started.returncode == 0, started.stderr
+    extra = start(home, "gateway", "run", "--store", database)
+    elsewhere = start(other, "gateway", "run", "--store", database)
+    try:
+
+        def three_alive() -> dict[str, Any] | None:
+            found = status(home)
+            return found if found and sum(g["alive"] for g in found.get("service", [])) == 3 else None
+
+        primary = eventually(three_alive, 120, "three Gateways listed")["pid"]
+        stopped = run(home, "gateway", "stop", timeout=120)
+        assert stopped.returncode == 0, stopped.stderr
+        extra.communicate(timeout=60)  # it exited
+        assert f"pid {primary}," in stopped.stdout and f"pid {extra.pid}," in stopped.stdout, stopped.stdout
+        assert elsewhere.poll() is None  # another host's Gateway is not this profile's to stop
+        unknown = run(home, "gateway", "stop", "--id", "gw-nobody")
+        assert unknown.returncode != 0 and "anyy gateway status" in unknown.stderr, unknown.stderr
+        everyone = run(home, "gateway", "stop", "--all", timeout=120)
+        assert everyone.returncode == 0, everyone.stderr
+        elsewhere.communicate(timeout=60)  # it stopped at its next heartbeat
+        assert f"pid {elsewhere.pid} on" in everyone.stdout and "stopped" in everyone.stdout, everyone.stdout
+    finally:
+        for process in (extra, elsewhere):
+            if process.poll() is None:
+                process.terminate()
+                process.communicate(timeout=60)
+        run(home, "gateway", "stop")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -71,6 +72,7 @@ class Membership:
         self._announce = Announcer(deps)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._stopping = False
         self._all_since: float | None = None  # when a subscription to every session was last made
 
     async def join(self) -> bool:
@@ -118,6 +120,10 @@ class Membership:
             await asyncio.sleep(interval)
 
     async def _apply(self, beat: Heartbeat) -> None:
+        if beat.stop and not self._stopping:
+            self._stopping = True
+            log.warning("asked to stop (anyy gateway stop --all or --id): stopping cleanly")
+            signal.raise_signal(signal.SIGTERM)  # the Gateway's own clean stop, as `kill -TERM` would
         for session_id in beat.lost:
             log.warning("lease of session %s lost: its work here stops and writes nothing", session_id)
             self.hooks.lost(session_id)

@@ -55,6 +55,7 @@ class Heartbeat(msgspec.Struct, kw_only=True):
     recovered: list[Execution]  # work of dead Gateways this one marked interrupted
     controls: list[Control]  # stops and answers for sessions this Gateway owns
     woken: list[str] = msgspec.field(default_factory=list)  # claimed here to run an unacknowledged send
+    stop: bool = False  # asked to stop (`anyy gateway stop --all` or `--id`, from any host)
 
 
 class GatewayInfo(msgspec.Struct, kw_only=True):
@@ -127,3 +128,9 @@ class SoloOwnership:
 
     def list_gateways(self) -> list[GatewayInfo]:
         return []
+
+    def request_stop(self, gateway_ids: list[str] | None = None) -> list[str]:
+        raise Conflict(
+            "this store has one Gateway (it is not a PostgreSQL store several Gateways share): "
+            "stop it with `anyy gateway stop`"
+        )

@@ -266,6 +266,11 @@ class SessionStore(Protocol):
         """Give the lease back once the session is idle (another Gateway may then claim it)."""
         ...
 
+    def request_stop(self, gateway_ids: list[str] | None = None) -> list[str]:
+        """Ask Gateways of the service (all with None) to stop cleanly at their next heartbeat, wherever they
+        run; the ids asked. A store one Gateway uses alone: Conflict (stop that one with its pid)."""
+        ...
+
     def took_work(self, session_id: str) -> None:
         """The owner got the hint of an item queued through another Gateway: its wake-up is cleared (were
         the owner to die before, a survivor would claim the session and run the item once the lease ran

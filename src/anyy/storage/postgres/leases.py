@@ -151,8 +151,10 @@ class LeasesPart(QueuePart):
         self._reconnect_if_lost()
         with self._tx() as conn:
             seen = conn.execute(
-                "UPDATE gateways SET last_seen = clock_timestamp() WHERE id = %s", (member.id,)
-            ).rowcount
+                "UPDATE gateways SET last_seen = clock_timestamp() WHERE id = %s RETURNING stop_requested",
+                (member.id,),
+            ).fetchall()
+            stop = bool(seen and seen[0][0])
             if not seen:  # removed by someone's cleanup while this one was stopped: register again
                 conn.execute(
                     "INSERT INTO gateways (id, pid, host, lease_seconds) VALUES (%s, %s, %s, %s)",
@@ -173,7 +175,8 @@ class LeasesPart(QueuePart):
                 self.leases[num] = (sid, LOST_EPOCH)  # refused from now on, until claimed again
         recovered = self._recover_orphans()
         woken, recovered_too = self._claim_woken()
-        return Heartbeat(lost=lost, recovered=recovered + recovered_too, controls=self._take_controls(), woken=woken)
+        controls = self._take_controls()
+        return Heartbeat(lost=lost, recovered=recovered + recovered_too, controls=controls, woken=woken, stop=stop)
 
     def _recover_orphans(self) -> list[Execution]:
         """Sessions whose owner's lease ran out (or running work nobody owns): recovered, left unowned."""
@@ -247,6 +250,14 @@ class LeasesPart(QueuePart):
         if self.member is None:
             return None
         return Listener(connect(self.url, schema=self.schema), self.member.id, callback)
+
+    def request_stop(self, gateway_ids: list[str] | None = None) -> list[str]:
+        with self._tx() as conn:
+            rows = conn.execute(
+                "UPDATE gateways SET stop_requested = true WHERE %(all)s OR id = ANY(%(ids)s) RETURNING id",
+                {"all": gateway_ids is None, "ids": gateway_ids or []},
+            ).fetchall()
+        return [row[0] for row in rows]
 
     def list_gateways(self) -> list[GatewayInfo]:
         rows = self._all(

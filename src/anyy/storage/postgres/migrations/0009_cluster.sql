@@ -4,3 +4,7 @@
 -- heartbeat claims the session and runs its queue, without waiting for another client request.
 ALTER TABLE sessions ADD COLUMN wake BOOLEAN NOT NULL DEFAULT false;
 CREATE INDEX sessions_wake ON sessions (num) WHERE wake;
+
+-- `anyy gateway stop --all` / `--id`: a Gateway asked to stop (it may run on another host) stops cleanly at
+-- its next heartbeat.
+ALTER TABLE gateways ADD COLUMN stop_requested BOOLEAN NOT NULL DEFAULT false;
