@@ -32,6 +32,7 @@ class Service:
     root: Path
     database: str
     gateways: list[GatewayProcess] = field(default_factory=list)
+    sandbox: bool = True  # False: tools run unsandboxed (their processes can outlive a killed Gateway)
 
     def add(self) -> GatewayProcess:
         """One more Gateway of the service, started and ready."""
@@ -40,7 +41,8 @@ class Service:
         profile = create_profile(home, "default")
         config = profile.path / "config.toml"
         text = config.read_text().replace('\nurl = ""\n', f'\nurl = "{self.database}"\n', 1)
-        config.write_text(text.replace("# lease = 3.0", f"lease = {LEASE}", 1))
+        text = text.replace("# lease = 3.0", f"lease = {LEASE}", 1)
+        config.write_text(text + ("" if self.sandbox else "\n[tools.sandbox]\nenabled = false\n"))
         work = self.root / f"work{number}"
         work.mkdir()
         gateway = GatewayProcess(home, "default", cwd=work, log=self.root / f"gateway{number}.err")

@@ -82,8 +82,9 @@ def test_p4_a_subscription_to_every_session_sees_a_remote_sessions_first_change(
         held.release()
         assert wait_final(service, 0, queued["id"])["state"] == "completed"
         appended = watcher.event(
-            lambda e: e.get("type") == "entries_appended"
-            and "then that" in [x.get("text") for x in e.get("entries", [])],
+            lambda e: (
+                e.get("type") == "entries_appended" and "then that" in [x.get("text") for x in e.get("entries", [])]
+            ),
             30,
         )
         assert appended["session_id"] == session
@@ -91,9 +92,11 @@ def test_p4_a_subscription_to_every_session_sees_a_remote_sessions_first_change(
         sent = a.call("session.send", session_id=fresh, text="hello fresh")
         assert wait_final(service, 0, sent["id"])["state"] == "completed"
         watcher.event(
-            lambda e: e.get("type") == "entries_appended"
-            and e.get("session_id") == fresh
-            and "hello fresh" in [x.get("text") for x in e.get("entries", [])],
+            lambda e: (
+                e.get("type") == "entries_appended"
+                and e.get("session_id") == fresh
+                and "hello fresh" in [x.get("text") for x in e.get("entries", [])]
+            ),
             30,
         )
     assert wait_final(service, 0, first["id"])["state"] == "completed"

@@ -133,9 +133,7 @@ def test_p3_a_frozen_owner_writes_nothing_after_the_takeover(service: Service, h
         held.release()  # the frozen Gateway's tool call ends; its result is for a lease it no longer holds
     finally:
         os.kill(service.gateways[frozen].pid, signal.SIGCONT)
-    eventually(
-        lambda: "lease" in service.profile_log(frozen)[logged:], 30, "the woken Gateway noticed its lost lease"
-    )
+    eventually(lambda: "lease" in service.profile_log(frozen)[logged:], 30, "the woken Gateway noticed its lost lease")
     assert execution_state(service, other, session, running) == "interrupted"
     assert wait_final(service, other, first["id"])["state"] == "interrupted"
     rows = service.sql(

@@ -83,14 +83,17 @@ def test_p3_gateway_stop_stops_this_profiles_gateways_and_all_asks_the_others(tm
         stopped = run(home, "gateway", "stop", timeout=120)
         assert stopped.returncode == 0, stopped.stderr
         extra.communicate(timeout=60)  # it exited
-        assert f"pid {primary}," in stopped.stdout and f"pid {extra.pid}," in stopped.stdout, stopped.stdout
+        assert f"pid {primary}," in stopped.stdout, stopped.stdout
+        assert f"pid {extra.pid}," in stopped.stdout, stopped.stdout
         assert elsewhere.poll() is None  # another host's Gateway is not this profile's to stop
         unknown = run(home, "gateway", "stop", "--id", "gw-nobody")
-        assert unknown.returncode != 0 and "anyy gateway status" in unknown.stderr, unknown.stderr
+        assert unknown.returncode != 0
+        assert "anyy gateway status" in unknown.stderr, unknown.stderr
         everyone = run(home, "gateway", "stop", "--all", timeout=120)
         assert everyone.returncode == 0, everyone.stderr
         elsewhere.communicate(timeout=60)  # it stopped at its next heartbeat
-        assert f"pid {elsewhere.pid} on" in everyone.stdout and "stopped" in everyone.stdout, everyone.stdout
+        assert f"pid {elsewhere.pid} on" in everyone.stdout, everyone.stdout
+        assert "stopped" in everyone.stdout
     finally:
         for process in (extra, elsewhere):
             if process.poll() is None:

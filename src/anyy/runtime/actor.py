@@ -24,6 +24,7 @@ from anyy.domain import queue as queue_rules
 from anyy.domain.entries import Entry
 from anyy.domain.queue import Execution, Submission
 from anyy.runtime.announce import Announcer
+from anyy.runtime.cluster import end_leftovers
 from anyy.runtime.deps import Deps
 from anyy.runtime.execution import EndState, ExecutionRun, Outcome, unwritable
 from anyy.storage.ownership import LeaseLost
@@ -152,6 +153,7 @@ class SessionActor:
         """Hold the session's lease for the work about to run (always, with a store this Gateway has to
         itself); what a dead owner left running is announced as interrupted."""
         claim = await self.deps.owner.call(lambda s: s.claim_session(self.session_id))
+        end_leftovers(claim.leftovers)
         for execution in claim.recovered:
             self._announce.execution(execution, note=execution.note)
         return bool(claim.owned)

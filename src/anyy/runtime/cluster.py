@@ -30,11 +30,20 @@ from anyy.domain.entries import Entry
 from anyy.domain.queue import Execution, Submission
 from anyy.runtime.announce import Announcer
 from anyy.runtime.deps import Deps
-from anyy.storage.ownership import Control, Heartbeat, Hint, Listening
+from anyy.storage.ownership import Control, Heartbeat, Hint, Listening, ToolProcess
 from anyy.storage.protocol import SessionStore
+from anyy.tools.process import end_leftover
 
 log = logging.getLogger("anyy.runtime.cluster")
 HISTORY_WINDOW = 200  # entries re-read per change hint (a pass appends far fewer)
+
+
+def end_leftovers(leftovers: list[ToolProcess]) -> None:
+    """The processes a dead owner's tool calls left on this host (the store lists no other host's): ended,
+    each only if its pid still names the process that was recorded (D3)."""
+    for left in leftovers:
+        if end_leftover(left.pid, left.started):
+            log.warning("ended the processes of tool call %s, left by a Gateway that died", left.call_id)
 
 
 @dataclass
@@ -127,6 +136,7 @@ class Membership:
         for session_id in beat.lost:
             log.warning("lease of session %s lost: its work here stops and writes nothing", session_id)
             self.hooks.lost(session_id)
+        end_leftovers(beat.leftovers)
         for execution in beat.recovered:
             self.hooks.recovered(execution)
         for session_id in beat.woken:

@@ -93,7 +93,9 @@ class Runtime(SessionWrites):
         if not self.cluster.joined:
             # Programs tools started that outlived the crash are ended first (their pid checked against the
             # recorded start time: a reused pid is left alone), then recorded with what they printed (D3).
-            # Not with a shared store: the processes listed may be another live Gateway's.
+            # Not with a shared store: the processes listed may be another live Gateway's, or another
+            # host's; there, the Gateway that takes a dead owner's session over ends those the owner left
+            # on its own host (``anyy.runtime.cluster.end_leftovers``).
             for left in await self.deps.owner.call(lambda s: s.leftover_tools()):
                 if end_leftover(left.pid, left.started):
                     log.warning("ended the processes of tool call %s, left by a stopped Gateway", left.call_id)

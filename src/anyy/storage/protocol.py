@@ -29,22 +29,22 @@ from anyy.domain.search import SearchHit
 from anyy.domain.sessions import UNSET, NewSession, Page, Session, SessionKind, SessionPatch, Unset
 from anyy.domain.tree import TreeView
 from anyy.storage.checks import Finding
-from anyy.storage.ownership import Claim, ControlKind, GatewayInfo, Heartbeat, Hint, HintKind, Listening
+from anyy.storage.ownership import (
+    Claim,
+    ControlKind,
+    GatewayInfo,
+    Heartbeat,
+    Hint,
+    HintKind,
+    Listening,
+    ToolProcess,
+)
 
 
 class ObjectRef(msgspec.Struct, kw_only=True):
     hash: str
     size: int
     media_type: str
-
-
-class ToolProcess(msgspec.Struct, kw_only=True):
-    """A process group a tool call of a running execution started: its leader's pid and start time."""
-
-    execution_id: str
-    call_id: str
-    pid: int
-    started: int | None  # clock ticks after boot: with the pid, names one process even after pid reuse
 
 
 class Maintenance(msgspec.Struct, kw_only=True):

@@ -22,7 +22,16 @@ from typing import Any
 import psycopg
 
 from anyy.domain.queue import Execution
-from anyy.storage.ownership import Claim, Control, ControlKind, GatewayInfo, Heartbeat, Hint, HintKind
+from anyy.storage.ownership import (
+    Claim,
+    Control,
+    ControlKind,
+    GatewayInfo,
+    Heartbeat,
+    Hint,
+    HintKind,
+    ToolProcess,
+)
 from anyy.storage.postgres.core import LOST_EPOCH, Member
 from anyy.storage.postgres.queue import QueuePart
 from anyy.storage.postgres.settings import connect
@@ -44,7 +53,10 @@ _WOKEN = (
 
 
 class LeasesPart(QueuePart):
+    leftovers: list[ToolProcess]
+
     def join_service(self, gateway_id: str, *, lease: float, address: str, recovery_note: str) -> bool:
+        self.leftovers = []
         self.member = Member(id=gateway_id, lease=lease, recovery_note=recovery_note)
         self._configure()  # idle_in_transaction_session_timeout: one lease
         with self._tx() as conn:
@@ -93,7 +105,7 @@ class LeasesPart(QueuePart):
             if owner is not None and owner != member.id and live:
                 return Claim(owned=False, owner=owner, address=address)
             recovered = self._take_lease(num, session_id)
-        return Claim(owned=True, recovered=[self.get_execution(e) for e in recovered])
+        return Claim(owned=True, recovered=[self.get_execution(e) for e in recovered], leftovers=self.take_leftovers())
 
     def _renew(self, num: int) -> None:
         """The claimer reads the queue next: a wake-up left for the session is taken with it."""
@@ -109,6 +121,7 @@ class LeasesPart(QueuePart):
         running is interrupted under the new epoch. ``wake``: the session's wake-up is kept (a recovery
         of a dead owner's session runs nothing, so a send nobody acknowledged still waits for a claim)."""
         assert self.member is not None
+        self._collect_leftovers(num)
         updated = self._one(
             "UPDATE sessions SET owner = %s, epoch = epoch + 1, wake = wake AND %s, "
             "lease_until = clock_timestamp() + make_interval(secs => %s) WHERE num = %s RETURNING epoch",
@@ -117,6 +130,23 @@ class LeasesPart(QueuePart):
         assert updated is not None
         self.leases[num] = (session_id, updated[0])
         return self._recover_session(num, session_id)
+
+    def _collect_leftovers(self, num: int) -> None:
+        """Before a takeover: the processes the previous owner's tool calls started, if it ran on this host
+        (``end_leftover`` then checks each pid's start time). Another host's pids, or an owner nobody knows
+        (its row gone), are never touched: the same number there names some other process (D3)."""
+        rows = self._all(
+            "SELECT e.id, t.call_id, t.pid, t.started FROM sessions x JOIN gateways g ON g.id = x.owner "
+            "JOIN executions e ON e.session_num = x.num JOIN tool_runs t ON t.exe_num = e.num "
+            "WHERE x.num = %s AND g.host = %s AND e.state IN ('running', 'retry_wait') "
+            "AND t.pid IS NOT NULL AND NOT t.done ORDER BY e.num, t.seq",
+            (num, socket.gethostname()),
+        )
+        self.leftovers += [ToolProcess(execution_id=r[0], call_id=r[1], pid=r[2], started=r[3]) for r in rows]
+
+    def take_leftovers(self) -> list[ToolProcess]:
+        taken, self.leftovers = self.leftovers, []
+        return taken
 
     def _recover_session(self, num: int, session_id: str) -> list[str]:
         assert self.member is not None
@@ -176,7 +206,14 @@ class LeasesPart(QueuePart):
         recovered = self._recover_orphans()
         woken, recovered_too = self._claim_woken()
         controls = self._take_controls()
-        return Heartbeat(lost=lost, recovered=recovered + recovered_too, controls=controls, woken=woken, stop=stop)
+        return Heartbeat(
+            lost=lost,
+            recovered=recovered + recovered_too,
+            controls=controls,
+            woken=woken,
+            leftovers=self.take_leftovers(),
+            stop=stop,
+        )
 
     def _recover_orphans(self) -> list[Execution]:
         """Sessions whose owner's lease ran out (or running work nobody owns): recovered, left unowned."""
