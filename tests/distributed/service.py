@@ -41,7 +41,9 @@ class Service:
         profile = create_profile(home, "default")
         config = profile.path / "config.toml"
         text = config.read_text().replace('\nurl = ""\n', f'\nurl = "{self.database}"\n', 1)
-        text = text.replace("# lease = 3.0", f"lease = {LEASE}", 1)
+        text = text.replace("# lease = 3.0", f"lease = {LEASE}", 1).replace(
+            '"ask_user", "memory"]', '"ask_user", "memory", "delegate"]', 1
+        )
         config.write_text(text + ("" if self.sandbox else "\n[tools.sandbox]\nenabled = false\n"))
         work = self.root / f"work{number}"
         work.mkdir()

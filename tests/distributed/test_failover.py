@@ -10,6 +10,7 @@ import signal
 import time
 from typing import Any
 
+from anyy.runtime.delegation import RESTARTED
 from anyy.runtime.runtime import RECOVERY_NOTE
 from tests.distributed.service import BOUND, LEASE, Service, eventually
 from tests.distributed.test_any_gateway import running_on, wait_final
@@ -115,6 +116,31 @@ def test_p5_a_send_the_dead_owner_never_saw_runs_once_its_lease_runs_out(service
     assert wait_final(service, (victim + 1) % 3, first["id"])["state"] == "interrupted"
     assert user_texts(service, (victim + 1) % 3, session) == [held.command, "sent after the crash"]
     assert not service.sql("SELECT 1 FROM sessions WHERE wake AND id = %s", (session,))
+
+
+def test_k2_a_child_taken_over_by_another_gateway_delivers_to_its_parent_once(service: Service, hold: MakeHold) -> None:
+    a = service.rpc(0)
+    parent = a.call("session.create")["id"]
+    sent = a.call("session.send", session_id=parent, text="delegate: " + hold().command)
+
+    def child_running() -> str | None:
+        tasks = a.call("session.children", session_id=parent)
+        return str(tasks[0]["child_session_id"]) if tasks and tasks[0]["state"] == "running" else None
+
+    child = eventually(child_running, 60, "the delegated child running")
+    running_execution(a, child)
+    assert wait_final(service, 0, sent["id"], suspended=True)["state"] == "suspended"
+    victim = owner_index(service, child)
+    service.gateways[victim].kill()  # the child's Gateway dies: a survivor resumes the child, which ends there
+    other = (victim + 1) % 3
+    assert wait_final(service, other, sent["id"])["state"] == "completed"
+    task = service.rpc(other).call("session.children", session_id=parent)[0]
+    assert (task["state"], task["delivered"]) == ("finished", True)
+    child_items = service.rpc(other).call("session.history", session_id=child, limit=50)["items"]
+    assert next(e["text"] for e in child_items if e["kind"] == "user") == RESTARTED  # resumed once, elsewhere
+    items = service.rpc(other).call("session.history", session_id=parent, limit=50)["items"]
+    results = [e for e in items if e["kind"] == "tool_result" and e["data"]["name"] == "delegate"]
+    assert len(results) == 1, results  # delivered once
 
 
 def test_p3_a_frozen_owner_writes_nothing_after_the_takeover(service: Service, hold: MakeHold) -> None:
