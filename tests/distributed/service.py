@@ -11,16 +11,18 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 import psycopg
+import pytest
 
 from anyy.profiles import create_profile
 from tests.fakes.gateways import WsClient
 from tests.killtest.gateway_process import GatewayProcess, RpcClient
+from tests.postgres.server import create_database, require_postgres
 
 LEASE = 1.0  # seconds: a short lease keeps takeover tests quick
 BOUND = 8.0  # what a takeover may take beyond the lease on a loaded 2-core machine (heartbeat, recovery)
@@ -86,6 +88,18 @@ class Service:
         """What the Gateway logged (its profile's logs/gateway.log)."""
         logs = self.gateways[index].home / "profiles" / "default" / "logs" / "gateway.log"
         return logs.read_text(errors="replace") if logs.exists() else ""
+
+
+def three_gateways(factory: pytest.TempPathFactory, *, sandbox: bool = True) -> Iterator[Service]:
+    """A service of three Gateways on a fresh database (a fixture's body); every process reaped after."""
+    require_postgres()
+    made = Service(root=factory.mktemp("cluster"), database=create_database("anyy_dist"), sandbox=sandbox)
+    try:
+        for _ in range(3):
+            made.add()
+        yield made
+    finally:
+        made.close()
 
 
 def eventually(probe: Callable[[], T | None], timeout: float, what: str) -> T:

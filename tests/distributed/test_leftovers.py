@@ -11,23 +11,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.distributed.service import Service, eventually
+from tests.distributed.service import Service, eventually, three_gateways
 from tests.distributed.test_any_gateway import wait_final
 from tests.distributed.test_failover import running_execution
 from tests.fakes.gateways import MakeHold
-from tests.postgres.server import create_database, require_postgres
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    require_postgres()
-    made = Service(root=tmp_path_factory.mktemp("cluster"), database=create_database("anyy_dist"), sandbox=False)
-    try:
-        for _ in range(3):
-            made.add()
-        yield made
-    finally:
-        made.close()
+    yield from three_gateways(tmp_path_factory, sandbox=False)
 
 
 def tool_pid(service: Service, execution_id: str) -> int:

@@ -43,7 +43,7 @@ def end_leftovers(leftovers: list[ToolProcess]) -> None:
     each only if its pid still names the process that was recorded (D3)."""
     for left in leftovers:
         if end_leftover(left.pid, left.started):
-            log.warning("ended the processes of tool call %s, left by a Gateway that died", left.call_id)
+            log.warning("ended the processes of tool call %s, left by the session's previous owner", left.call_id)
 
 
 @dataclass

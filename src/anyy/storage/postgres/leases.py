@@ -246,13 +246,13 @@ class LeasesPart(QueuePart):
 
     def _notify(self, session_id: str, kind: HintKind) -> None:
         """A hint for the other Gateways; with ``work`` (an item queued), the session's wake-up is set in
-        the same transaction unless this Gateway holds it: the owner clears it once the hint reaches it,
-        and if it never does (the owner died), a survivor claims the session once the lease runs out."""
+        the same transaction when another Gateway holds it: the owner clears it once the hint reaches it,
+        and if it never does (the owner died), a survivor claims the session once the lease runs out. A
+        session nobody holds is claimed by this Gateway next (a wake-up would let others race it)."""
         super()._notify(session_id, kind)
         if kind == "work" and self.member is not None:
             self.conn.execute(
-                "UPDATE sessions SET wake = true WHERE id = %s AND owner IS DISTINCT FROM %s",
-                (session_id, self.member.id),
+                "UPDATE sessions SET wake = true WHERE id = %s AND owner <> %s", (session_id, self.member.id)
             )
 
     # -- the relay -------------------------------------------------------------------------------
