@@ -40,14 +40,15 @@ def cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])  # utime + stime
 
 
-def settle(pid: int) -> None:
-    """Wait until the Gateway used no CPU for half a second (its upkeep and closes are done)."""
+def settle(pid: int, quiet: int = 4) -> None:
+    """Wait until the Gateway used no CPU for ``quiet`` half-seconds in a row: its upkeep and closes are
+    done, and so is the heap trim it makes a second after its last session's work ends."""
     last = cpu_ticks(pid)
-    while True:
+    still = 0
+    while still < quiet:
         time.sleep(0.5)  # a measurement poll, not a test's synchronisation
         now = cpu_ticks(pid)
-        if now == last:
-            return
+        still = still + 1 if now == last else 0
         last = now
 
 

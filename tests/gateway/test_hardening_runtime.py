@@ -10,8 +10,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
+import queue
 import socket
 import sqlite3
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -26,14 +29,14 @@ from anyy.domain.errors import StorageFull
 from anyy.domain.model_io import INTERRUPTED_NOTE, TextDelta
 from anyy.domain.sessions import NewSession
 from anyy.profiles import create_profile, get_profile
-from anyy.profiles.gateway_address import read_address, write_address
+from anyy.profiles.gateway_address import Address, read_address, write_address
 from anyy.providers.gates import Gate
 from anyy.runtime.runtime import RECOVERY_NOTE
 from anyy.storage.protocol import SessionStore
 from anyy.tools.process import process_start_ticks
 from commons import jsonrpc
 from tests.fakes.disks import fill, small_disk
-from tests.fakes.gateways import MakeHold, StartGateway, run
+from tests.fakes.gateways import MakeHold, StartGateway, run, start
 from tests.fakes.model_server import FakeModelServer, Reply
 from tests.gateway.live import LiveGateway, WsClient, error_code, is_state, wait_gate
 from tests.killtest.gateway_process import GatewayProcess, RpcClient
@@ -133,6 +136,96 @@ def test_d1_blocked_end_is_written_on_its_own_when_space_returns(disk: Path) -> 
         assert client.call("session.get", {"session_id": session_id})["blocked"] is None
         submission = client.call("session.queue.list", {"session_id": session_id})
         assert submission == []
+
+
+def _held_actors(client: WsClient) -> int:
+    return int(client.call("gateway.status")["held"]["actors"])
+
+
+def test_d1_a_waiting_client_hears_that_the_end_could_not_be_written(disk: Path) -> None:
+    with LiveGateway(disk) as live, live.ws() as client:
+        session_id, execution_id, gate = _held_turn(live, client)
+        submission_id = _submission_of(client, session_id)
+        waiting = client.request("session.wait", {"submission_id": submission_id, "timeout": 600})
+        _fill_up(live, disk)
+        gate.open()
+        # The wait ends when the end cannot be written (not at its timeout), and says why: the state stays
+        # what is on disk.
+        heard = jsonrpc.result_of(client.reply_to(waiting, DEADLINE))
+        assert (heard["id"], heard["state"]) == (submission_id, "taken")
+        blocked = heard["blocked"]
+        assert (blocked["execution_id"], blocked["state"]) == (execution_id, "failed")
+        assert "no space left" in blocked["error"]
+        # Asked again, it says the same (a wait that begins blocked waits as usual: a client never spins).
+        again = client.call("session.wait", {"submission_id": heard["id"], "timeout": 0})
+        assert again["blocked"]["execution_id"] == execution_id
+        assert _held_actors(client) == 1  # the blocked session's worker stays (D13 lets only idle ones go)
+        (disk / "filler").unlink()
+        done = client.call("session.wait", {"submission_id": heard["id"], "timeout": DEADLINE})
+        assert (done["state"], done["blocked"]) == ("failed", None)
+        assert _until(lambda: _held_actors(client) == 0, "the worker let go once the end was written")
+
+
+def _submission_of(client: WsClient, session_id: str) -> str:
+    view = client.call("session.get", {"session_id": session_id})
+    execution = client.call("session.execution", {"session_id": session_id, "execution_id": view["running_execution"]})
+    return str(execution["submission_ids"][0])
+
+
+def test_d1_a_waiting_anyy_chat_shows_that_the_disk_is_full(disk: Path) -> None:
+    with LiveGateway(disk) as live, live.ws() as client:
+        write_address(
+            live.profile,
+            Address(
+                profile=live.profile.name,
+                pid=os.getpid(),
+                host="127.0.0.1",
+                port=live.port,
+                token=live.token,
+                started_at=time.time(),
+            ),
+        )
+        session_id = client.call("session.create", {"title": "chat on a full disk"})["id"]
+        client.call("events.subscribe", {"session_id": session_id})
+        gate = Gate("held before the end")
+        live.model.enqueue([TextDelta(text="half of it, "), gate, TextDelta(text="and the rest " + "y" * 300_000)])
+        chat = start(live.home, "chat", "--session", session_id, "answer at length")
+        try:
+            wait_gate(gate)
+            _fill_up(live, disk)
+            gate.open()
+            said = _stderr_lines(chat)
+            line = _next_matching(said, "could not be recorded")
+            assert "no space left" in line
+            assert "free some space" in line
+            assert chat.poll() is None  # still waiting for the outcome
+            (disk / "filler").unlink()
+            assert chat.wait(DEADLINE) == 4  # failed: the end it reached, written once space returned
+        finally:
+            if chat.poll() is None:
+                chat.kill()
+                chat.wait()
+
+
+def _stderr_lines(process: subprocess.Popen[str]) -> queue.Queue[str]:
+    """The process's stderr, line by line, as it comes (read on a thread)."""
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.put(line)
+
+    threading.Thread(target=read, daemon=True).start()
+    return lines
+
+
+def _next_matching(lines: queue.Queue[str], text: str) -> str:
+    deadline = time.monotonic() + DEADLINE
+    while True:
+        line = lines.get(timeout=max(deadline - time.monotonic(), 0.01))
+        if text in line:
+            return line
 
 
 # -- D4 ------------------------------------------------------------------------------------------------

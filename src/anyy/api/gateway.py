@@ -38,6 +38,17 @@ class ServiceGateway(msgspec.Struct, kw_only=True):
     sessions: list[str]  # the sessions it holds a lease on (running, or about to)
 
 
+class Held(msgspec.Struct, kw_only=True):
+    """What the Gateway keeps in memory now (D13): per-session state returns to nothing once work ends."""
+
+    actors: int = 0  # sessions with a worker in memory: those with work running, queued or unsettled
+    contexts: int = 0  # sessions whose model context is kept for their next turn (bounded, oldest dropped)
+    subscriptions: int = 0  # event subscriptions open (clients', waits', the Gateway's own)
+    watched: int = 0  # with a shared store: sessions another Gateway runs whose changes this one follows
+    trims: int = 0  # times unused heap memory was handed back to the system (a second after work ends)
+    rss: int = 0  # the process's resident memory in bytes (0 where the system does not say)
+
+
 class Status(msgspec.Struct, kw_only=True):
     profile: str
     version: str
@@ -46,6 +57,7 @@ class Status(msgspec.Struct, kw_only=True):
     sandbox: str = ""  # how shell and Codemode are confined, or why they are not (N3)
     gateway_id: str = ""  # with a shared store: this Gateway's id in the service
     service: list[ServiceGateway] = []  # with a shared store: every Gateway of the service, this one too
+    held: Held = msgspec.field(default_factory=Held)  # what is kept in memory now (D13)
 
 
 class Subscribed(msgspec.Struct, kw_only=True):

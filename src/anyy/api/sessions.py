@@ -86,6 +86,9 @@ class Submission(msgspec.Struct, kw_only=True):
     error: str | None
     created_at: float
     updated_at: float
+    # session.wait only: the end its execution reached could not be written yet (a full disk, D1); the
+    # state stays ``taken`` until it is, and the Gateway writes it again on its own when space returns.
+    blocked: BlockedView | None = None
 
 
 class Execution(msgspec.Struct, kw_only=True):

@@ -20,7 +20,7 @@ from typing import Protocol
 
 from anyy.api import methods as m
 from anyy.api.entries import AssistantData, EntryView, Usage
-from anyy.api.events import EntriesAppended, ExecutionStateChanged, RetryWaiting, RuntimeEvent, TextDeltaEvent
+from anyy.api.events import EntriesAppended, ExecutionStateChanged, Notice, RetryWaiting, RuntimeEvent, TextDeltaEvent
 from anyy.api.params import PageParams, WaitParams
 from anyy.api.sessions import Submission
 from anyy.client.protocol import Reply
@@ -68,8 +68,9 @@ class EventSink(Protocol):
 @dataclass
 class Follower:
     """What ``anyy chat`` does with its session's events while it waits: the streamer's text (on a
-    terminal), and one line on stderr while a failed model call of *its* execution waits for its
-    automatic retry (R3)."""
+    terminal), one line on stderr while a failed model call of *its* execution waits for its automatic
+    retry (R3), and the session's error notices on stderr (an end that cannot be written on a full disk
+    keeps the turn waiting, D1: the person is told why and what to do)."""
 
     submission_id: str
     streamer: Streamer | None
@@ -81,6 +82,8 @@ class Follower:
             self.streamer.on_event(event)
         if isinstance(event, ExecutionStateChanged) and self.submission_id in event.submission_ids:
             self.mine = event.execution_id
+        elif isinstance(event, Notice) and event.level == "error":
+            self.say(event.text)
         elif isinstance(event, RetryWaiting) and event.execution_id == self.mine:
             self.say(
                 f"retrying in {event.delay:.0f} s, attempt {event.attempt} of {event.of} "

@@ -11,7 +11,7 @@ import msgspec
 from anyy import __version__
 from anyy.api import methods as api
 from anyy.api import sessions as wire
-from anyy.api.gateway import AliasInfo, DashboardCode, Models, ProviderInfo, ServiceGateway, Status, Subscribed
+from anyy.api.gateway import AliasInfo, DashboardCode, Held, Models, ProviderInfo, ServiceGateway, Status, Subscribed
 from anyy.api.params import (
     ApproveParams,
     GoalParams,
@@ -25,6 +25,7 @@ from anyy.gateway.codes import CODE_SECONDS
 from anyy.gateway.state import Connection, Gateway
 from anyy.gateway.table import TABLE
 from anyy.runtime import views
+from anyy.runtime.memory import resident_bytes
 
 
 @TABLE.method(api.SESSION_GOAL)
@@ -75,10 +76,12 @@ async def models(gw: Gateway, conn: Connection | None, p: NoParams) -> Models:
 
 @TABLE.method(api.GATEWAY_STATUS)
 async def status(gw: Gateway, conn: Connection | None, p: NoParams) -> Status:
-    """Which profile this Gateway serves, its version and process; with several Gateways on one
-    PostgreSQL store, every Gateway of the service and the sessions each holds."""
+    """Which profile this Gateway serves, its version and process, and what it keeps in memory now (per
+    session state, resident memory); with several Gateways on one PostgreSQL store, every Gateway of the
+    service and the sessions each holds."""
     cluster = gw.runtime.cluster
     members = await gw.store(lambda s: s.list_gateways()) if cluster.joined else []
+    held = msgspec.structs.asdict(gw.runtime.footprint())
     return Status(
         profile=gw.profile.name,
         version=__version__,
@@ -87,6 +90,7 @@ async def status(gw: Gateway, conn: Connection | None, p: NoParams) -> Status:
         sandbox=gw.deps.tool_policy.sandbox.note,
         gateway_id=cluster.gateway_id if cluster.joined else "",
         service=[msgspec.convert(msgspec.to_builtins(m), ServiceGateway) for m in members],
+        held=Held(**held, rss=resident_bytes()),
     )
 
 

@@ -11,6 +11,7 @@ from anyy.api import methods as api
 from anyy.api import sessions as wire
 from anyy.api.params import ClearParams, ItemRef, ModesParams, SessionRef, UpdateParams, WaitParams
 from anyy.domain.entries import Attachment
+from anyy.gateway.methods_sessions import blocked_view
 from anyy.gateway.state import Connection, Gateway
 from anyy.gateway.table import TABLE
 from anyy.runtime import views
@@ -67,5 +68,10 @@ async def modes(gw: Gateway, conn: Connection | None, p: ModesParams) -> wire.Mo
 async def wait(gw: Gateway, conn: Connection | None, p: WaitParams) -> wire.Submission:
     """Wait until this submission has an outcome (completed, failed, interrupted, timed out, cleared,
     cancelled) or is suspended on a question, at most ``timeout`` seconds; returns it as it is then. The
-    wait ends, not the work: a timeout leaves the submission to the Gateway."""
-    return views.submission(await gw.runtime.wait_submission(p.submission_id, p.timeout))
+    wait ends, not the work: a timeout leaves the submission to the Gateway. When its execution ended but
+    that end cannot be written (a full disk), the answer says so in ``blocked`` (the state stays ``taken``
+    until it is written: again on its own once space returns); a wait during which that happens ends then."""
+    submission = await gw.runtime.wait_submission(p.submission_id, p.timeout)
+    view = views.submission(submission)
+    view.blocked = blocked_view(gw.runtime.blocked_on(submission))
+    return view

@@ -46,12 +46,12 @@ async def _view(gw: Gateway, session_id: str) -> wire.SessionView:
         context_tokens=state.context_tokens,
         context_budget=gw.runtime.deps.settings.budget_tokens,
         retry_wait=_retry_view(gw, session_id),
-        blocked=_blocked_view(gw, session_id),
+        blocked=blocked_view(gw.runtime.blocked(session_id)),
     )
 
 
-def _blocked_view(gw: Gateway, session_id: str) -> wire.BlockedView | None:
-    found = gw.runtime.blocked(session_id)
+def blocked_view(found: tuple[str, str, str, float] | None) -> wire.BlockedView | None:
+    """The runtime's word on an end not written yet (D1), as clients see it."""
     if found is None:
         return None
     execution_id, state, error, seconds = found

@@ -8,6 +8,12 @@ a later request or an explicit continuation (S7).
 An end that could not be written (a full disk, D1) blocks the session: what is in memory and what is on
 disk must agree before anything else starts. The actor says so (a notice, ``blocked``), writes that end
 again after a growing wait and at every request, and goes on once the store took it.
+
+An actor lives only while its session has work (D13): once its last job ends with nothing queued,
+nothing running and no end waiting to be written, it leaves the runtime's registry and its task ends;
+the next request makes a new one. Nothing is lost by that: the queue, stops, questions and executions
+are in the store; the counts that keep a stopped queue from starting on its own (S7) begin afresh, which
+gives the same answer an idle actor would: nothing starts before the next request.
 """
 
 from __future__ import annotations
@@ -48,10 +54,26 @@ class Blocked:
         self.attempts = 1
 
 
+class Actors(dict[str, "SessionActor"]):
+    """The runtime's session actors by session id; ``emptied`` runs when the last one leaves (D13)."""
+
+    def __init__(self, emptied: Callable[[], None] | None = None) -> None:
+        super().__init__()
+        self.emptied = emptied
+
+    def leave(self, actor: SessionActor) -> None:
+        if self.get(actor.session_id) is actor:
+            del self[actor.session_id]
+            if not self and self.emptied is not None:
+                self.emptied()
+
+
 class SessionActor:
-    def __init__(self, deps: Deps, session_id: str) -> None:
+    def __init__(self, deps: Deps, session_id: str, registry: Actors | None = None) -> None:
         self.deps = deps
         self.session_id = session_id
+        self._registry = registry  # the runtime's actors by session: left when idle (D13)
+        self.retired = False
         self.current: ExecutionRun | None = None
         self.exclusive: str | None = None  # "compaction" / "navigation" while one runs
         self._announce = Announcer(deps)
@@ -72,8 +94,21 @@ class SessionActor:
         """Doing (or about to do) the session's work: holding its lease, with a shared store."""
         return self._in_job or not self._jobs.empty()
 
+    @property
+    def idle(self) -> bool:
+        """Nothing to keep in memory for: no job queued or running, no execution, no end to write."""
+        return (
+            self._jobs.empty()
+            and not self._in_job
+            and self.current is None
+            and self.blocked is None
+            and self.exclusive is None
+        )
+
     # -- scheduling ------------------------------------------------------------------------------
     def ensure_running(self) -> None:
+        if self.retired:
+            self._rejoin()
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._loop(), name=f"anyy-session-{self.session_id}")
 
@@ -130,6 +165,25 @@ class SessionActor:
                     future.set_result(result)
             finally:
                 self._in_job = False
+            if self.idle and self._registry is not None:
+                self._retire()
+                return
+
+    def _retire(self) -> None:
+        """Idle: leave the registry and end the loop (in the same step, so no job can come in between)."""
+        self.retired = True
+        self._task = None
+        self.questions.clear()
+        if self._registry is not None:
+            self._registry.leave(self)
+
+    def _rejoin(self) -> None:
+        """Work given to an actor after it left (a caller that kept it): it takes its place again, unless
+        another actor serves the session now (two would run its work at once)."""
+        assert self._registry is not None
+        if self._registry.setdefault(self.session_id, self) is not self:
+            raise RuntimeError(f"session {self.session_id}: work given to a worker that was replaced")
+        self.retired = False
 
     # -- the queue -------------------------------------------------------------------------------
     async def _drain(self) -> None:
@@ -241,7 +295,9 @@ class SessionActor:
                 session_id=self.session_id,
                 level="error",
                 text=f"This response ended ({end.state}) but that could not be recorded: {end.cause} "
-                "The session waits, its queue kept, and records it as soon as it can; nothing new starts before.",
+                "The session waits, its queue kept, and nothing new starts before. The Gateway tries again "
+                "every few seconds and at every request, and goes on once it is recorded: if the disk is full, "
+                "free some space.",
             )
         )
         if self._settle_timer is None or self._settle_timer.done():
@@ -252,6 +308,8 @@ class SessionActor:
         while self.blocked is not None:
             await self.deps.clock.sleep(delay)
             delay = min(delay * 2, SETTLE_RETRY_MAX)
+            if self.blocked is None:
+                return  # written meanwhile (at a request)
             with contextlib.suppress(Exception):  # logged by the actor's loop; the next round tries again
                 await self.submit(self._settle_and_go_on)
 

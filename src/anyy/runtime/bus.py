@@ -43,6 +43,10 @@ class EventBus:
     def unsubscribe(self, subscription: Subscription) -> None:
         self._subscriptions.discard(subscription)
 
+    def count(self) -> int:
+        """Subscriptions open now."""
+        return len(self._subscriptions)
+
     def listened(self, session_id: str) -> bool:
         """Whether anyone subscribed to this session's events (or to every session's)."""
         return any(

@@ -166,6 +166,8 @@ class Membership:
             self._spawn(self.fetch_controls())
         elif self.deps.bus.listened(hint.session_id):
             self._spawn(self.refresh(hint.session_id))
+        else:
+            self._seen.pop(hint.session_id, None)  # nobody here follows it any more (D13)
 
     def _spawn(self, coro: Awaitable[None]) -> None:
         task: asyncio.Task[None] = asyncio.ensure_future(coro)
@@ -178,10 +180,17 @@ class Membership:
             log.warning("hint not handled: %s", task.exception())
 
     # -- events of sessions run elsewhere --------------------------------------------------------
+    def watched(self) -> int:
+        """Sessions whose changes this Gateway follows for its subscribers."""
+        return len(self._seen)
+
     async def watch(self, session_id: str | None) -> None:
         """Someone here subscribed to the session: remember what is there now (later hints say what changed).
+        Sessions nobody here listens to any more are forgotten (D13): a later subscription reads them again.
         To every session: reading them all would cost too much, so the time is kept instead, and a session
         first heard of later announces what its owner wrote since then (``_first_read``)."""
+        for gone in [s for s in self._seen if not self.deps.bus.listened(s)]:
+            del self._seen[gone]
         if not self.joined:
             return
         if session_id is None:

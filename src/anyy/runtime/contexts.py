@@ -87,6 +87,10 @@ class ContextCache:
     def __contains__(self, session_id: object) -> bool:
         return session_id in self._kept
 
+    def __len__(self) -> int:
+        """Sessions whose context is kept."""
+        return len(self._kept)
+
     def forget(self, session_id: str) -> None:
         """Drop a session's kept context (deleted, or to be read afresh)."""
         with self._lock:

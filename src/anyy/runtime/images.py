@@ -8,6 +8,7 @@ messages, see ``anyy.runtime.contexts``).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 from anyy.domain.context import ModelContext
@@ -16,8 +17,11 @@ from anyy.domain.model_io import ImagePart
 from anyy.storage.protocol import SessionStore
 
 ImageRef = tuple[str, str, str]  # object, media type, name
-# (session id, entry id) -> the entry's image attachments
-_seen: dict[tuple[str, int], tuple[ImageRef, ...]] = {}
+# (session id, entry id) -> the entry's image attachments; the most recently used kept (D13: it grew with
+# every user message the Gateway ever sent to a model). Most are looked up once per context built: the
+# kept contexts (``anyy.runtime.contexts``) hold their images themselves.
+SEEN_MAX = 4096
+_seen: OrderedDict[tuple[str, int], tuple[ImageRef, ...]] = OrderedDict()
 
 
 def image_refs(data: dict[str, Any]) -> tuple[ImageRef, ...]:
@@ -42,10 +46,24 @@ def context_images(store: SessionStore, session_id: str, context: ModelContext) 
     for item in context.items:
         if item[1] != EntryKind.USER:
             continue
-        key = (session_id, item[0])
-        refs = _seen.get(key)
-        if refs is None:
-            refs = _seen[key] = image_refs(store.get_entry(session_id, item[0]).data)
+        refs = _refs(store, session_id, item[0])
         if refs:
             images[item[0]] = read_images(store, refs)
     return images
+
+
+def _refs(store: SessionStore, session_id: str, entry_id: int) -> tuple[ImageRef, ...]:
+    key = (session_id, entry_id)
+    refs = _seen.get(key)
+    if refs is None:
+        refs = _seen[key] = image_refs(store.get_entry(session_id, entry_id).data)
+        if len(_seen) > SEEN_MAX:
+            _seen.popitem(last=False)
+    else:
+        _seen.move_to_end(key)
+    return refs
+
+
+def remembered() -> int:
+    """User entries whose image attachments are remembered (bounded by ``SEEN_MAX``)."""
+    return len(_seen)

@@ -29,7 +29,7 @@ from anyy.domain.entries import (
 from anyy.domain.errors import Conflict, InvalidInput, NotFound
 from anyy.domain.queue import FINAL_SUBMISSION_STATES, Execution, NewSubmission, Submission
 from anyy.domain.sessions import Goal, Session, SessionPatch
-from anyy.runtime.actor import SessionActor
+from anyy.runtime.actor import Actors, SessionActor
 from anyy.runtime.announce import Announcer
 from anyy.runtime.bus import Subscription
 from anyy.runtime.cluster import Hooks, Membership
@@ -38,6 +38,7 @@ from anyy.runtime.delegation import TOOL as DELEGATE_TOOL
 from anyy.runtime.delegation import Delegations
 from anyy.runtime.deps import Deps, ModelSource
 from anyy.runtime.execution import Outcome
+from anyy.runtime.memory import Trimmer
 from anyy.runtime.residents import Residents
 from anyy.runtime.session_writes import SessionWrites
 from anyy.runtime.titles import Titles, name_from_first
@@ -69,10 +70,22 @@ class ReloadStep(msgspec.Struct, kw_only=True):
     detail: str
 
 
+class Footprint(msgspec.Struct, kw_only=True):
+    """Counts of what the runtime keeps per session (D13)."""
+
+    actors: int  # sessions with a worker in memory: those with work now
+    contexts: int  # sessions whose model context is kept (bounded, least recently used dropped)
+    subscriptions: int  # event subscriptions open (connections, waits, the runtime's own watchers)
+    watched: int  # sessions another Gateway runs whose changes this one follows (shared stores)
+    trims: int  # times the heap was handed back to the system after the last session's work ended
+
+
 class Runtime(SessionWrites):
     def __init__(self, deps: Deps) -> None:
         self.deps = deps
-        self._actors: dict[str, SessionActor] = {}
+        self._actors = Actors()
+        self.trimmer = Trimmer(idle=lambda: not self._actors)  # free heap pages go back once work ends (D13)
+        self._actors.emptied = self.trimmer.soon
         self._compactor = Compactor(deps)
         self._announce = Announcer(deps)
         self.delegations = Delegations(self)  # K2: the delegate tool's children
@@ -113,6 +126,7 @@ class Runtime(SessionWrites):
         # Together: each settles its running work (D4) within the same grace.
         await asyncio.gather(*(actor.aclose() for actor in list(self._actors.values())))
         self._actors.clear()
+        self.trimmer.cancel()
         await self.cluster.leave()
         if self.deps.tool_servers is not None:
             await self.deps.tool_servers.aclose()
@@ -123,10 +137,22 @@ class Runtime(SessionWrites):
             await close_models()
 
     def _actor(self, session_id: str) -> SessionActor:
+        """The session's worker, made when it has work; it leaves by itself once idle (D13). Give it its
+        work in the same step (no ``await`` in between): an idle actor kept across one may have left."""
         actor = self._actors.get(session_id)
         if actor is None:
-            actor = self._actors[session_id] = SessionActor(self.deps, session_id)
+            actor = self._actors[session_id] = SessionActor(self.deps, session_id, self._actors)
         return actor
+
+    def footprint(self) -> Footprint:
+        """What the runtime holds in memory now, per session (D13): it returns to nothing when work ends."""
+        return Footprint(
+            actors=len(self._actors),
+            contexts=len(self.deps.contexts),
+            subscriptions=self.deps.bus.count(),
+            watched=self.cluster.watched(),
+            trims=self.trimmer.trims,
+        )
 
     def subscribe(self, session_id: str | None = None) -> Subscription:
         """The events of one session (or of every session with ``None``), as the runtime announces them."""
@@ -299,9 +325,12 @@ class Runtime(SessionWrites):
 
     async def wait_submission(self, submission_id: str, timeout: float) -> Submission:
         """The submission once it has an outcome or is suspended on a question, or as it is after
-        ``timeout`` seconds. Only the waiting ends there (C7): the work goes on."""
+        ``timeout`` seconds. Only the waiting ends there (C7): the work goes on. It also ends when the end
+        of the submission's execution cannot be written (D1): the caller hears it then, not at its timeout
+        (once: a wait that begins while it is so waits as usual, so a client waiting again never spins)."""
         owner = self.deps.owner
         submission: Submission = await owner.call(lambda s: s.get_submission(submission_id))
+        blocked_before = self.blocked_on(submission) is not None
         events = self.deps.bus.subscribe(submission.session_id)
         deadline = asyncio.get_running_loop().time() + max(timeout, 0.0)
         try:
@@ -314,9 +343,16 @@ class Runtime(SessionWrites):
                 except TimeoutError:
                     break
                 submission = await owner.call(lambda s: s.get_submission(submission_id))
+                if not blocked_before and self.blocked_on(submission) is not None:
+                    break
         finally:
             events.close()
         return submission
+
+    def blocked_on(self, submission: Submission) -> tuple[str, str, str, float] | None:
+        """What :meth:`blocked` says, when the execution whose end is not written yet took ``submission``."""
+        found = self.blocked(submission.session_id) if submission.state == "taken" else None
+        return found if found is not None and found[0] == submission.execution_id else None
 
     def _settled(self, submission: Submission) -> bool:
         """Settled for a waiting client; an execution that waits for its delegated tasks (K2) is not: it
@@ -386,7 +422,8 @@ class Runtime(SessionWrites):
             raise Conflict(f"{what} needs an idle session, and {cause}: wait for it to finish, or stop it first")
 
     async def _exclusive(self, session_id: str, what: str, job: Any) -> Any:
-        actor = self._actor(session_id)
+        await self._require_idle(session_id, what)
+        actor = self._actor(session_id)  # after the await: an idle actor may have left meanwhile (D13)
 
         async def guarded() -> Any:
             await self._require_idle(session_id, what)
@@ -396,7 +433,6 @@ class Runtime(SessionWrites):
             finally:
                 actor.exclusive = None
 
-        await self._require_idle(session_id, what)
         return await actor.submit(guarded)
 
     async def compact(self, session_id: str) -> bool:
@@ -558,7 +594,7 @@ def _as_item(entry: Entry) -> ContextItem:
     return (entry.id, int(entry.kind), entry.text, data)
 
 
-__all__ = ["NavigateResult", "Outcome", "ReloadStep", "Runtime"]
+__all__ = ["Footprint", "NavigateResult", "Outcome", "ReloadStep", "Runtime"]
 
 
 def _default_model(models: ModelSource, provider: str) -> str:

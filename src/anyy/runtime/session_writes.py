@@ -11,7 +11,7 @@ from anyy.domain.entries import Attachment, EntryKind
 from anyy.domain.errors import Conflict, InvalidInput
 from anyy.domain.queue import Submission, SubmissionKind
 from anyy.domain.sessions import NewSession, QueueMode, Session, SessionPatch
-from anyy.runtime.actor import SessionActor
+from anyy.runtime.actor import Actors
 from anyy.runtime.announce import Announcer
 from anyy.runtime.deps import Deps
 from anyy.storage import reads
@@ -42,7 +42,7 @@ class SessionState(msgspec.Struct, kw_only=True):
 class SessionWrites:
     deps: Deps
     _announce: Announcer
-    _actors: dict[str, SessionActor]
+    _actors: Actors
 
     # What the Runtime itself provides.
     def running_execution(self, session_id: str) -> str | None:
