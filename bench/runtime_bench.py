@@ -85,6 +85,9 @@ class Models:
     def resolve(self, provider: str, model: str, last_physical: tuple[str, str] | None) -> tuple[str, str]:
         return ("offline", "offline")
 
+    def models(self, provider: str) -> list[str]:
+        return ["offline"]
+
 
 class NoopTools:
     def __init__(self, timed: Timed) -> None:

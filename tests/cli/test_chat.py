@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
+import re
 import select
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.cli.live import (
     ANYY,
@@ -284,9 +290,12 @@ def test_c7_ctrl_c_stops_only_the_waiting(start_gateway: StartGateway, home: Pat
         chat.send_signal(signal.SIGINT)
         code, _, err = finish(chat)
         assert code == 130, err
-        # The tool may start before the CLI has read the send's reply (the test cannot see that moment):
-        # then it cannot know its message was taken, and says so. Either way the work goes on (below).
-        assert "your message goes on in the Gateway" in err or "before the Gateway acknowledged your message" in err
+        # Even when the tool started before the CLI read the send's reply, it asks again with the message's
+        # key and knows: one line, naming the submission taken.
+        ref = {"session_id": session_id, "execution_id": started["execution_id"]}
+        (submission,) = client.call("session.execution", ref)["submission_ids"]
+        assert err.count("stopped") == 1, err
+        assert f"stopped waiting (Ctrl+C): your message goes on in the Gateway (submission {submission} " in err
         held.release()
         ended = wait_event(
             client,
@@ -297,3 +306,59 @@ def test_c7_ctrl_c_stops_only_the_waiting(start_gateway: StartGateway, home: Pat
             ),
         )
     assert ended["state"] == "completed"
+
+
+class _CtrlCDuringSend:
+    """A real client on which Ctrl+C comes while ``session.send`` is in flight: after its request went out
+    (``sent``: the Gateway takes it, the reply is never read) or just before (it never left)."""
+
+    def __init__(self, client: Any, *, sent: bool) -> None:
+        self.client, self.sent = client, sent
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    def call(self, method: Any, params: Any = None, **options: Any) -> Any:
+        if getattr(method, "name", method) != "session.send":
+            return self.client.call(method, params, **options)
+        if self.sent:
+            self.client.request(method, params)
+        raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("sent", [True, False], ids=["after-the-request", "before-the-request"])
+def test_c7_ctrl_c_before_the_sends_reply_asks_again_with_its_key_and_says_one_true_thing(
+    start_gateway: StartGateway, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], sent: bool
+) -> None:
+    from anyy.cli.chat_command import EXIT_CTRL_C, run_chat
+    from anyy.client import sync
+    from anyy.profiles.profile import get_profile
+
+    live = start_gateway()
+    profile = get_profile(live.home, live.profile)
+    with live.client() as client:
+        session_id = client.call("session.create")["id"]
+    real = sync.profile_client
+    connections = []
+
+    @contextlib.contextmanager
+    def interrupted_first(profile: Any, **options: Any) -> Iterator[Any]:
+        with real(profile, **options) as client:
+            connections.append(client)
+            yield _CtrlCDuringSend(client, sent=sent) if len(connections) == 1 else client
+
+    monkeypatch.setattr(sync, "profile_client", interrupted_first)
+    code = run_chat(profile, "hello", session_id=session_id, role=None, as_json=False, timeout=None, stream=False)
+    assert code == EXIT_CTRL_C
+    assert len(connections) == 2  # asked again, on a connection of its own
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err  # exactly one line
+    said = re.fullmatch(
+        r"stopped waiting \(Ctrl\+C\): your message goes on in the Gateway \(submission (\S+) .*\n", err
+    )
+    assert said is not None, err
+    with live.client() as client:
+        done = client.call("session.wait", {"submission_id": said.group(1), "timeout": 60})
+        history = client.call("session.history", {"session_id": session_id})["items"]
+    assert done["state"] == "completed"
+    assert [entry["text"] for entry in history if entry["kind"] == "user"] == ["hello"]  # taken once (D8)

@@ -7,13 +7,29 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.fakes.gateways import PROCESS_TIMEOUT
+
 BIN = Path(sys.executable).parent
 
 
+KEPT = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")  # what a shell gives any program
+
+
 def run(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "ANYY_PROFILE"}
+    """The program as a user starts it: only the variables of a plain shell and ANYY_HOME. Nothing else of
+    this worker's environment (whatever an earlier test in it left there, such as ANYY_STORE_URL or
+    PYTHONWARNINGS) can change what it does or prints, and it reads no input."""
+    env = {k: v for k, v in os.environ.items() if k in KEPT}
     env["ANYY_HOME"] = str(home)
-    return subprocess.run(args, capture_output=True, text=True, env=env, timeout=60, check=False)
+    return subprocess.run(
+        args,
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=PROCESS_TIMEOUT,
+        check=False,
+    )
 
 
 def test_a1_console_script_creates_and_reads_a_profile(home: Path) -> None:

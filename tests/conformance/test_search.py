@@ -60,6 +60,31 @@ def test_b1_search_folds_accents_both_ways(store: SessionStore) -> None:
     assert _hits(store, "dej*") == {(session.id, first)}
 
 
+def _snippets(store: SessionStore, query: str) -> dict[int, str]:
+    return {hit.entry_id: hit.snippet for hit in store.search(query, limit=100)}
+
+
+def test_b1_snippets_mark_words_matched_through_accent_folding(store: SessionStore) -> None:
+    session = new_session(store)
+    entries = store.append_entries(
+        session.id,
+        [
+            user("Un café à São Paulo, déjà vu"),
+            assistant("the cafe near the Łódź station"),
+            user("Crème brûlée " + "filler " * (BIG // 7)),  # a body stored apart from its row
+        ],
+    )
+    first, second, large = (entry.id for entry in entries)
+    assert _snippets(store, "cafe") == {
+        first: "Un [café] à São Paulo, déjà vu",
+        second: "the [cafe] near the Łódź station",
+    }
+    assert "[cafe]" in _snippets(store, "CAFÉ")[second]
+    assert "[São Paulo]" in _snippets(store, '"sao paulo"')[first]
+    assert "[déjà]" in _snippets(store, "dej*")[first]
+    assert _snippets(store, "creme brulee")[large].startswith("[Crème] [brûlée] filler")
+
+
 def test_b1_search_sees_what_was_just_appended(store: SessionStore) -> None:
     session = new_session(store)
     (entry,) = store.append_entries(session.id, [user("fresh axolotl")])

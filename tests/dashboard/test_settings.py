@@ -45,3 +45,26 @@ def test_b1_ready_with_1000_sessions(dashboard: Dashboard) -> None:
     ready = float(page.evaluate("() => performance.getEntriesByName('anyy-ready')[0].startTime"))
     print(f"time to interactive with 1,000 sessions: {ready:.0f} ms (bench.dashboard_bench measures it)")
     expect(page.locator("#sessions li").first.locator(".title")).to_have_text("session 999")
+
+
+def test_u1_model_and_effort_chosen_before_the_first_message_apply_to_the_session_it_creates(
+    dashboard: Dashboard,
+) -> None:
+    live = dashboard.live
+    page = dashboard.open()
+    page.get_by_role("button", name="New session").click()
+    expect(page.locator("#title")).to_have_text("New session")
+    expect(page.get_by_label("Model")).to_have_value("")  # the profile's model, until one is chosen
+    page.get_by_label("Model").select_option("offline/offline")
+    page.get_by_label("Effort").select_option("high")
+    assert live.call("session.list", {"kind": "chat"})["items"] == []  # a choice creates nothing
+    live.model.enqueue("Thought hard.")
+    page.get_by_label("Message").fill("first words")
+    page.keyboard.press("Enter")
+    expect(page.locator("#entries .kind-assistant")).to_have_text(["Thought hard."])
+    (created,) = live.call("session.list", {"kind": "chat"})["items"]
+    session = live.call("session.get", {"session_id": created["id"]})["session"]
+    assert (session["provider"], session["model"], session["effort"]) == ("offline", "offline", "high")
+    header = page.locator("#conv-header")
+    expect(header).to_have_attribute("data-effort", "high")
+    expect(page.get_by_label("Model").locator("option[value='']")).to_have_count(0)  # a real session's own

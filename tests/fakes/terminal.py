@@ -64,7 +64,12 @@ def wait_screen(tmux: Tmux, wanted: Callable[[str], bool], what: str) -> str:
 def quit_app(tmux: Tmux) -> None:
     """Ctrl+Q, then wait for the tmux session to end with the app."""
     assert tmux("send-keys", "-t", "anyy", "C-q").returncode == 0
+    wait_ended(tmux, "anyy did not quit on Ctrl+Q")
+
+
+def wait_ended(tmux: Tmux, failure: str = "anyy's tmux session did not end") -> None:
+    """Wait for the tmux session to end with its program (it quit, or was killed)."""
     deadline = time.monotonic() + DEADLINE
     while tmux("has-session", "-t", "anyy").returncode == 0:
-        assert time.monotonic() < deadline, "anyy did not quit on Ctrl+Q"
+        assert time.monotonic() < deadline, failure
         time.sleep(POLL)

@@ -108,6 +108,9 @@ class Models:
     def resolve(self, provider: str, model: str, last_physical: tuple[str, str] | None) -> tuple[str, str]:
         return (provider or "offline", model or "offline")
 
+    def models(self, provider: str) -> list[str]:
+        return []  # any model name: a session's provider is changed with its model
+
 
 class Harness:
     def __init__(

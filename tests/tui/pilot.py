@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from anyy.client.gateway import address_locator
+from anyy.profiles.profile import get_profile
 from anyy.tui.app import AnyyApp
 from anyy.tui.conversation import NoticeLine
 from tests.cli.live import LiveGateway
@@ -21,7 +22,18 @@ LOOK_EVERY = 0.01  # seconds between two looks at the condition while nothing el
 
 def make_app(live: LiveGateway, **options: Any) -> AnyyApp:
     options.setdefault("locate", address_locator(live.profile, live.home))
+    options.setdefault("profile", get_profile(live.home, live.profile))
     return AnyyApp(live.address, **options)
+
+
+def new_session(live: LiveGateway, **settings: str) -> str:
+    """A session made through the Gateway (with these ``session.settings``), for a test that needs one before
+    the TUI's first message (the TUI itself makes its session on the first send)."""
+    with live.client() as client:
+        session_id: str = client.call("session.create", {})["id"]
+        if settings:
+            client.call("session.settings", {"session_id": session_id, **settings})
+    return session_id
 
 
 async def until(app: AnyyApp, condition: Callable[[], bool], timeout: float = TIMEOUT) -> None:
@@ -50,10 +62,9 @@ def notices(app: AnyyApp) -> str:
 
 
 async def start_retry_wait(app: AnyyApp, pilot: Any, live: LiveGateway) -> str:
-    """Switch the session to the Gateway's broken provider (``BROKEN_PROVIDER``), send a prompt with Enter;
-    return the execution once it waits for an automatic retry."""
-    with live.client() as client:
-        client.call("session.settings", {"session_id": app.session_id, "provider": "broken", "model": "m"})
+    """In an app opened on a session of the Gateway's broken provider (``BROKEN_PROVIDER``: ``make_app(live,
+    session_id=new_session(live, provider="broken", model="m"))``), send a prompt with Enter; return the
+    execution once it waits for an automatic retry."""
     await type_text(pilot, "hello")
     await pilot.press("enter")
     # The execution's state says retry_wait a moment before the retry_wait event starts the countdown.

@@ -15,7 +15,16 @@ from anyy.tui.app import AnyyApp
 from anyy.tui.conversation import Message
 from tests.cli.live import BROKEN_PROVIDER, LiveGateway, StartGateway
 from tests.fakes.model_server import ErrorReply, FakeModelServer
-from tests.tui.pilot import TIMEOUT, make_app, notices, opened, start_retry_wait, type_text, until
+from tests.tui.pilot import (
+    TIMEOUT,
+    make_app,
+    new_session,
+    notices,
+    opened,
+    start_retry_wait,
+    type_text,
+    until,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -121,7 +130,7 @@ async def test_clarification_ctrl_c_stops_the_waiting_execution(start_gateway: S
 async def test_retry_countdown_shown(start_gateway: StartGateway) -> None:
     """R3: the wait before a retry counts down each second, then goes when the execution leaves the wait."""
     live = start_gateway(config_extra=BROKEN_PROVIDER, max_retries=1)
-    app = make_app(live)
+    app = make_app(live, session_id=new_session(live, provider="broken", model="m"))
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
         execution = await start_retry_wait(app, pilot, live)

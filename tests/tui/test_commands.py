@@ -64,13 +64,16 @@ async def test_b2_slash_new_starts_a_new_session(start_gateway: StartGateway) ->
     app = make_app(live)
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
-        first = app.session_id
         await command(app, pilot, "hello")
         await until(app, lambda: bool(messages(app, "assistant")) and not app.busy, TIMEOUT)
+        first = app.session_id
         await command(app, pilot, "/new")
         await until(app, lambda: app.session_id != first, TIMEOUT)
         assert messages(app, "user") == []
         assert app.editor.text == ""
+        assert "new session" in app.status.describe()  # made by its first message (U1)
+        await command(app, pilot, "again")
+        await until(app, lambda: bool(messages(app, "assistant")) and not app.busy, TIMEOUT)
         assert app.session_id in app.status.describe()
         with live.client() as client:
             ids = [s["id"] for s in client.call("session.list", {"kind": "chat"})["items"]]
@@ -86,7 +89,7 @@ async def test_b2_unknown_command_is_not_sent(start_gateway: StartGateway) -> No
         await until(app, lambda: "Unknown command /nope" in notices(app), TIMEOUT)
         assert app.editor.text == "/nope"
         with live.client() as client:
-            assert client.call("session.history", {"session_id": app.session_id})["items"] == []
+            assert client.call("session.list", {})["items"] == []  # nothing sent, nothing created
 
 
 async def test_b2_s5_help_lists_keys_and_commands_and_esc_closes_it_before_stopping(
@@ -153,7 +156,7 @@ async def test_s5_sessions_picker_pages_tabs_search_opens_and_esc_closes(start_g
         assert background not in ids
         await pilot.press(*["down"] * PICKER_PAGE, "enter")  # Enter on "more" loads the next page
         await until(app, lambda: MORE not in option_ids(picker), TIMEOUT)
-        assert set(option_ids(picker)) == {*chats, own}
+        assert set(option_ids(picker)) == set(chats)  # its own session is a draft, not created yet
         await pilot.press("tab")  # Background
         await until(app, lambda: option_ids(picker) == [background], TIMEOUT)
         await pilot.press("tab")  # back to Chats, then search
@@ -287,6 +290,11 @@ async def test_m1_provider_model_effort_change_the_current_session_only(start_ga
         await until(app, lambda: getattr(app.state.session, "provider", None) == "offline", TIMEOUT)
         await command(app, pilot, "/model no-such-model")
         await until(app, lambda: "Not changed" in notices(app), TIMEOUT)
+        await command(app, pilot, "hello")  # the first message creates the session with the choices made (U1)
+        await until(app, lambda: bool(messages(app, "assistant")) and not app.busy, TIMEOUT)
+        refused = notices(app).count("Not changed")
+        await command(app, pilot, "/model no-such-model")  # and the Gateway judges them from then on
+        await until(app, lambda: notices(app).count("Not changed") == refused + 1, TIMEOUT)
         with live.client() as client:
             mine = client.call("session.get", {"session_id": app.session_id})["session"]
             theirs = client.call("session.get", {"session_id": other["id"]})["session"]

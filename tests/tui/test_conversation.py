@@ -91,7 +91,7 @@ async def test_status_line_shows_usage_and_context(start_gateway: StartGateway) 
     app = make_app(live)
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
-        assert app.state.context.budget == 100_000  # session.get's context_budget (the profile's)
+        assert app.state.context.budget == 100_000  # the profile's, as session.get says it
         status = app.status.describe()
         assert "ctx ?/100k" in status  # no response yet
         assert "role default" in status
@@ -207,7 +207,9 @@ async def test_g2_a_turn_is_shown_from_its_events_without_asking_the_gateway_aga
     """The events carry the appended entries, the queue and the execution's state: while a turn runs, the
     TUI sends nothing but the message itself (it re-read a page of history per pass before)."""
     live = start_gateway()
-    app = make_app(live)
+    with live.client() as client:
+        session_id = client.call("session.create", {})["id"]  # made already: its first send only sends
+    app = make_app(live, session_id=session_id)
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
         asked: list[str] = []

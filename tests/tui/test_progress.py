@@ -11,7 +11,7 @@ import pytest
 from anyy.tui.app import AnyyApp
 from anyy.tui.status import SPINNER, elapsed
 from tests.cli.live import BROKEN_PROVIDER, StartGateway
-from tests.tui.pilot import TIMEOUT, make_app, notices, opened, type_text, until
+from tests.tui.pilot import TIMEOUT, make_app, new_session, notices, opened, type_text, until
 from tests.tui.test_queues_and_stops import gateway_queue, start_slow_turn
 
 pytestmark = pytest.mark.anyio
@@ -86,11 +86,9 @@ async def test_u3_an_approval_waits_above_the_editor_with_once_session_deny(star
 
 async def test_u3_a_failed_response_is_said_once(start_gateway: StartGateway) -> None:
     live = start_gateway(config_extra=BROKEN_PROVIDER, max_retries=1)
-    app = make_app(live)
+    app = make_app(live, session_id=new_session(live, provider="broken", model="m"))
     async with app.run_test(size=(120, 30)) as pilot:
         await opened(app)
-        with live.client() as client:
-            client.call("session.settings", {"session_id": app.session_id, "provider": "broken", "model": "m"})
         await type_text(pilot, "hello")
         await pilot.press("enter")
         await until(app, lambda: "failed: " in notices(app), TIMEOUT * 2)

@@ -10,7 +10,16 @@ import pytest
 from anyy.tui.app import AnyyApp
 from anyy.tui.tool_activity import ToolActivity
 from tests.cli.live import BROKEN_PROVIDER, Hold, LiveGateway, StartGateway
-from tests.tui.pilot import TIMEOUT, make_app, notices, opened, start_retry_wait, type_text, until
+from tests.tui.pilot import (
+    TIMEOUT,
+    make_app,
+    new_session,
+    notices,
+    opened,
+    start_retry_wait,
+    type_text,
+    until,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -133,7 +142,7 @@ async def test_s3_esc_while_working_returns_pending_items_then_stops(start_gatew
 
 async def test_s4_esc_during_a_retry_wait_cancels_only_the_wait(start_gateway: StartGateway) -> None:
     live = start_gateway(config_extra=BROKEN_PROVIDER)
-    app = make_app(live)
+    app = make_app(live, session_id=new_session(live, provider="broken", model="m"))
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
         execution = await start_retry_wait(app, pilot, live)

@@ -6,9 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from anyy.tui.keys import read_alt_enter, tmux_advice
+import pytest
+
+from anyy.tui.keys import NO_ALT_ENTER, read_alt_enter, tmux_advice
 from tests.cli.live import Hold, MakeHold, StartGateway, hold
 from tests.fakes.terminal import Tmux, launch, quit_app, tmux, wait_screen
+from tests.tui.pilot import TIMEOUT, make_app, notices, opened, type_text, until
 
 __all__ = ["hold", "tmux"]
 
@@ -94,3 +97,48 @@ def test_q4_esc_cr_reads_as_alt_enter() -> None:
         ["ctrl+f"],
         ["escape"],
     ]
+
+
+def test_q4_a_textual_without_the_hook_is_left_alone_and_ctrl_f_still_adds_a_follow_up() -> None:
+    from textual._xterm_parser import XTermParser
+
+    class Gone:  # a Textual whose parser lost the private hook
+        pass
+
+    class Reshaped:  # one whose hook takes other arguments
+        def _sequence_to_key_events(self, sequence: str) -> list[str]:
+            return [sequence]
+
+    hook = Reshaped.__dict__["_sequence_to_key_events"]
+    assert read_alt_enter(Gone) is False
+    assert not hasattr(Gone, "_sequence_to_key_events")
+    assert read_alt_enter(Reshaped) is False
+    assert Reshaped.__dict__["_sequence_to_key_events"] is hook  # not wrapped: its parsing stays as it was
+    assert read_alt_enter(XTermParser) is True
+    # The key that always works reads as itself whatever became of the hook (Textual's own mapping).
+    parser = XTermParser()
+    assert [getattr(e, "key", None) for e in [*parser.feed("\x06"), *parser.feed("")]] == ["ctrl+f"]
+
+
+@pytest.mark.anyio
+async def test_q4_without_the_hook_the_first_screen_names_ctrl_f(
+    start_gateway: StartGateway, monkeypatch: pytest.MonkeyPatch, hold: MakeHold
+) -> None:
+    import anyy.tui.app
+
+    monkeypatch.setattr(anyy.tui.app, "read_alt_enter", lambda: False)  # as with a Textual without the hook
+    live = start_gateway()
+    app = make_app(live)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(app)
+        assert NO_ALT_ENTER in notices(app)
+        held: Hold = hold()
+        await type_text(pilot, held.command)
+        await pilot.press("enter")
+        await until(app, lambda: app.busy)
+        await type_text(pilot, "later")
+        await pilot.press("ctrl+f")
+        await until(app, lambda: [(i.kind, i.text) for i in app.state.queue] == [("follow_up", "later")])
+        held.release()
+        await until(app, lambda: not app.busy and not app.state.queue, TIMEOUT)
+        await pilot.press("ctrl+q")

@@ -3,10 +3,12 @@ against a real Gateway process (B2, B3)."""
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 from tests.fakes.gateways import StartGateway
-from tests.fakes.terminal import Tmux, launch, quit_app, tmux, wait_screen
+from tests.fakes.terminal import Tmux, launch, quit_app, tmux, wait_ended, wait_screen
 
 __all__ = ["tmux"]
 
@@ -34,9 +36,26 @@ def test_b3_anyy_role_name_starts_a_new_session_with_that_role(
     (roles / "scribe.toml").write_text('identity = "You are Scribe."\nsoul = "Write tersely."\n', encoding="utf-8")
     launch(tmux, home, "--role", "scribe")
     wait_screen(tmux, lambda s: "role scribe" in s and "idle" in s, "the status line with the role")
+    with live.client() as client:  # made by its first message, not by opening (U1)
+        assert client.call("session.list", {"limit": 10})["items"] == []
+    assert tmux("send-keys", "-t", "anyy", "-l", "hello scribe").returncode == 0
+    assert tmux("send-keys", "-t", "anyy", "Enter").returncode == 0
+    wait_screen(tmux, lambda s: "You said: «hello scribe»" in s and "idle" in s, "the answer")
     with live.client() as client:
         sessions = client.call("session.list", {"limit": 10})["items"]
     assert [s["role"] for s in sessions] == ["scribe"]
     quit_app(tmux)
-    with live.client() as client:  # left untouched, it is not kept (U1)
+
+
+def test_u1_a_tui_killed_before_its_first_message_leaves_no_session(
+    start_gateway: StartGateway, tmux: Tmux, home: Path
+) -> None:
+    live = start_gateway()
+    launch(tmux, home)
+    wait_screen(tmux, lambda s: "new session" in s and "idle" in s, "the new session's status line")
+    shown = tmux("display-message", "-p", "-t", "anyy", "#{pane_pid}")  # env execs anyy: the app's own pid
+    assert shown.returncode == 0, shown.stderr
+    os.kill(int(shown.stdout.strip()), signal.SIGKILL)  # no chance to clean anything up
+    wait_ended(tmux)
+    with live.client() as client:
         assert client.call("session.list", {"limit": 10})["items"] == []

@@ -19,7 +19,7 @@ from anyy.cli.context import with_profile
 if TYPE_CHECKING:
     from anyy.api.entries import Attachment
     from anyy.api.params import SendParams
-    from anyy.api.sessions import Execution, Submission
+    from anyy.api.sessions import Execution, Session, Submission
     from anyy.cli.chat_follow import Recorded, Streamer, Waited
     from anyy.client.sync import Client
     from anyy.profiles import Profile
@@ -126,6 +126,7 @@ def _send_and_wait(
     from anyy.client.errors import GatewayUnavailable
 
     sent: Submission | None = None
+    params: SendParams | None = None  # set as the message goes out: from then on it may be taken
     streamer = None
     try:  # Ctrl+C from here on stops the waiting only, whenever it comes
         if turn.answer:
@@ -153,22 +154,61 @@ def _send_and_wait(
     except GatewayUnavailable as exc:
         return Lost(submission=sent, why=str(exc))
     except KeyboardInterrupt:
-        if sent is None:
-            click.echo(
-                "stopped (Ctrl+C) before the Gateway acknowledged your message: it may or may not be queued;"
-                f" look with `anyy sessions show {session_id} --profile {profile.name}`",
-                err=True,
-            )
-            return EXIT_CTRL_C
         if streamer is not None and streamer.streamed:
             click.echo()
+        _say_stopped(profile, session_id, _settled(profile, sent, params, answering=turn.answer))
+        return EXIT_CTRL_C
+
+
+@dataclass
+class Settled:
+    """What is known of the message once Ctrl+C stopped the waiting."""
+
+    submission: Submission | None
+    sent: bool  # False: it never left (Ctrl+C came first); with no submission and sent: unknown
+    answer: bool = False  # an answer to the waiting question (session.answer has no idempotency key)
+
+
+def _settled(profile: Profile, sent: Submission | None, params: SendParams | None, *, answering: bool) -> Settled:
+    """Ctrl+C came while the send's reply was awaited: ask again with the message's idempotency key on a new
+    connection (the first one may be cut mid-frame): the Gateway returns the submission it took, or takes the
+    message now, never twice (D8). Only a Gateway that does not answer leaves it unknown."""
+    if sent is not None or answering:
+        return Settled(submission=sent, sent=True, answer=answering)
+    if params is None:
+        return Settled(submission=None, sent=False)
+    try:
+        return Settled(submission=_ask_again(profile, params), sent=True)
+    except KeyboardInterrupt:  # a second Ctrl+C: stop asking
+        return Settled(submission=None, sent=True)
+
+
+def _say_stopped(profile: Profile, session_id: str, settled: Settled) -> None:
+    """The one line Ctrl+C ends with: what became of the message, and where to follow it."""
+    look = f"`anyy sessions show {session_id} --profile {profile.name}`"
+    submission = settled.submission
+    if submission is not None:
         click.echo(
-            f"stopped waiting (Ctrl+C): your message goes on in the Gateway (submission {sent.id} "
-            f"in session {session_id}); follow it with `anyy sessions show {session_id} --profile "
-            f"{profile.name}`",
+            f"stopped waiting (Ctrl+C): your message goes on in the Gateway (submission {submission.id} "
+            f"in session {session_id}); follow it with {look}",
             err=True,
         )
-        return EXIT_CTRL_C
+    elif settled.answer:
+        click.echo(
+            f"stopped (Ctrl+C) while your answer was being given: if the session no longer waits for it "
+            f"({look}), it was taken and the turn goes on in the Gateway",
+            err=True,
+        )
+    elif not settled.sent:
+        click.echo(
+            f"stopped (Ctrl+C) before your message was sent: nothing was queued in session {session_id}", err=True
+        )
+    else:
+        click.echo(
+            "stopped (Ctrl+C) before the Gateway acknowledged your message, and it could not be asked again: "
+            f"it may or may not be queued; look with {look}",
+            err=True,
+        )
 
 
 def _ask_again(profile: Profile, params: SendParams) -> Submission | None:
@@ -234,25 +274,36 @@ class Setup:
 
 
 def _prepare(client: Client, session_id: str, setup: Setup, *, answering: bool) -> list[Attachment]:
-    from anyy.cli.chat_input import configure_session, upload
+    from anyy.cli.chat_input import configure_session
 
     configure_session(client, session_id, provider=setup.provider, model=setup.model, tools=setup.tools)
-    return [upload(client, path) for path in setup.attach] if not answering else []
+    return _uploads(client, setup) if not answering else []
 
 
-def _prepare_new(client: Client, session_id: str, setup: Setup) -> list[Attachment]:
-    """A new session's settings, tools and uploads; when one is refused (an unknown model or tool, a file
-    too large), the session, still empty, is deleted: a failed command leaves nothing behind (U1)."""
+def _uploads(client: Client, setup: Setup) -> list[Attachment]:
+    from anyy.cli.chat_input import upload
+
+    return [upload(client, path) for path in setup.attach]
+
+
+def _create(client: Client, role: str | None, setup: Setup) -> tuple[Session, list[Attachment]]:
+    """A new session, made just before its first message (U1): files are uploaded first (a refused one
+    makes no session); when a setting or tool is refused (an unknown model or tool), the session, still
+    empty, is deleted: a failed command leaves nothing behind."""
     from anyy.api import methods as m
-    from anyy.api.params import SessionRef
+    from anyy.api.params import CreateParams, SessionRef
+    from anyy.cli.chat_input import configure_session
     from anyy.domain.errors import AnyyError
 
+    attachments = _uploads(client, setup)
+    session = client.call(m.SESSION_CREATE, CreateParams(role=role or "default"))
     try:
-        return _prepare(client, session_id, setup, answering=False)
+        configure_session(client, session.id, provider=setup.provider, model=setup.model, tools=setup.tools)
     except AnyyError:
         with contextlib.suppress(AnyyError):
-            client.call(m.SESSION_DELETE, SessionRef(session_id=session_id))
+            client.call(m.SESSION_DELETE, SessionRef(session_id=session.id))
         raise
+    return session, attachments
 
 
 def run_chat(
@@ -268,7 +319,7 @@ def run_chat(
     answer: bool = False,
 ) -> int:
     from anyy.api import methods as m
-    from anyy.api.params import CreateParams, ExecutionRef
+    from anyy.api.params import ExecutionRef
     from anyy.cli.chat_follow import recorded_answer
     from anyy.cli.chat_input import say_what_waits
     from anyy.client.sync import profile_client
@@ -276,9 +327,8 @@ def run_chat(
     setup = setup or Setup()
     with profile_client(profile) as client:
         if session_id is None:
-            session = client.call(m.SESSION_CREATE, CreateParams(role=role or "default"))
+            session, attachments = _create(client, role, setup)
             session_id = session.id
-            attachments = _prepare_new(client, session_id, setup)
             if not as_json:
                 click.echo(f"session {session_id} (new, role {session.role})", err=True)
         else:
@@ -303,16 +353,22 @@ def run_chat(
 
         echo_json(_json_record(session_id, submission, execution, recorded, result=result, code=code))
     else:
-        streamed = streamer.streamed if streamer is not None else ""
-        if streamed:
-            if not streamed.endswith("\n"):
-                click.echo()
-        elif recorded.response and (result != "suspended" or recorded.response != recorded.question):
-            click.echo(recorded.response)
+        _print_answer(streamer, recorded, result)
     _explain(
         profile, session_id, submission=submission, result=result, recorded=recorded, timeout=timeout, as_json=as_json
     )
     return code
+
+
+def _print_answer(streamer: Streamer | None, recorded: Recorded, result: str) -> None:
+    """The answer on stdout: ended with a newline if it was streamed, else printed whole (a question that
+    is the whole answer is printed once, by _explain)."""
+    streamed = streamer.streamed if streamer is not None else ""
+    if streamed:
+        if not streamed.endswith("\n"):
+            click.echo()
+    elif recorded.response and (result != "suspended" or recorded.response != recorded.question):
+        click.echo(recorded.response)
 
 
 def _lost(profile: Profile, session_id: str, lost: Lost, *, as_json: bool) -> int:

@@ -69,14 +69,65 @@ def fts_query(text: str) -> str:
     return " ".join(parts)
 
 
-def plain_snippet(text: str, query: str, width: int = 60) -> str:
-    """A snippet around the first word of the query found in ``text``, marked like the index's own."""
-    lowered = text.lower()
-    for word in _WORD.findall(query):
-        at = lowered.find(word.lower())
-        if at >= 0:
-            start, end = max(0, at - width), min(len(text), at + len(word) + width)
-            before = ("…" if start else "") + text[start:at]
-            after = text[at + len(word) : end] + ("…" if end < len(text) else "")
-            return " ".join(f"{before}[{text[at : at + len(word)]}]{after}".split())
-    return " ".join(text[: 2 * width].split()) + ("…" if len(text) > 2 * width else "")
+_PART = re.compile(r'"([^"]*)"(\*?)')
+SNIPPET_WORDS = 16  # words shown around the first match, as the SQLite index's snippet(…, 16)
+
+
+def query_parts(query: str) -> list[tuple[list[str], bool]]:
+    """What ``fts_query`` makes of a search, as (its words, accents folded as the index folds them, whether
+    the last one is a prefix): one part per quoted phrase or word."""
+    return [(words.split(), bool(prefix)) for words, prefix in _PART.findall(fold_accents(fts_query(query)))]
+
+
+def _matches(tokens: list[str], at: int, words: list[str], prefix: bool) -> bool:
+    if at + len(words) > len(tokens):
+        return False
+    last = len(words) - 1
+    return all(
+        tokens[at + i].startswith(word) if prefix and i == last else tokens[at + i] == word
+        for i, word in enumerate(words)
+    )
+
+
+def plain_snippet(text: str, query: str, width: int = SNIPPET_WORDS) -> str:
+    """A snippet of ``width`` words around the first match of the query in ``text``, each match marked
+    ``[…]`` (a phrase as one mark), as the SQLite index's snippets are. Words match as the search matched
+    them: case and accents folded (``cafe`` marks ``Café``), phrases as consecutive words, ``word*`` as a
+    prefix."""
+    spans = [match.span() for match in _WORD.finditer(text)]
+    if not spans:
+        return " ".join(text.split())
+    ends = _marks(text, spans, query)  # first word of a mark -> its last word
+    first = min(ends, default=0)
+    start = max(0, min(first - width // 4, len(spans) - width))
+    stop = min(len(spans), start + width)
+    out = ["…" if start else ""]
+    cursor, closing = spans[start][0], -1
+    for index in range(start, stop):
+        lo, hi = spans[index]
+        out.append(text[cursor:lo])
+        if index in ends and index > closing:
+            out.append("[")
+            closing = min(ends[index], stop - 1)
+        out.append(text[lo:hi] + ("]" if index == closing else ""))
+        cursor = hi
+    out.append(text[cursor:] if stop == len(spans) else "…")
+    return " ".join("".join(out).split())
+
+
+def _marks(text: str, spans: list[tuple[int, int]], query: str) -> dict[int, int]:
+    """Where the query matches the words at ``spans``: first word -> last word of each (overlaps merged)."""
+    tokens = [fold_accents(text[lo:hi]).lower() for lo, hi in spans]
+    found: list[tuple[int, int]] = []
+    for words, prefix in query_parts(query):
+        lowered = [word.lower() for word in words]
+        found += [(at, at + len(lowered) - 1) for at in range(len(tokens)) if _matches(tokens, at, lowered, prefix)]
+    ends: dict[int, int] = {}
+    last_start = -1
+    for lo, hi in sorted(found):
+        if last_start >= 0 and lo <= ends[last_start]:
+            ends[last_start] = max(ends[last_start], hi)
+        else:
+            ends[lo] = hi
+            last_start = lo
+    return ends

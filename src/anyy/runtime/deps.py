@@ -29,6 +29,10 @@ class ModelSource(Protocol):
 
     def resolve(self, provider: str, model: str, last_physical: tuple[str, str] | None) -> tuple[str, str]: ...
 
+    def models(self, provider: str) -> list[str]:
+        """The model names ``provider`` offers, first its default; empty when it accepts any name."""
+        ...
+
 
 class ToolSet(Protocol):
     def specs(self) -> Sequence[ToolSpec]: ...

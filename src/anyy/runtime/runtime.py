@@ -254,6 +254,13 @@ class Runtime(SessionWrites):
             self._announce.queue_now(session_id, pending)
         self._actor(session_id).poke()
 
+    def start_alone(self, session_id: str, submission_id: str) -> None:
+        """Start that one pending submission, if the session is idle, and not the rest of its queue: a
+        schedule's run claimed before a restart (K1), while the items a restart left pending wait (G3).
+        Returns at once; the work runs in the session's actor."""
+        actor = self._actor(session_id)
+        actor.submit(lambda: actor.run_alone(submission_id), detached=True)
+
     async def continue_queue(self, session_id: str) -> None:
         """An explicit continuation: after a stop or a failure, pending items start again (on the Gateway
         that owns the session, told by a hint, or here)."""
@@ -600,8 +607,7 @@ __all__ = ["Footprint", "NavigateResult", "Outcome", "ReloadStep", "Runtime"]
 def _default_model(models: ModelSource, provider: str) -> str:
     """The model a session gets when only its provider is changed: the first the provider lists; a
     provider that accepts any name has no default, so the person is asked to name one."""
-    listed = getattr(models, "models", None)  # the registry lists them; a test's model source may not
-    offered: list[str] = listed(provider) if listed is not None else []
+    offered = models.models(provider)
     if offered:
         return offered[0]
     raise InvalidInput(

@@ -204,6 +204,11 @@ class SessionStore(Protocol):
 
     def get_execution(self, execution_id: str) -> Execution: ...
     def list_executions(self, session_id: str, *, active_only: bool = False) -> list[Execution]: ...
+    def last_execution(self, session_id: str) -> Execution | None:
+        """The session's newest execution (whatever its state), or None: what a list shows as its state
+        and last outcome (K4), in one indexed read however many executions the session had."""
+        ...
+
     def recover_interrupted(self, note: str) -> list[Execution]:
         """After a crash: mark every execution that was running (or waiting to retry) as interrupted, with
         a visible notice entry (``note``, then what was kept). The text saved with

@@ -31,13 +31,13 @@ port and token). Once connected it redraws the session from the Gateway's state 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gc
 import time
 import uuid
 from typing import Any, ClassVar, TypeVar, overload
 
+import msgspec
 from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -48,7 +48,6 @@ from anyy.api.methods import MethodSpec
 from anyy.api.params import (
     AnswerParams,
     ApproveParams,
-    CreateParams,
     ExecutionRef,
     ItemRef,
     Params,
@@ -61,14 +60,18 @@ from anyy.api.sessions import Session, SessionView, SubmissionKind
 from anyy.client.errors import CallFailed, ConflictError, GatewayError
 from anyy.client.gateway import Locator, address_locator
 from anyy.client.protocol import Method
+from anyy.domain.errors import AnyyError
 from anyy.profiles.gateway_address import Address
+from anyy.profiles.home import anyy_home
+from anyy.profiles.profile import Profile, get_profile
 from anyy.tui.attachments import AttachmentsBar
 from anyy.tui.commands import Commands
 from anyy.tui.completion import CommandHint
 from anyy.tui.conversation import ConversationView
+from anyy.tui.draft import DRAFT_ID, creation, draft_session, is_draft
 from anyy.tui.editor import Editor
 from anyy.tui.history import HISTORY_PAGE, History
-from anyy.tui.keys import read_alt_enter, tmux_advice
+from anyy.tui.keys import NO_ALT_ENTER, read_alt_enter, tmux_advice
 from anyy.tui.link import ConnectionLost, GatewayEvent, GatewayLink
 from anyy.tui.pending import PendingQueue
 from anyy.tui.question import QuestionPrompt, decision, is_approval
@@ -82,7 +85,6 @@ from anyy.tui.tool_activity import ToolActivity
 P = TypeVar("P", bound=Params)
 R = TypeVar("R")
 RECONNECTING = "reconnecting…"
-LEAVE_TIMEOUT = 2.0  # seconds the app may take, as it ends, to delete the empty session it made
 
 
 class AnyyApp(App[None]):
@@ -105,9 +107,10 @@ class AnyyApp(App[None]):
         note: str | None = None,
         locate: Locator | None = None,
         history_page: int = HISTORY_PAGE,
+        profile: Profile | None = None,
     ) -> None:
         super().__init__()
-        read_alt_enter()  # ESC CR (tmux, xterm) is Alt+Enter, not Enter
+        self.alt_enter = read_alt_enter()  # ESC CR (tmux, xterm) is Alt+Enter, not Enter
         self.link = GatewayLink(address, locate or address_locator(address.profile), self.post_message)
         self.requested_session = session_id
         self.role = role
@@ -119,7 +122,8 @@ class AnyyApp(App[None]):
         self.first_paint_at: float | None = None  # perf_counter() of the first frame after opening
         self.routes = EventRoutes(self)
         self.commands = Commands(self)
-        self.created: set[str] = set()  # sessions this app created: deleted if left untouched (U1)
+        self.profile = profile or get_profile(anyy_home(), address.profile)  # its roles and defaults (drafts)
+        self.draft_defaults: Session | None = None  # a draft as first shown: the profile's model settings
 
     # -- layout ----------------------------------------------------------------------------------
     history: History  # made with the widgets it fills
@@ -178,7 +182,7 @@ class AnyyApp(App[None]):
         self.editor.focus()
         try:
             await self._open()
-        except GatewayError as exc:
+        except AnyyError as exc:  # no Gateway, an unknown session or role
             self.failure = str(exc)
             self.exit()
         self.call_after_refresh(self._painted)
@@ -196,48 +200,80 @@ class AnyyApp(App[None]):
         if self.start_note:
             await self.say(self.start_note)
         advice = tmux_advice()
+        if not self.alt_enter:
+            await self.say(NO_ALT_ENTER)
         if advice:
             await self.say(advice)
         if self.requested_session is None:
-            await self.open_session(await self.create_session(), live=None)
+            await self.open_draft()
         else:
             view = await self.call(m.SESSION_GET, SessionRef(session_id=self.requested_session))
             await self.open_session(view.session, live=view)
         self.state.link = None
 
-    def new_session_params(self) -> CreateParams:
-        return CreateParams() if self.role is None else CreateParams(role=self.role)
+    async def open_draft(self) -> None:
+        """A new session, shown but not created until its first message (U1): :mod:`anyy.tui.draft`."""
+        draft, budget = draft_session(self.profile, self.role)
+        await self._unsubscribe()
+        self.draft_defaults = draft
+        self.state.session = draft
+        self.state.forget_work()
+        self.state.queue, self.state.usage, self.state.context = [], None, ContextFill(None, budget)
+        self.history.reset(DRAFT_ID)
+        await self.conversation.show_first_hint()
 
-    async def create_session(self) -> Session:
-        session = await self.call(m.SESSION_CREATE, self.new_session_params())
-        self.created.add(session.id)
-        return session
+    @property
+    def drafting(self) -> bool:
+        return is_draft(self.state.session)
 
-    async def leave_session(self) -> None:
-        """A session this app created and nothing was sent to is deleted as the app leaves it (``/new``,
-        ``/sessions``, quitting): opening the TUI leaves no empty session behind (U1)."""
-        session_id = self.state.session_id
-        if session_id not in self.created or self.state.busy:
-            return
-        self.created.discard(session_id)
+    async def create_from_draft(self) -> bool:
+        """The first send: create the draft's session with its role and model choices, and follow it (its
+        events from now on). False, said and nothing kept, when the Gateway refused."""
+        draft = self.state.session
+        if draft is None:
+            return False
+        made = creation(draft, self.draft_defaults or draft)
         try:
-            view = await self.call(m.SESSION_GET, SessionRef(session_id=session_id))
-            if view.session.head is None and view.running_execution is None and not self.state.queue:
-                await self.call(m.SESSION_DELETE, SessionRef(session_id=session_id))
-        except GatewayError:
-            pass  # something arrived meanwhile (a conflict), or the Gateway is gone: the session stays
+            session = await self.call(m.SESSION_CREATE, made.create)
+        except GatewayError as exc:
+            await self.say(f"Not sent (the draft and the attached files are kept): {exc}")
+            return False
+        try:
+            if made.settings is not None:
+                params = msgspec.structs.replace(made.settings, session_id=session.id)
+                session = await self.call(m.SESSION_SETTINGS, params)
+            subscribed = await self.call(m.EVENTS_SUBSCRIBE, SubscribeParams(session_id=session.id))
+        except GatewayError as exc:
+            await self.discard(session.id)
+            await self.say(f"Not sent (the draft and the attached files are kept): {exc}")
+            return False
+        self.subscription = subscribed.subscription
+        self.state.session = session
+        self.history.reset(session.id)
+        return True
 
-    async def action_quit(self) -> None:
-        await self.leave_session()
-        self.exit()
+    async def discard(self, session_id: str) -> None:
+        """Delete a session this app just made, still empty, after its first send was refused; back to the
+        draft as it was (its model choices kept)."""
+        with contextlib.suppress(GatewayError):
+            await self.call(m.SESSION_DELETE, SessionRef(session_id=session_id))
+        await self._unsubscribe()
+        shown = self.state.session
+        if shown is not None and not is_draft(shown):
+            self.state.session = msgspec.structs.replace(shown, id=DRAFT_ID)
+        self.history.reset(DRAFT_ID)
+
+    async def _unsubscribe(self) -> None:
+        if self.subscription is not None:
+            with contextlib.suppress(GatewayError):
+                await self.call(m.EVENTS_UNSUBSCRIBE, UnsubscribeParams(subscription=self.subscription))
+            self.subscription = None
 
     async def open_session(self, session: Session, live: SessionView | None) -> None:
         """Show ``session``: subscribe to its events, then its latest page of history, its queue, how full
         its context is, the question it waits on and a retry wait in progress (``live``, its
         ``session.get``, read here if None)."""
-        if self.subscription is not None:
-            with contextlib.suppress(CallFailed):
-                await self.call(m.EVENTS_UNSUBSCRIBE, UnsubscribeParams(subscription=self.subscription))
+        await self._unsubscribe()
         self.state.session = session
         self.state.forget_work()
         subscribed = await self.call(m.EVENTS_SUBSCRIBE, SubscribeParams(session_id=session.id))
@@ -257,9 +293,7 @@ class AnyyApp(App[None]):
         await self.refresh_queue()
 
     async def switch_session(self, session: Session, live: SessionView | None) -> None:
-        """Show another session in place of this one (``/new``, ``/sessions``)."""
-        if session.id != self.session_id:
-            await self.leave_session()
+        """Show another session in place of this one (``/sessions``)."""
         await self.conversation.clear()
         await self.open_session(session, live)
 
@@ -285,6 +319,8 @@ class AnyyApp(App[None]):
         await self.conversation.add_notice(text)
 
     async def refresh_queue(self) -> None:
+        if self.drafting:
+            return  # nothing sent yet: nothing queued
         self.state.queue = await self.call(m.QUEUE_LIST, SessionRef(session_id=self.session_id))
 
     # -- resilience ------------------------------------------------------------------------------
@@ -311,6 +347,8 @@ class AnyyApp(App[None]):
             await self.say(f"Reconnected to the Gateway at {self.address.url}.")
 
     async def _reopen(self) -> None:
+        if self.drafting:
+            return  # nothing to reopen: the draft is created by its first message, on this connection
         view = await self.call(m.SESSION_GET, SessionRef(session_id=self.session_id))
         await self.switch_session(view.session, live=view)
 
@@ -341,6 +379,9 @@ class AnyyApp(App[None]):
         kind: SubmissionKind = "prompt"
         if self.busy or waiting is not None:
             kind = "follow_up" if message.follow_up else "steering"
+        first = self.drafting
+        if first and not await self.create_from_draft():
+            return
         files = self.state.attachments
         # A key of its own (D8): a send retried after a lost reply is never queued twice.
         params = SendParams(
@@ -349,6 +390,8 @@ class AnyyApp(App[None]):
         try:
             await self.call(m.SESSION_SEND, params)
         except GatewayError as exc:
+            if first and isinstance(exc, CallFailed):  # refused: the session made for it is not kept
+                await self.discard(params.session_id)
             await self.say(f"Not sent (the draft and the attached files are kept): {exc}")
             return
         self.editor.clear()
@@ -478,7 +521,4 @@ class AnyyApp(App[None]):
             await self.say("The response had already ended: nothing stopped.")
 
     async def on_unmount(self) -> None:
-        # However the app ends (Ctrl+Q already did this; a closed terminal did not), briefly.
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.leave_session(), LEAVE_TIMEOUT)
         await self.link.close()

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 
 from anyy.api import methods as m
 from anyy.api.params import ClearParams, NavigateParams, SessionRef
+from anyy.api.sessions import TreeView
 from anyy.client.errors import GatewayError
 from anyy.tui import settings
 from anyy.tui.attachments import AttachError, upload
@@ -52,7 +53,8 @@ class Commands:
             await self.host.say(f"{name} failed: {exc}")
 
     async def new(self, argument: str) -> None:
-        await self.host.switch_session(await self.host.create_session(), live=None)
+        await self.host.conversation.clear()
+        await self.host.open_draft()
         await self.host.say("New session: it is named after your first message.")
 
     async def attach(self, argument: str) -> None:
@@ -85,6 +87,9 @@ class Commands:
 
     async def clear_queue(self, argument: str) -> None:
         """Remove every pending item (``session.queue.clear``); their texts stay in the session's records."""
+        if self.host.drafting:
+            await self.host.say("/clear: the queue was empty.")
+            return
         removed = await self.host.call(m.QUEUE_CLEAR, ClearParams(session_id=self.state.session_id))
         count = len(removed)
         await self.host.say(
@@ -116,7 +121,10 @@ class Commands:
         if self.state.waiting is not None:
             await self.host.say(ANSWER_OR_STOP.format(command="/tree"))
             return
-        tree = await self.host.call(m.SESSION_TREE, SessionRef(session_id=self.state.session_id))
+        if self.host.drafting:  # nothing sent yet: an empty tree, as a session just created has
+            tree = TreeView(head=None, nodes=[], labels={})
+        else:
+            tree = await self.host.call(m.SESSION_TREE, SessionRef(session_id=self.state.session_id))
         await self.host.push_screen(TreeScreen(tree), self.tree_chosen)
 
     async def tree_chosen(self, choice: TreeChoice | None) -> None:

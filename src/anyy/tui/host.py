@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Protocol, TypeVar, overload
 
 from anyy.api.methods import MethodSpec
-from anyy.api.params import CreateParams, Params
+from anyy.api.params import Params
 from anyy.api.sessions import Session, SessionView
 from anyy.profiles.gateway_address import Address
 from anyy.tui.conversation import ConversationView
@@ -43,11 +43,12 @@ class Host(Protocol):
     async def call(self, method: Any, params: Any = None) -> Any:
         """A JSON-RPC call to the Gateway: its result, CallFailed, or GatewayUnavailable."""
 
-    def new_session_params(self) -> CreateParams:
-        """What ``/new`` creates: a session of the role the app was opened with."""
+    @property
+    def drafting(self) -> bool:
+        """The session shown is a draft: created by its first message (:mod:`anyy.tui.draft`)."""
 
-    async def create_session(self) -> Session:
-        """A new session with those parameters, deleted if the app leaves it untouched."""
+    async def open_draft(self) -> None:
+        """Show a new session of the role the app was opened with, created by its first message (``/new``)."""
 
     async def say(self, text: str) -> None:
         """A line for the user in the conversation (not recorded in the session)."""

@@ -15,6 +15,7 @@ terminal, whatever its settings.
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import subprocess
@@ -27,13 +28,20 @@ from textual._xterm_parser import XTermParser
 FOLLOW_UP_KEYS = frozenset({"alt+enter", "ctrl+f"})  # ctrl+f: the key that works in any terminal
 ESCAPE_TIME_MAX = 50  # ms: more, and Esc waits that long; tmux's default is 500
 _MARK = "_anyy_alt_enter"
+_HOOK = "_sequence_to_key_events"  # XTermParser's: a sequence read from the terminal -> its key events
 
 
-def read_alt_enter() -> None:
-    """Make ESC CR read as Alt+Enter (once per process; Textual's parser is shared by every app)."""
-    original: Callable[..., Iterable[events.Key]] | None = getattr(XTermParser, "_sequence_to_key_events", None)
-    if original is None or getattr(original, _MARK, False):
-        return  # a Textual without this hook (private API): Ctrl+F still adds a follow-up
+def read_alt_enter(parser: type[Any] = XTermParser) -> bool:
+    """Make ESC CR read as Alt+Enter (once per process; Textual's parser is shared by every app). False when
+    this Textual has no such hook, or one of another shape (it is private: no public Textual API maps a key
+    sequence, as of Textual 8.2): nothing is changed then, and Ctrl+F still adds a follow-up."""
+    original: Callable[..., Iterable[events.Key]] | None = getattr(parser, _HOOK, None)
+    if original is None or not callable(original):
+        return False
+    if getattr(original, _MARK, False):
+        return True
+    if list(inspect.signature(original).parameters) != ["self", "sequence", "alt"]:
+        return False
 
     def sequence_to_key_events(self: XTermParser, sequence: str, alt: bool = False) -> Iterable[events.Key]:
         if alt and sequence == "\r":
@@ -41,7 +49,14 @@ def read_alt_enter() -> None:
         return original(self, sequence, alt)
 
     setattr(sequence_to_key_events, _MARK, True)
-    XTermParser._sequence_to_key_events = sequence_to_key_events  # type: ignore[method-assign]
+    setattr(parser, _HOOK, sequence_to_key_events)
+    return True
+
+
+NO_ALT_ENTER = (
+    "Alt+Enter may read as Enter in this terminal (this Textual cannot be taught ESC CR): "
+    "Ctrl+F adds a follow-up in any terminal."
+)
 
 
 Run = Callable[[list[str]], str | None]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from anyy.api import methods as m
 from anyy.api.params import NoParams, SettingsParams
 from anyy.client.errors import GatewayError
+from anyy.tui.draft import DraftRefused, choose
 from anyy.tui.host import Host
 from anyy.tui.screens import ChoiceScreen
 
@@ -75,11 +76,16 @@ class ModelSettings:
         await self.host.push_screen(ChoiceScreen("Reasoning effort for this session", EFFORTS, current), chosen)
 
     async def apply(self, *, provider: str | None = None, model: str | None = None, effort: str | None = None) -> None:
-        """M1: ``session.settings`` changes this session only; other sessions keep theirs."""
-        params = SettingsParams(session_id=self.state.session_id, provider=provider, model=model, effort=effort)
+        """M1: ``session.settings`` changes this session only; other sessions keep theirs. A new session not
+        created yet (a draft) takes the choice now, checked against the catalogue, and is created with it."""
         try:
-            s = await self.host.call(m.SESSION_SETTINGS, params)
-        except GatewayError as exc:
+            if self.host.drafting and self.state.session is not None:
+                catalog = await self.host.call(m.MODELS_LIST, NoParams())
+                s = choose(catalog, self.state.session, provider=provider, model=model, effort=effort)
+            else:
+                params = SettingsParams(session_id=self.state.session_id, provider=provider, model=model, effort=effort)
+                s = await self.host.call(m.SESSION_SETTINGS, params)
+        except (GatewayError, DraftRefused) as exc:
             await self.host.say(f"Not changed: {exc}")
             return
         self.state.session = s

@@ -118,7 +118,7 @@ class StatusLine(Horizontal):
         fill = self.fill()
         if fill:
             parts.append(fill)
-        parts.append(s.id)  # last: the first part cut short on a narrow terminal
+        parts.append(s.id or "new session")  # last: the first part cut short on a narrow terminal
         return " · ".join(parts)
 
     def describe(self) -> str:

@@ -327,6 +327,10 @@ class QueuePart(SessionsPart):
             if e.session_id == session_id and (not active_only or e.state in ACTIVE_EXECUTION_STATES)
         ]
 
+    def last_execution(self, session_id: str) -> Execution | None:
+        found = self.list_executions(session_id)
+        return found[-1] if found else None
+
     def recover_interrupted(self, note: str) -> list[Execution]:
         self._check_open()
         recovered = []

@@ -5,8 +5,11 @@ Reads of a path send its runs as two arrays and get every entry back in one quer
 
 from __future__ import annotations
 
+import bisect
+import itertools
+import operator
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import msgspec
 
@@ -35,6 +38,19 @@ _RUNS = (
     "unnest(%s::bigint[], %s::bigint[]) WITH ORDINALITY AS r(lo, hi, i) JOIN entries e ON e.id BETWEEN r.lo AND r.hi"
 )
 _ENTRY_COLUMNS = ", ".join(f"e.{column.strip()}" for column in ENTRY_COLUMNS.split(","))
+# A page of history, newest first, without sorting the path: the runs come newest first, each read backwards
+# through the primary key up to the page's size; the server knows the runs' order (their ordinality) and
+# stops reading runs once the page is full.
+_HISTORY_PAGE = (
+    "SELECT x.* FROM unnest(%s::bigint[], %s::bigint[]) WITH ORDINALITY AS r(lo, hi, i) CROSS JOIN LATERAL "
+    f"(SELECT {_ENTRY_COLUMNS} FROM entries e WHERE e.id BETWEEN r.lo AND r.hi ORDER BY e.id DESC LIMIT %s) x "
+    "ORDER BY r.i, x.id DESC LIMIT %s"
+)
+_CONTEXT_COLUMNS = (
+    "e.id, e.kind, e.text, CASE WHEN e.kind IN (3, 4) "
+    "OR (e.kind = 2 AND e.data LIKE '%%\"interrupted\":true%%') THEN e.data END"
+)
+_CONTEXT_WHERE = f" WHERE e.kind IN ({_CONTEXT_KIND_LIST})"
 _APPEND_STATE = (
     "SELECT s.num, s.head, s.updated_at, e.id, e.run, (SELECT o.num FROM sessions o "
     "WHERE o.status = 'active' AND o.kind = s.kind ORDER BY o.updated_at DESC, o.num DESC LIMIT 1) "
@@ -63,6 +79,12 @@ class Prepared(NamedTuple):
 
 def runs_arrays(runs: Sequence[tuple[int, int]]) -> tuple[list[int], list[int]]:
     return [lo for lo, _ in runs], [hi for _, hi in runs]
+
+
+def _ascending(runs: Sequence[tuple[int, int]]) -> bool:
+    """Whether the runs go up in ids, as every path the store writes does (a child is written after its
+    parent, a fork after its source): then path order is id order."""
+    return all(hi < lo for (_, hi), (lo, _) in itertools.pairwise(runs))
 
 
 class EntriesPart(PgCore):
@@ -218,7 +240,10 @@ class EntriesPart(PgCore):
         if not runs:
             return []
         rows = self._all(f"SELECT {columns}, r.i FROM {_RUNS}{where}", runs_arrays(runs))
-        rows.sort(key=lambda row: (row[-1], row[0]))
+        if _ascending(runs):
+            rows.sort()  # path order is id order: tuples of unique ids compare by their first item alone
+        else:
+            rows.sort(key=lambda row: (row[-1], row[0]))
         return rows
 
     def _load_entries(self, runs: Sequence[tuple[int, int]]) -> list[Entry]:
@@ -260,14 +285,7 @@ class EntriesPart(PgCore):
                     break
             else:
                 raise rules.stale_cursor()
-        rows = (
-            self._all(
-                f"SELECT {_ENTRY_COLUMNS} FROM {_RUNS} ORDER BY r.i DESC, e.id DESC LIMIT %s",
-                (*runs_arrays(runs), limit + 1),
-            )
-            if runs
-            else []
-        )
+        rows = self._all(_HISTORY_PAGE, (*runs_arrays(runs[::-1]), limit + 1, limit + 1)) if runs else []
         items = [entry_from_row(row, text=self._object_text(row[5]) if row[5] else None) for row in rows]
         more = len(items) > limit
         items = items[:limit]
@@ -294,30 +312,25 @@ class EntriesPart(PgCore):
         _num, head = self._num_and_head(session_id)
         runs = self._path_runs(head)
         compactions: dict[int, tuple[str | None, str, str | None]] = {}
+        bodies: dict[int, str] = {}  # entries whose body is an object: id -> the object
         if runs:
-            for cid, text, data, obj in self._all(
-                f"SELECT e.id, e.text, e.data, e.obj FROM {_RUNS} WHERE e.kind = 7", runs_arrays(runs)
+            for entry_id, kind, text, data, obj in self._all(
+                f"SELECT e.id, e.kind, e.text, e.data, e.obj FROM {_RUNS} WHERE e.kind = 7 OR e.obj IS NOT NULL",
+                runs_arrays(runs),
             ):
-                compactions[cid] = (text, data, obj)
+                if kind == EntryKind.COMPACTION:
+                    compactions[entry_id] = (text, data, obj)
+                if obj is not None:
+                    bodies[entry_id] = obj
         applied = newest_on_path(runs, compactions)
         summary = None
         if applied is not None:
             text, data, obj = compactions[applied]
             summary = text if obj is None else self._object_text(obj)
             runs = runs_from(runs, compaction_cut(data))
-        items: list[ContextItem] = []
-        after_compaction = 0  # index of the first item that follows the applied compaction
-        applied_run = next((i for i, (lo, hi) in enumerate(runs) if applied is not None and lo <= applied <= hi), None)
-        rows = self._path_rows(
-            "e.id, e.kind, e.text, CASE WHEN e.kind IN (3, 4) "
-            "OR (e.kind = 2 AND e.data LIKE '%%\"interrupted\":true%%') THEN e.data END, e.obj",
-            runs,
-            f" WHERE e.kind IN ({_CONTEXT_KIND_LIST})",
-        )
-        for entry_id, kind, text, data, obj, run_index in rows:
-            if applied_run is not None and (run_index - 1, entry_id) <= (applied_run, applied):
-                after_compaction = len(items) + 1
-            items.append((entry_id, kind, text if obj is None else self._object_text(obj), data))
+        items, after_compaction = self._context_items(runs, applied)
+        if bodies:
+            items = [(i[0], i[1], self._object_text(bodies[i[0]]), i[3]) if i[0] in bodies else i for i in items]
         return assemble_context(
             items,
             summary=summary,
@@ -326,6 +339,25 @@ class EntriesPart(PgCore):
             after_compaction=after_compaction,
             response_data=self._entry_data,
         )
+
+    def _context_items(self, runs: list[tuple[int, int]], applied: int | None) -> tuple[list[ContextItem], int]:
+        """The context's items on ``runs`` in path order, and the index of the first one after the applied
+        compaction. When the runs go up in ids the rows, nearly in id order already, are the items."""
+        if not runs:
+            return [], 0
+        if _ascending(runs):
+            sql = f"SELECT {_CONTEXT_COLUMNS} FROM {_RUNS}{_CONTEXT_WHERE}"
+            items = cast(list[ContextItem], self._all(sql, runs_arrays(runs)))
+            items.sort()  # by id: linear on rows in order (tuples of unique ints compare by their first item)
+            after = 0 if applied is None else bisect.bisect_right(items, applied, key=operator.itemgetter(0))
+            return items, after
+        # Any other order (none the store writes): sorted by the run's place, then the id.
+        rows = self._path_rows(_CONTEXT_COLUMNS, runs, _CONTEXT_WHERE)
+        applied_run = next((i for i, (lo, hi) in enumerate(runs) if applied is not None and lo <= applied <= hi), None)
+        after_compaction = 0
+        if applied_run is not None and applied is not None:
+            after_compaction = sum(1 for row in rows if (row[-1] - 1, row[0]) <= (applied_run, applied))
+        return [(row[0], row[1], row[2], row[3]) for row in rows], after_compaction
 
     def _entry_data(self, entry_id: int) -> str | None:
         found = self._one("SELECT data FROM entries WHERE id = %s", (entry_id,))

@@ -307,6 +307,16 @@ class QueuePart(EntriesPart, PgCore):
         )
         return [execution_from_row(row[:-1], list(row[-1])) for row in rows]
 
+    def last_execution(self, session_id: str) -> Execution | None:
+        num = self._session_num(session_id)
+        rows = self._all(
+            f"SELECT {EXECUTION_COLUMNS}, coalesce((SELECT array_agg(s.id ORDER BY s.num) FROM submissions s "
+            f"WHERE s.execution_id = e.id), '{{}}') {_EXECUTION_FROM} WHERE e.session_num = %s "
+            "ORDER BY e.num DESC LIMIT 1",
+            (num,),
+        )
+        return execution_from_row(rows[0][:-1], list(rows[0][-1])) if rows else None
+
     def save_stream_text(self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False) -> None:
         with self._tx() as conn:
             _num, exe_num, execution = self._execution(execution_id, lock=True)

@@ -24,6 +24,18 @@ _INSERT_SESSION = (
     "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING num"
 )
 
+# A fork at the head, reading the source's row inside the insert; the new row as ``session_from_row`` takes it
+# (its head: the fork point, NULL before the first entry).
+_FORK_AT_HEAD = (
+    "INSERT INTO sessions (id, kind, title, role, provider, model, effort, tools, steering_mode, follow_up_mode, "
+    "head, forked_from, fork_point, created_at, updated_at, origin) "
+    "SELECT %s, kind, CASE WHEN %s::text IS NOT NULL THEN %s WHEN title <> '' THEN title || ' (fork)' ELSE '' END, "
+    f"role, provider, model, effort, tools, steering_mode, follow_up_mode, coalesce(h.head, 0), %s, h.head, %s, %s, "
+    f"NULL FROM sessions, LATERAL (SELECT {HEAD_SQL} AS head) h WHERE id = %s AND status = 'active' "
+    "RETURNING id, kind, title, role, provider, model, effort, tools, steering_mode, follow_up_mode, goal, "
+    "fork_point, forked_from, created_at, updated_at, origin"
+)
+
 
 class SessionsPart(PgCore):
     @staticmethod
@@ -148,6 +160,26 @@ class SessionsPart(PgCore):
         return self.get_session(session_id)
 
     def fork_session(self, session_id: str, at: int | None = None, *, title: str | None = None) -> Session:
+        if at is not None:
+            return self._fork_at(session_id, at, title)
+        now = self.clock()
+        # One round trip and one commit: the lock and the insert that reads the locked row go as one query
+        # string, which the server runs as one transaction with a snapshot per statement (the insert reads
+        # what the writer that held the lock committed). The values are bound here, by psycopg's quoting.
+        params = (session_id, new_id("ses"), title, title, session_id, now, now, session_id)
+        try:
+            with psycopg.ClientCursor(self.conn) as cursor:
+                cursor.execute(f"{_LOCK_BY_ID}; {_FORK_AT_HEAD}", params)
+                cursor.nextset()
+                row = cursor.fetchone()
+        except BaseException as exc:
+            raise self._translate(exc) from exc
+        if row is None:
+            self._nums.pop(session_id, None)
+            raise self._missing_session(session_id)
+        return session_from_row(row)
+
+    def _fork_at(self, session_id: str, at: int, title: str | None) -> Session:
         now = self.clock()
         new_session_id = new_id("ses")
         # Pipelined: BEGIN, the lock and the read in one round trip, the insert and COMMIT in another.
@@ -162,11 +194,10 @@ class SessionsPart(PgCore):
                 self._nums.pop(session_id, None)
                 raise self._missing_session(session_id)
             num, head, kind, old_title, *settings = row
-            point = head if at is None else at
-            if at is not None and not self._in_tree(num, head, at):
+            if not self._in_tree(num, head, at):
                 raise self._missing_entry(session_id, at)
             fork_title = title if title is not None else (f"{old_title} (fork)" if old_title else "")
-            values = (new_session_id, kind, fork_title, *settings, 0 if point is None else point, session_id, point)
+            values = (new_session_id, kind, fork_title, *settings, at, session_id, at)
             conn.execute(_INSERT_SESSION, (*values, now, now, None))
         # What was just committed, without reading it back.
-        return session_from_row((*values[:10], None, point, session_id, now, now, None))
+        return session_from_row((*values[:10], None, at, session_id, now, now, None))

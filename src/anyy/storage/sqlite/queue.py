@@ -299,6 +299,13 @@ class QueuePart(EntriesPart, StoreCore):
         ]
         return [self.get_execution(eid) for eid in ids]
 
+    def last_execution(self, session_id: str) -> Execution | None:
+        num = self._session_num(session_id)
+        row = self.conn.execute(
+            "SELECT e.id FROM executions e WHERE e.session_num = ? ORDER BY e.num DESC LIMIT 1", (num,)
+        ).fetchone()
+        return None if row is None else self.get_execution(row[0])
+
     def save_stream_text(self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False) -> None:
         with self._tx() as conn:
             _num, exe_num, execution = self._execution(execution_id)
