@@ -29,22 +29,22 @@ from anyy.domain.search import SearchHit
 from anyy.domain.sessions import UNSET, NewSession, Page, Session, SessionKind, SessionPatch, Unset
 from anyy.domain.tree import TreeView
 from anyy.storage.checks import Finding
-from anyy.storage.ownership import Claim, ControlKind, GatewayInfo, Heartbeat, Hint, HintKind, Listening
+from anyy.storage.ownership import (
+    Claim,
+    ControlKind,
+    GatewayInfo,
+    Heartbeat,
+    Hint,
+    HintKind,
+    Listening,
+    ToolProcess,
+)
 
 
 class ObjectRef(msgspec.Struct, kw_only=True):
     hash: str
     size: int
     media_type: str
-
-
-class ToolProcess(msgspec.Struct, kw_only=True):
-    """A process group a tool call of a running execution started: its leader's pid and start time."""
-
-    execution_id: str
-    call_id: str
-    pid: int
-    started: int | None  # clock ticks after boot: with the pid, names one process even after pid reuse
 
 
 class Maintenance(msgspec.Struct, kw_only=True):
@@ -275,6 +275,17 @@ class SessionStore(Protocol):
 
     def release_session(self, session_id: str) -> None:
         """Give the lease back once the session is idle (another Gateway may then claim it)."""
+        ...
+
+    def request_stop(self, gateway_ids: list[str] | None = None) -> list[str]:
+        """Ask Gateways of the service (all with None) to stop cleanly at their next heartbeat, wherever they
+        run; the ids asked. A store one Gateway uses alone: Conflict (stop that one with its pid)."""
+        ...
+
+    def took_work(self, session_id: str) -> None:
+        """The owner got the hint of an item queued through another Gateway: its wake-up is cleared (were
+        the owner to die before, a survivor would claim the session and run the item once the lease ran
+        out)."""
         ...
 
     def heartbeat(self) -> Heartbeat:

@@ -27,7 +27,7 @@ from anyy.domain.queue import (
 from anyy.storage import rules
 from anyy.storage.memory.data import SubmissionRecord, ToolRunRecord, copied
 from anyy.storage.memory.sessions import SessionsPart
-from anyy.storage.protocol import ToolProcess
+from anyy.storage.ownership import ToolProcess
 from commons.ids import new_id
 
 

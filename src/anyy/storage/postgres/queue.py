@@ -25,9 +25,9 @@ from anyy.domain.queue import (
     same_send,
 )
 from anyy.storage import rules
+from anyy.storage.ownership import ToolProcess
 from anyy.storage.postgres.core import PgCore
 from anyy.storage.postgres.entries import EntriesPart, Prepared
-from anyy.storage.protocol import ToolProcess
 from anyy.storage.sqlite.rows import (
     EXECUTION_COLUMNS,
     SUBMISSION_COLUMNS,

@@ -25,7 +25,7 @@ from anyy.domain.queue import (
     same_send,
 )
 from anyy.storage import rules
-from anyy.storage.protocol import ToolProcess
+from anyy.storage.ownership import ToolProcess
 from anyy.storage.sqlite.core import StoreCore
 from anyy.storage.sqlite.entries import EntriesPart, Prepared
 from anyy.storage.sqlite.rows import (
