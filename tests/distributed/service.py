@@ -24,7 +24,7 @@ from tests.fakes.gateways import WsClient
 from tests.killtest.gateway_process import GatewayProcess, RpcClient
 from tests.postgres.server import create_database, require_postgres
 
-LEASE = 1.0  # seconds: a short lease keeps takeover tests quick
+LEASE = 2.0  # seconds: short enough for quick takeovers; 1 s ran out under the stalls of a loaded 2-core machine
 BOUND = 8.0  # what a takeover may take beyond the lease on a loaded 2-core machine (heartbeat, recovery)
 T = TypeVar("T")
 
