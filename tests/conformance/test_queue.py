@@ -524,3 +524,21 @@ def test_d8_a_send_repeated_with_its_key_gets_the_first_submission_back(store: S
     assert len(set(unkeyed)) == 2
     with pytest.raises(InvalidInput, match="idempotency key"):
         store.add_submission(session.id, NewSubmission(text="x", key=""))
+
+
+def test_k4_last_execution_is_the_newest_whatever_its_state(store: SessionStore, reopen: Reopen) -> None:
+    session = new_session(store)
+    assert store.last_execution(session.id) is None
+    first = store.start_execution(session.id, [submit(store, session.id, "a")])
+    store.set_execution_state(first.id, "failed", error="the model refused")
+    second = store.start_execution(session.id, [submit(store, session.id, "b")])
+    other = new_session(store)
+    store.start_execution(other.id, [submit(store, other.id, "elsewhere")])
+    assert store.last_execution(session.id) == store.get_execution(second.id)
+    store.set_execution_state(second.id, "completed")
+    store = reopen(store)
+    last = store.last_execution(session.id)
+    assert last is not None
+    assert (last.id, last.state) == (second.id, "completed")
+    with pytest.raises(NotFound):
+        store.last_execution("ses_missing")

@@ -237,3 +237,44 @@ def test_k1_a_run_into_a_busy_fixed_session_is_announced_and_waits_its_turn(sche
     assert sched.call("session.wait", {"submission_id": first["id"], "timeout": 10})["state"] == "completed"
     done = sched.call("session.wait", {"submission_id": run["submission_id"], "timeout": 10})
     assert done["state"] == "completed"
+
+
+def test_k1_update_null_clears_a_field_back_to_its_default_and_absent_keeps_it(sched: Scheduled) -> None:
+    target = sched.call("session.create", {"title": "notes"})["id"]
+    made = sched.daily(model="offline/offline", tools=["read_file"], session_id=target, catch_up="once")
+    assert (made["provider"], made["model"], made["tools"], made["session_id"]) == (
+        "offline",
+        "offline",
+        ["read_file"],
+        target,
+    )
+    kept = sched.call("schedule.update", {"schedule": "daily summary", "prompt": "Only this."})
+    assert (kept["model"], kept["tools"], kept["session_id"], kept["timing"]["catch_up"]) == (
+        "offline",
+        ["read_file"],
+        target,
+        "once",
+    )
+    cleared = sched.call(
+        "schedule.update",
+        {"schedule": "daily summary", "model": None, "tools": None, "session_id": None, "catch_up": None},
+    )
+    assert (cleared["provider"], cleared["model"], cleared["tools"], cleared["session_id"]) == ("", "", None, None)
+    assert cleared["timing"].get("catch_up", "skip") == "skip"  # the default, left out of the timing
+    assert cleared["timing"]["cron"] == "0 8 * * *"
+    assert cleared["prompt"] == "Only this."
+    sched.at(EIGHT)  # no fixed session any more: the run makes a Background session of its own
+    [run] = sched.runs("daily summary")
+    assert run["session_id"] != target
+    assert sched.call("session.get", {"session_id": run["session_id"]})["session"]["kind"] == "background"
+    emptied = sched.call("schedule.update", {"schedule": "daily summary", "tools": []})
+    assert emptied["tools"] == []  # an empty list is "no tools", not "left out"
+
+
+@pytest.mark.parametrize("field", ["name", "prompt", "cron", "every", "at", "start"])
+def test_k1_update_refuses_null_for_a_field_without_a_default_naming_it(sched: Scheduled, field: str) -> None:
+    sched.daily()
+    with pytest.raises(RpcError) as caught:
+        sched.call("schedule.update", {"schedule": "daily summary", field: None})
+    assert caught.value.message.startswith(f"{field}: cannot be cleared")
+    assert sched.call("schedule.get", {"schedule": "daily summary"})["prompt"] == "Summarise the day."

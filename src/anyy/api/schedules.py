@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from anyy.api.params import Params
 
@@ -73,21 +74,24 @@ class ScheduleCreateParams(Params):
 
 
 class ScheduleUpdateParams(Params):
-    """Fields given change; the others stay. A new cron/every/at replaces the timing."""
+    """A field left out keeps its value; a field given changes; a new cron/every/at replaces the timing.
+    ``null`` clears a field back to its default — ``role`` to "default", ``model`` to the profile's
+    default model, ``tools`` to the profile's tools, ``session_id`` to a new Background session per run,
+    ``timezone`` to "UTC", ``catch_up`` to "skip"; the other fields have no default and refuse ``null``."""
 
     schedule: str  # id or name
-    name: str | None = None
-    prompt: str | None = None
-    cron: str | None = None
-    every: float | None = None
-    at: float | None = None
-    start: float | None = None
-    timezone: str | None = None
-    catch_up: CatchUp | None = None
-    role: str | None = None
-    model: str | None = None
-    tools: list[str] | None = None
-    session_id: str | None = None
+    name: str | UnsetType | None = UNSET
+    prompt: str | UnsetType | None = UNSET
+    cron: str | UnsetType | None = UNSET
+    every: float | UnsetType | None = UNSET
+    at: float | UnsetType | None = UNSET
+    start: float | UnsetType | None = UNSET
+    timezone: str | UnsetType | None = UNSET  # null: back to "UTC"
+    catch_up: CatchUp | UnsetType | None = UNSET  # null: back to "skip"
+    role: str | UnsetType | None = UNSET  # null: back to "default"
+    model: str | UnsetType | None = UNSET  # null (or ""): back to the profile's default model
+    tools: list[str] | UnsetType | None = UNSET  # null: back to the profile's tools; []: no tools
+    session_id: str | UnsetType | None = UNSET  # null: a new Background session per run again
 
 
 class ScheduleRef(Params):

@@ -50,6 +50,23 @@ class Origin(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
     resident_id: str | None = None
 
 
+ActivityState = Literal["running", "retrying", "waiting_answer", "waiting_tasks", "queued", "idle"]
+
+
+class Activity(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
+    """What a Background session is doing, as lists show it (K4): ``state`` — running, retrying (waiting
+    to call the model again), waiting_answer (a question for the user), waiting_tasks (for the tasks it
+    delegated), queued (items wait and nothing runs: after a stop, a failure or a restart) or idle — and
+    how its last execution ended."""
+
+    state: ActivityState
+    pending: int = 0  # items waiting in its queue
+    outcome: str | None = None  # the last ended execution: completed, failed, interrupted, timed_out; None: none
+    error: str | None = None  # that execution's error or note, when it did not complete
+    ended_at: float | None = None
+    tasks: int = 0  # the tasks it delegated (``session.children`` lists them)
+
+
 class Session(msgspec.Struct, kw_only=True):
     id: str
     kind: SessionKind
@@ -68,6 +85,7 @@ class Session(msgspec.Struct, kw_only=True):
     updated_at: float
     origin: Origin | None = None
     preview: str = ""  # the last message, cut short, in lists of sessions (U1); "" elsewhere
+    activity: Activity | None = None  # Background sessions in lists: state and last outcome (K4); None elsewhere
 
 
 class Submission(msgspec.Struct, kw_only=True):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from anyy.api.sessions import DelegatedTask
 from anyy.cli.output import when
 from anyy.domain.entries import Entry
 from anyy.domain.search import SearchHit
-from anyy.domain.sessions import Origin, Session
+from anyy.domain.sessions import Origin, Session, activity_words
 from anyy.domain.tree import TreeView, preview
 
 HEAD_MARK = "<- head"
@@ -21,10 +22,17 @@ def session_line(session: Session) -> str:
     title = preview(session.title) or "(untitled)"
     last = f" — {session.preview}" if session.preview else ""
     origin = f"  [{origin_text(session.origin)}]" if session.origin is not None else ""
+    doing = f"  <{activity_words(session.activity)}>" if session.activity is not None else ""
     return (
         f"{session.id}  {session.kind:<10}  {when(session.updated_at)}  {session.role:<12}  "
-        f"{model_of(session):<24}  {title}{last}{origin}"
+        f"{model_of(session):<24}  {title}{last}{origin}{doing}"
     )
+
+
+def task_line(task: DelegatedTask) -> str:
+    """One delegated task of a parent (K2, K4): its child session, state, brief, and answer or failure."""
+    result = f" — {'failed: ' if task.is_error else ''}{preview(task.result)}" if task.result else ""
+    return f"{task.child_session_id}  {task.state:<9}  {preview(task.brief)}{result}"
 
 
 def origin_text(origin: Origin) -> str:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
+from anyy.api.sessions import DelegatedTask
 from anyy.cli.context import open_store
 from anyy.domain.entries import Entry, EntryKind
 from anyy.domain.errors import AnyyError
@@ -36,6 +37,7 @@ class SessionReader(Protocol):
     def tree(self, session_id: str) -> TreeView: ...
     def search(self, query: str, kind: SessionKind | None, session_id: str | None, limit: int) -> list[SearchHit]: ...
     def export(self, session_id: str, fmt: ExportFormat) -> list[str]: ...
+    def children(self, session_id: str) -> list[DelegatedTask]: ...
 
 
 class StoreReader:
@@ -65,6 +67,11 @@ class StoreReader:
         from anyy.storage.reads import export_chunks
 
         return export_chunks(self.store, session_id, fmt)
+
+    def children(self, session_id: str) -> list[DelegatedTask]:
+        self.store.get_session(session_id)  # an unknown session is an error, not "no tasks"
+        found = self.store.list_delegated_tasks(parent_session_id=session_id)
+        return msgspec.convert(found, list[DelegatedTask], from_attributes=True)  # as the Gateway sends them
 
 
 class _EntryView(msgspec.Struct, kw_only=True):
@@ -127,6 +134,9 @@ class GatewayReader:
 
     def export(self, session_id: str, fmt: ExportFormat) -> list[str]:
         return [str(self._call("session.export", {"session_id": session_id, "format": fmt})["content"])]
+
+    def children(self, session_id: str) -> list[DelegatedTask]:
+        return msgspec.convert(self._call("session.children", {"session_id": session_id}), list[DelegatedTask])
 
 
 @contextlib.contextmanager

@@ -1,4 +1,4 @@
-"""``anyy sessions list|show|tree|search``: read the profile's sessions.
+"""``anyy sessions list|show|tree|children|search``: read the profile's sessions.
 
 Through the profile's Gateway when one runs, else straight from its store (``session_reads``): these
 commands work before (and without) a Gateway, and agree with it when it runs.
@@ -85,6 +85,23 @@ def show_command(profile: Profile, session_id: str, count: int, as_json: bool) -
     click.echo(f"last {len(entries)} entries of the current path{earlier}:")
     for entry in entries:
         click.echo(f"  {render.entry_line(entry)}")
+
+
+@sessions.command("children")
+@click.argument("session_id", metavar="ID")
+@with_profile
+@_JSON
+def children_command(profile: Profile, session_id: str, as_json: bool) -> None:
+    """List the tasks a session delegated (K2): each child session, its state, brief and answer."""
+    with open_reader(profile) as reader:
+        tasks = reader.children(session_id)
+    if as_json:
+        echo_json(tasks)
+        return
+    if not tasks:
+        click.echo(f"session {session_id} delegated no tasks", err=True)
+    for task in tasks:
+        click.echo(render.task_line(task))
 
 
 @sessions.command("tree")

@@ -4,6 +4,7 @@
 
 import { renderMarkdown } from "./markdown.js";
 import { CONFLICT, Rpc, fragmentParams, takeToken } from "./rpc.js";
+import { activityNode, listLinks, originText, runItems, showList, taskItems, when } from "./background.js";
 import { contextLabel, usageLabel, usageOf } from "./usage.js";
 
 const PAGE = 50; // sessions and history entries per page
@@ -33,6 +34,8 @@ const state = {
   token: "", // the access token (uploads are HTTP requests)
   attachments: [], // files attached to the message being written: {name, size, object?, media_type?}
   draft: null, // a new conversation not created yet ({kind}): it is created by its first message (U1)
+  residents: null, // K4: the profile's residents by id, read with the Background list (their triggers)
+  parents: new Map(), // K4: titles of the sessions that delegated tasks, by id
 };
 
 const APP_TITLE = "anyy Dashboard";
@@ -52,10 +55,6 @@ function notice(text) {
   el.hidden = !text;
 }
 
-function when(seconds) {
-  return new Date(seconds * 1000).toLocaleString();
-}
-
 // -- the session lists (B1) -------------------------------------------------------------------------
 function sessionItem(session) {
   const li = document.createElement("li");
@@ -63,13 +62,18 @@ function sessionItem(session) {
   if (state.session && state.session.id === session.id) li.classList.add("current");
   const button = document.createElement("button");
   button.type = "button";
+  button.className = "open";
   const title = document.createElement("span");
   title.className = "title";
   title.textContent = session.title || "Untitled";
-  const meta = document.createElement("span");
-  meta.className = "meta muted";
-  meta.textContent = when(session.updated_at);
   button.append(title);
+  if (session.activity) button.append(activityNode(session.activity)); // K4: its state and last outcome
+  if (session.origin) {
+    const origin = document.createElement("span");
+    origin.className = "origin meta muted";
+    origin.textContent = originText(session.origin, state.residents, state.parents);
+    button.append(origin);
+  }
   if (session.preview) {
     // U1: the last message, under the title (cut short by the Gateway, one line here)
     const preview = document.createElement("span");
@@ -77,26 +81,35 @@ function sessionItem(session) {
     preview.textContent = session.preview;
     button.append(preview);
   }
-  button.append(meta);
-  if (session.origin) {
-    const origin = document.createElement("span");
-    origin.className = "origin meta muted";
-    origin.textContent = originText(session.origin);
-    button.append(origin);
+  if (!session.activity || !session.activity.ended_at) {
+    const meta = document.createElement("span");
+    meta.className = "meta muted";
+    meta.textContent = when(session.updated_at);
+    button.append(meta);
   }
   button.addEventListener("click", () => openSession(session.id));
   li.append(button);
-  if (session.origin && session.origin.kind === "schedule" && session.origin.schedule_id) {
-    const runs = document.createElement("button");
-    runs.type = "button";
-    runs.className = "runs-link";
-    runs.textContent = "Runs";
-    runs.setAttribute("aria-label", `Runs of the schedule ${session.origin.name}`);
-    runs.addEventListener("click", () => showRuns(session.origin.schedule_id).catch(report));
-    li.classList.add("has-runs");
-    li.append(runs);
+  const links = listLinks(session, LISTS);
+  if (links.length) {
+    const row = document.createElement("div");
+    row.className = "links";
+    row.append(...links);
+    li.append(row);
   }
   return li;
+}
+
+// K4: what the Background list names beside its sessions — the residents (their triggers) and the
+// parents of delegated tasks (their titles) — read once per list, before the rows are made.
+async function backgroundNames(sessions) {
+  const rpc = state.rpc;
+  if (!state.residents && sessions.some((s) => s.origin && s.origin.kind === "resident")) {
+    state.residents = new Map((await rpc.call("resident.list", {})).map((r) => [r.id, r]));
+  }
+  const parents = new Set(sessions.filter((s) => s.origin && s.origin.kind === "delegate").map((s) => s.origin.parent_session_id));
+  const missing = [...parents].filter((id) => !state.parents.has(id));
+  const found = await Promise.all(missing.map((id) => rpc.call("session.get", { session_id: id }).catch(() => null)));
+  for (const view of found) if (view) state.parents.set(view.session.id, view.session.title || "Untitled");
 }
 
 function renameInList(session) {
@@ -104,47 +117,39 @@ function renameInList(session) {
   if (li) li.textContent = session.title || "Untitled";
 }
 
-// What started a Background session (K4): a schedule's run, a delegated task, a resident.
-function originText(origin) {
-  if (origin.kind === "schedule") return `schedule ${origin.name} · run for ${when(origin.scheduled_for)}`;
-  if (origin.kind === "delegate") return `delegated by ${origin.parent_session_id}`;
-  return `resident ${origin.name || origin.resident_id}`;
+// K4: the open session's execution changed: its row in the Background list says so at once.
+function activityInList(sessionId, executionState) {
+  const badge = document.querySelector(`#sessions li[data-id="${sessionId}"] .activity .state`);
+  if (!badge) return;
+  const now = { running: "running", retry_wait: "retrying", suspended: "waiting_answer" }[executionState];
+  const line = activityNode(now ? { state: now } : { state: "idle", outcome: executionState, ended_at: Date.now() / 1000 });
+  badge.parentNode.replaceWith(line);
 }
 
-// A schedule's runs (K1), newest first, each opening its session: one click from any of its sessions.
+// The lists one click away (K1, K2, K4): a schedule's runs, a parent's delegated tasks; each item opens
+// its session.
+const LISTS = {
+  showRuns: (scheduleId) => showRuns(scheduleId).catch(report),
+  showTasks: (parentId, withParent) => showTasks(parentId, withParent).catch(report),
+};
+
 async function showRuns(scheduleId) {
   const [schedule, runs] = await Promise.all([
     state.rpc.call("schedule.get", { schedule: scheduleId }),
     state.rpc.call("schedule.runs", { schedule: scheduleId, limit: 50 }),
   ]);
-  let dialog = $("runs-dialog");
-  if (!dialog) {
-    dialog = document.createElement("dialog");
-    dialog.id = "runs-dialog";
-    document.body.append(dialog);
-  }
-  const heading = document.createElement("h2");
-  heading.textContent = `Runs of ${schedule.name}`;
-  const next = document.createElement("p");
-  next.className = "muted";
-  next.textContent = schedule.paused ? "paused" : schedule.next_at ? `next: ${when(schedule.next_at)}` : "no next run";
-  const list = document.createElement("ul");
-  list.className = "runs";
-  for (const run of runs) {
-    const li = document.createElement("li");
-    const label = `${when(run.scheduled_for)} · ${run.outcome}${run.error ? ` (${run.error})` : ""}`;
-    li.append(
-      run.session_id
-        ? button(label, () => {
-            dialog.close();
-            openSession(run.session_id).catch(report);
-          })
-        : document.createTextNode(label),
-    );
-    list.append(li);
-  }
-  dialog.replaceChildren(heading, next, list, button("Close", () => dialog.close()));
-  dialog.showModal();
+  const next = schedule.paused ? "paused" : schedule.next_at ? `next: ${when(schedule.next_at)}` : "no next run";
+  showList("runs-dialog", `Runs of ${schedule.name}`, next, runItems(runs), (id) => openSession(id).catch(report));
+}
+
+async function showTasks(parentId, withParent) {
+  const tasks = await state.rpc.call("session.children", { session_id: parentId });
+  const open = tasks.filter((task) => task.state === "waiting" || task.state === "running").length;
+  const subtitle = `${tasks.length} task${tasks.length === 1 ? "" : "s"}${open ? `, ${open} not finished` : ""}`;
+  const title = state.parents.get(parentId) || (state.session && state.session.id === parentId ? state.session.title : "");
+  const heading = title ? `Tasks delegated by “${title}”` : "Delegated tasks";
+  const items = taskItems(parentId, tasks, withParent, title);
+  showList("tasks-dialog", heading, subtitle, items, (id) => openSession(id).catch(report));
 }
 
 async function loadSessions() {
@@ -155,6 +160,10 @@ async function loadSessions() {
   try {
     const page = await state.rpc.call("session.list", { kind: state.kind, limit: PAGE, cursor: list.cursor });
     if (generation !== state.list.generation) return;
+    if (state.kind === "background") {
+      await backgroundNames(page.items);
+      if (generation !== state.list.generation) return;
+    }
     const ul = $("sessions");
     for (const session of page.items) ul.append(sessionItem(session));
     list.cursor = page.next_cursor;
@@ -169,6 +178,8 @@ async function loadSessions() {
 
 function resetSessions() {
   state.list = { cursor: null, done: false, loading: false, generation: state.list.generation + 1 };
+  state.residents = null;
+  state.parents = new Map();
   $("sessions").replaceChildren();
   return loadSessions();
 }
@@ -602,6 +613,8 @@ async function openSession(id, entryId = null, { push = true } = {}) {
   $("conversation").hidden = false;
   $("rename-form").hidden = true;
   $("rename").hidden = false;
+  $("conv-links").replaceChildren();
+  $("conv-links").hidden = true;
   showHeader();
   state.history = { cursor: null, loading: false, shown: new Set() };
   state.liveEpoch++;
@@ -637,8 +650,28 @@ async function openSession(id, entryId = null, { push = true } = {}) {
   if (entryId !== null) await showEntry(entryId, generation);
   await refreshQueue();
   if (generation !== state.openGeneration) return;
+  await showConversationLinks(view.session, generation);
+  if (generation !== state.openGeneration) return;
   const answer = document.querySelector("#question input");
   (answer || $("editor")).focus();
+}
+
+// K4 in the open conversation's header: what started it (with its runs or its parent's tasks) and the
+// tasks it delegated, one click away — a Chat that delegated work has no row in the Background list.
+async function showConversationLinks(session, generation) {
+  const box = $("conv-links");
+  box.replaceChildren();
+  const tasks = await state.rpc.call("session.children", { session_id: session.id });
+  if (generation !== state.openGeneration) return;
+  const links = listLinks({ ...session, activity: { tasks: tasks.length } }, LISTS);
+  if (session.origin) {
+    const origin = document.createElement("span");
+    origin.className = "origin muted";
+    origin.textContent = originText(session.origin, state.residents, state.parents);
+    box.append(origin);
+  }
+  box.append(...links);
+  box.hidden = !box.childElementCount;
 }
 
 function markFirstPage(started, generation) {
@@ -813,6 +846,7 @@ function onEvent(event) {
 }
 
 function onExecutionState(event) {
+  activityInList(event.session_id, event.state);
   clearRetry();
   if (event.state !== "suspended") removeQuestion();
   if (event.state !== "running" && event.state !== "suspended") clearTools();

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import msgspec
 
@@ -36,6 +36,23 @@ class Origin(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
     resident_id: str | None = None
 
 
+ActivityState = Literal["running", "retrying", "waiting_answer", "waiting_tasks", "queued", "idle"]
+
+
+class Activity(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
+    """What a Background session is doing, as lists show it (K4): ``state`` — running, retrying (waiting
+    to call the model again), waiting_answer (a question for the user), waiting_tasks (for the tasks it
+    delegated), queued (items wait and nothing runs: after a stop, a failure or a restart) or idle — and
+    how its last execution ended."""
+
+    state: ActivityState
+    pending: int = 0  # items waiting in its queue
+    outcome: str | None = None  # the last ended execution: completed, failed, interrupted, timed_out; None: none
+    error: str | None = None  # that execution's error or note, when it did not complete
+    ended_at: float | None = None
+    tasks: int = 0  # the tasks it delegated (``session.children`` lists them)
+
+
 class Session(msgspec.Struct, kw_only=True):
     id: str
     kind: SessionKind
@@ -54,6 +71,7 @@ class Session(msgspec.Struct, kw_only=True):
     updated_at: float
     origin: Origin | None = None  # Background sessions: what made them (a fork has none)
     preview: str = ""  # the last message, cut short, in lists of sessions (U1); "" elsewhere
+    activity: Activity | None = None  # Background sessions in lists: state and last outcome (K4); None elsewhere
 
 
 class NewSession(msgspec.Struct, kw_only=True):
@@ -101,3 +119,44 @@ class Page(msgspec.Struct, Generic[T], kw_only=True):
 
     items: list[T]
     next_cursor: str | None
+
+
+_STATE_WORDS: dict[str, str] = {
+    "running": "running",
+    "retrying": "retrying",
+    "waiting_answer": "waiting for an answer",
+    "waiting_tasks": "waiting for its delegated tasks",
+    "queued": "queued, not running",
+    "idle": "idle",
+}
+
+
+class ActivityFacts(Protocol):
+    """What :func:`activity_words` reads: the domain's :class:`Activity` or the wire's."""
+
+    @property
+    def state(self) -> str: ...
+    @property
+    def pending(self) -> int: ...
+    @property
+    def outcome(self) -> str | None: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def tasks(self) -> int: ...
+
+
+def activity_words(activity: ActivityFacts) -> str:
+    """A Background session's state and last outcome in a few words, the same in every client (K4):
+    "running", "waiting for an answer", "idle · last: failed (the model refused)", "queued, not running
+    (2 waiting) · last: interrupted"…"""
+    words = _STATE_WORDS[activity.state]
+    if activity.pending and activity.state != "idle":
+        words += f" ({activity.pending} waiting)"
+    if activity.outcome is not None:
+        error = " ".join((activity.error or "").split())
+        reason = f" ({error[:97] + '...' if len(error) > 100 else error})" if error else ""
+        words += f" · last: {activity.outcome}{reason}"
+    if activity.tasks:
+        words += f" · {activity.tasks} delegated task{'s' if activity.tasks != 1 else ''}"
+    return words

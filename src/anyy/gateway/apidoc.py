@@ -112,8 +112,8 @@ def type_name(tp: Any) -> str:
     args = typing.get_args(tp)
     if origin is typing.Literal:
         return " | ".join(msgspec.json.encode(a).decode() for a in args)
-    if origin is typing.Union or isinstance(tp, types.UnionType):
-        return " | ".join(type_name(a) for a in args)
+    if origin is typing.Union or isinstance(tp, types.UnionType):  # UNSET is "left out", not a JSON type
+        return " | ".join(type_name(a) for a in args if a is not msgspec.UnsetType)
     if origin in (list, tuple, set, frozenset) or origin is typing.Sequence:
         inner = type_name(args[0]) if args else "any"
         return f"list[{inner}]"
@@ -146,6 +146,8 @@ def _field_comments(cls: type) -> dict[str, str]:
 def _default(field: msgspec.structs.FieldInfo) -> str:
     if field.required:
         return "required"
+    if field.default is msgspec.UNSET:
+        return "left out: kept"
     if field.default is not msgspec.NODEFAULT:
         value = field.default
     else:

@@ -22,6 +22,7 @@ DASHBOARD_FILES = {
     "rpc.js": "text/javascript; charset=utf-8",
     "markdown.js": "text/javascript; charset=utf-8",
     "usage.js": "text/javascript; charset=utf-8",
+    "background.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
 }
 DASHBOARD_HEADERS = {

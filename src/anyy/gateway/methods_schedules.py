@@ -46,7 +46,9 @@ async def get(gw: Gateway, conn: Connection | None, p: wire.ScheduleRef) -> wire
 
 @TABLE.method(api.SCHEDULE_UPDATE)
 async def update(gw: Gateway, conn: Connection | None, p: wire.ScheduleUpdateParams) -> wire.Schedule:
-    """Change the fields given; a new timing starts from now (the next fire time is computed again)."""
+    """Change the fields given; a field left out keeps its value, and ``null`` clears one back to its
+    default (``role``, ``model``, ``tools``, ``session_id``, ``timezone``, ``catch_up``; the others refuse
+    it, naming the field). A new timing starts from now (the next fire time is computed again)."""
     admin = _admin(gw)
     return await admin.view(await admin.update(p))
 

@@ -93,8 +93,10 @@ async def get(gw: Gateway, conn: Connection | None, p: SessionRef) -> wire.Sessi
 @TABLE.method(api.SESSION_LIST)
 async def list_(gw: Gateway, conn: Connection | None, p: ListParams) -> wire.Page[wire.Session]:
     """Sessions, most recent first, by pages: ``kind`` "chat" (the Chats list) or "background" (the
-    Background list), or both, each with a preview (its last message, cut short). Pass back
-    ``next_cursor`` for the next page; pages stay stable while sessions are created."""
+    Background list), or both, each with a preview (its last message, cut short); each Background
+    session also with its ``activity`` (K4): what it is doing, how its last execution ended, how many
+    tasks it delegated. Pass back ``next_cursor`` for the next page; pages stay stable while sessions
+    are created."""
 
     def listed(store: SessionStore) -> Page[Session]:
         return reads.with_previews(store, store.list_sessions(kind=p.kind, limit=p.limit, cursor=p.cursor))

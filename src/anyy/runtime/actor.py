@@ -28,8 +28,10 @@ from typing import Any
 from anyy.api.events import Notice
 from anyy.domain import queue as queue_rules
 from anyy.domain.entries import Entry
+from anyy.domain.errors import NotFound
 from anyy.domain.queue import Execution, Submission
 from anyy.runtime.announce import Announcer
+from anyy.runtime.cluster import end_leftovers
 from anyy.runtime.deps import Deps
 from anyy.runtime.execution import EndState, ExecutionRun, Outcome, unwritable
 from anyy.storage.ownership import LeaseLost
@@ -188,8 +190,10 @@ class SessionActor:
     async def _drain(self) -> None:
         self._drain_queued = False
         if self.blocked is not None and not await self.settle_blocked():
+            await self._release()  # a lease the heartbeat took for this session goes back unused
             return  # still not written: nothing starts (the request stays pending, visibly)
         if self._pokes <= self._halted_upto:
+            await self._release()
             return
         if not await self._claim():
             return  # another Gateway runs this session; it was told (a hint) and reads the queue itself
@@ -204,6 +208,7 @@ class SessionActor:
         """Hold the session's lease for the work about to run (always, with a store this Gateway has to
         itself); what a dead owner left running is announced as interrupted."""
         claim = await self.deps.owner.call(lambda s: s.claim_session(self.session_id))
+        end_leftovers(claim.leftovers)
         for execution in claim.recovered:
             self._announce.execution(execution, note=execution.note)
         return bool(claim.owned)
@@ -233,6 +238,36 @@ class SessionActor:
                 return
             if run.queue_was_empty:
                 return  # seen empty when it completed; a later submission pokes again
+
+    async def run_alone(self, submission_id: str) -> None:
+        """Inside the actor: start an execution answering that one pending submission only, and let the
+        rest of the queue wait (as after a restart, G3) — a schedule's run claimed before a restart (K1).
+        Nothing starts when the session has an execution waiting, or when the item is no longer pending;
+        a submission made meanwhile still starts the queue as usual."""
+        upto = self._pokes
+        try:
+            if self.blocked is not None and not await self.settle_blocked():
+                return
+            if not await self._claim():
+                return
+            try:
+                started = await self.deps.owner.call(
+                    functools.partial(_start_one, session_id=self.session_id, submission_id=submission_id)
+                )
+                if started is not None:
+                    execution, inputs, pending = started
+                    self._announce.queue_now(self.session_id, pending)
+                    self._announce.entries(self.session_id, inputs)
+                    self._announce.execution(execution)
+                    await self._run(ExecutionRun(self.deps, self.session_id, execution.id), None)
+            except LeaseLost as exc:
+                log.warning("session %s: %s", self.session_id, exc)
+            finally:
+                await self._release()
+        except NotFound:  # the session was deleted meanwhile: nothing to start
+            log.info("session %s is gone; its run %s does not start", self.session_id, submission_id)
+        finally:
+            self._halted_upto = max(self._halted_upto, upto)
 
     async def _run(self, run: ExecutionRun, answer: str | None, *, delegated: bool = False) -> Outcome:
         self.current = run
@@ -362,6 +397,20 @@ def _start_next(store: SessionStore, *, session_id: str) -> tuple[Execution, lis
     entry_ids = [sub.entry_id for sub in map(store.get_submission, ids) if sub.entry_id is not None]
     left = [sub for sub in pending if sub.id not in ids]
     return execution, [store.get_entry(session_id, entry_id) for entry_id in entry_ids], left
+
+
+def _start_one(
+    store: SessionStore, *, session_id: str, submission_id: str
+) -> tuple[Execution, list[Entry], list[Submission]] | None:
+    """Start an execution answering only that submission, if it is still pending and the session idle."""
+    if store.list_executions(session_id, active_only=True):
+        return None
+    if store.get_submission(submission_id).state != "pending":
+        return None
+    execution = store.start_execution(session_id, [submission_id], record_inputs=True)
+    taken = store.get_submission(submission_id)
+    inputs = [store.get_entry(session_id, taken.entry_id)] if taken.entry_id is not None else []
+    return execution, inputs, store.list_submissions(session_id)
 
 
 def _log_unretrieved(future: asyncio.Future[Any]) -> None:

@@ -9,7 +9,7 @@ run (a paused schedule is one the user does not want to run).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -28,7 +28,46 @@ from anyy.runtime.views import convert
 ALIAS = "alias"  # the provider of a virtual model (anyy.providers.registry.VIRTUAL_PROVIDER)
 
 
-def timing_from(p: wire.ScheduleCreateParams | wire.ScheduleUpdateParams, base: Timing | None, now: float) -> Timing:
+class TimingInput(NamedTuple):
+    """The timing fields of a create or an update; None: not given."""
+
+    cron: str | None = None
+    every: float | None = None
+    at: float | None = None
+    start: float | None = None
+    timezone: str | None = None
+    catch_up: wire.CatchUp | None = None
+
+
+# schedule.update: a field given as null goes back to this default; the others refuse null.
+CLEARED: dict[str, Any] = {
+    "role": "default",
+    "model": "",
+    "tools": None,
+    "session_id": None,
+    "timezone": "UTC",
+    "catch_up": "skip",
+}
+
+
+def update_fields(p: wire.ScheduleUpdateParams) -> dict[str, Any]:
+    """The fields an update gives (left out: absent here), a null replaced by the field's default; a null
+    for a field without one is refused, naming it."""
+    given: dict[str, Any] = {}
+    for field in msgspec.structs.fields(p):
+        value = getattr(p, field.name)
+        if field.name == "schedule" or value is msgspec.UNSET:
+            continue
+        if value is None and field.name not in CLEARED:
+            raise InvalidInput(
+                f"{field.name}: cannot be cleared (null); give a value, or leave it out to keep it "
+                f"(null clears only {', '.join(CLEARED)})"
+            )
+        given[field.name] = CLEARED[field.name] if value is None else value
+    return given
+
+
+def timing_from(p: TimingInput, base: Timing | None, now: float) -> Timing:
     """The timing the parameters describe (over ``base`` for an update), checked."""
     given = [name for name in ("cron", "every", "at") if getattr(p, name) is not None]
     if len(given) > 1 or (base is None and not given):
@@ -112,7 +151,7 @@ class ScheduleAdmin:
 
     async def create(self, p: wire.ScheduleCreateParams) -> Schedule:
         now = self.scheduler.clock.now()
-        timing = timing_from(p, None, now)
+        timing = timing_from(TimingInput(p.cron, p.every, p.at, p.start, p.timezone, p.catch_up), None, now)
         provider, model = self._check(p.role, p.model)
         if p.session_id is not None:
             await self._owner.call(lambda s: s.get_session(p.session_id))
@@ -139,18 +178,18 @@ class ScheduleAdmin:
         return found
 
     async def update(self, p: wire.ScheduleUpdateParams) -> Schedule:
+        given = update_fields(p)
         async with self.scheduler.lock:
             current = await self.get(p.schedule)
             now = self.scheduler.clock.now()
-            changes: dict[str, Any] = {
-                name: getattr(p, name) for name in ("name", "prompt", "role", "tools", "session_id") if getattr(p, name)
-            }
-            timed = any(getattr(p, n) is not None for n in ("cron", "every", "at", "start", "timezone", "catch_up"))
+            plain = ("name", "prompt", "role", "tools", "session_id")
+            changes: dict[str, Any] = {name: given[name] for name in plain if name in given}
+            timed = {name: given[name] for name in TimingInput._fields if name in given}
             if timed:
-                timing = timing_from(p, current.timing, now)
+                timing = timing_from(TimingInput(**timed), current.timing, now)
                 changes.update(timing=timing, considered=now, next_at=next_after(timing, zone_of(timing.timezone), now))
-            if p.model is not None:
-                changes["provider"], changes["model"] = model_choice(p.model)
+            if "model" in given:
+                changes["provider"], changes["model"] = model_choice(given["model"])
             updated = msgspec.structs.replace(current, **changes)
             self._check(updated.role, f"{updated.provider}/{updated.model}" if updated.model else "")
             if updated.session_id is not None and updated.session_id != current.session_id:

@@ -72,12 +72,15 @@ class Scheduler:
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> list[ScheduleRun]:
-        """Start the runs a previous Gateway claimed but did not start, then the timer. Returns those runs."""
+        """Start the runs a previous Gateway claimed but did not start, then the timer. Returns those runs.
+
+        Each run's prompt starts alone: in a fixed target session, the items the restart left pending
+        there (the user's, queued before or after the run) stay pending, as G3 says of every session, until
+        the session is continued or sent to; a run behind an execution waiting for an answer waits too."""
         pending: list[ScheduleRun] = await self.runtime.deps.owner.call(lambda s: s.pending_runs())
-        for run in pending:
-            if run.session_id is not None:
-                with contextlib.suppress(NotFound):
-                    await self.runtime.continue_queue(run.session_id)
+        for run in pending:  # each run alone: what else a fixed target session had queued waits (G3)
+            if run.session_id is not None and run.submission_id is not None:
+                self.runtime.start_alone(run.session_id, run.submission_id)
         self._task = asyncio.create_task(self._loop(), name="anyy-scheduler")
         return pending
 

@@ -14,7 +14,7 @@ import msgspec
 
 from anyy.domain.entries import Entry, EntryKind
 from anyy.domain.export import to_jsonl, to_markdown
-from anyy.domain.sessions import Page, Session
+from anyy.domain.sessions import Activity, ActivityState, Page, Session
 from anyy.domain.titles import preview_of
 from anyy.storage.protocol import SessionStore
 
@@ -43,9 +43,41 @@ def whole_tree(store: SessionStore, session_id: str) -> list[Entry]:
 
 
 def with_previews(store: SessionStore, page: Page[Session]) -> Page[Session]:
-    """The page's sessions, each with its last message on the current path as a preview (U1)."""
-    items = [msgspec.structs.replace(found, preview=last_message(store, found)) for found in page.items]
+    """The page's sessions, each with its last message on the current path as a preview (U1), and each
+    Background session with what it is doing and how its last execution ended (K4)."""
+    items = [
+        msgspec.structs.replace(
+            found,
+            preview=last_message(store, found),
+            activity=activity(store, found.id) if found.kind == "background" else None,
+        )
+        for found in page.items
+    ]
     return Page(items=items, next_cursor=page.next_cursor)
+
+
+_ACTIVE: dict[str, ActivityState] = {"running": "running", "retry_wait": "retrying"}
+
+
+def activity(store: SessionStore, session_id: str) -> Activity:
+    """What the session is doing now, read from the store (so every Gateway sharing it says the same): its
+    newest execution (one indexed read), its queue and the tasks it delegated."""
+    last = store.last_execution(session_id)
+    pending = len(store.list_submissions(session_id))
+    tasks = store.list_delegated_tasks(parent_session_id=session_id)
+    if last is not None and last.state == "suspended":
+        waiting_tasks = any(task.state in ("waiting", "running") for task in tasks)
+        return Activity(state="waiting_tasks" if waiting_tasks else "waiting_answer", pending=pending, tasks=len(tasks))
+    if last is not None and last.state in _ACTIVE:
+        return Activity(state=_ACTIVE[last.state], pending=pending, tasks=len(tasks))
+    return Activity(
+        state="queued" if pending else "idle",
+        pending=pending,
+        outcome=None if last is None else last.state,
+        error=None if last is None or last.state == "completed" else (last.error or last.note),
+        ended_at=None if last is None else last.ended_at,
+        tasks=len(tasks),
+    )
 
 
 def last_message(store: SessionStore, session: Session) -> str:

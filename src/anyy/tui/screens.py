@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -22,9 +21,11 @@ from textual.widgets import Input, OptionList, Static, Tab, Tabs
 from textual.widgets.option_list import Option
 
 from anyy.api import methods as m
-from anyy.api.params import ListParams, SearchParams
+from anyy.api.params import ListParams, NoParams, SearchParams, SessionRef
+from anyy.api.residents import Resident
 from anyy.api.schedules import ScheduleRunsParams
-from anyy.api.sessions import Origin, SearchHit, Session, SessionKind, TreeNode, TreeView
+from anyy.api.sessions import SearchHit, Session, SessionKind, TreeNode, TreeView
+from anyy.tui.background import background_lines, run_label, session_label_parent, task_label
 
 Call = Callable[..., Awaitable[Any]]
 
@@ -146,11 +147,12 @@ class ChoiceScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-def session_label(session: Session) -> Text:
-    """The session's title and settings, its last message (U1) on the line below."""
+def session_label(session: Session, residents: dict[str, Resident] | None = None) -> Text:
+    """The session's title and settings; for a Background session its state and last outcome, and what
+    started it (K4); its last message (U1) on the line below."""
     label = Text(session.title or "(untitled)", style="bold")
-    origin = f" · {origin_label(session.origin)}" if session.origin is not None else ""
-    label.append(f" · {session.role} · {session.model} · {session.id}{origin}", style="dim")
+    label.append(f" · {session.role} · {session.model} · {session.id}", style="dim")
+    label.append_text(background_lines(session, residents))
     if session.preview:
         label.append(f"\n  {session.preview}")
     return label
@@ -165,31 +167,21 @@ def hit_label(hit: SearchHit) -> Text:
     return label
 
 
-def _when(moment: float | None) -> str:
-    return "never" if moment is None else datetime.fromtimestamp(moment).strftime("%Y-%m-%d %H:%M")
-
-
-def origin_label(origin: Origin) -> str:
-    """What started a Background session (K4)."""
-    if origin.kind == "schedule":
-        return f"schedule {origin.name} (run for {_when(origin.scheduled_for)}; Ctrl+R: its runs)"
-    if origin.kind == "delegate":
-        return f"delegated by {origin.parent_session_id}"
-    return f"resident {origin.name or origin.resident_id}"
-
-
 class SessionPicker(ModalScreen[str | None]):
     """Chats and Background tabs, by pages (``session.list`` cursors); typing searches (``session.search``).
 
     Up/Down move in the list, Enter opens the highlighted session (or loads the next page), Tab switches
-    between Chats and Background, Esc closes the picker.
+    between Chats and Background, Esc closes the picker. On a highlighted session, Ctrl+R lists what goes
+    with what started it (its schedule's runs, or its parent's delegated tasks with the parent first) and
+    Ctrl+T the tasks it delegated (K4); Enter opens one, Tab or typing goes back to the sessions.
     """
 
     DEFAULT_CSS = BOX_CSS.format(name="SessionPicker")
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close"),
         Binding("tab", "switch_tab", "Chats / Background", priority=True),
-        Binding("ctrl+r", "runs", "Runs of its schedule", priority=True),
+        Binding("ctrl+r", "related", "Its schedule's runs / its parent's tasks", priority=True),
+        Binding("ctrl+t", "tasks", "Its delegated tasks", priority=True),
         Binding("down", "move(1)", show=False, priority=True),
         Binding("up", "move(-1)", show=False, priority=True),
     ]
@@ -203,15 +195,19 @@ class SessionPicker(ModalScreen[str | None]):
         self.hits: list[SearchHit] = []
         self.loading = False
         self.loaded = 0  # lists shown (pages or search hits) since the picker opened
+        self.residents: dict[str, Resident] | None = None  # by id, read once the Background tab shows
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Tabs(Tab("Chats", id="chat"), Tab("Background", id="background"))
             yield Input(placeholder="search the messages of every session", id="search")
+            yield Static("", id="listing", classes="hint", markup=False)
             yield OptionList(id="sessions")
             yield Static(
-                "Up/Down · Enter opens · Tab: Chats / Background · Ctrl+R: a schedule's runs · Esc closes",
+                "Up/Down · Enter opens · Tab: Chats / Background · Ctrl+R: its runs or its parent's tasks · "
+                "Ctrl+T: its delegated tasks · Esc closes",
                 classes="hint",
+                markup=False,
             )
 
     @property
@@ -232,9 +228,13 @@ class SessionPicker(ModalScreen[str | None]):
 
     async def load_page(self) -> None:
         page = await self.call(m.SESSION_LIST, ListParams(kind=self.kind, limit=PICKER_PAGE, cursor=self.cursor))
+        if self.residents is None and any(s.origin is not None and s.origin.kind == "resident" for s in page.items):
+            found: list[Resident] = await self.call(m.RESIDENT_LIST, NoParams())
+            self.residents = {resident.id: resident for resident in found}
         self.sessions += page.items
         self.cursor = page.next_cursor
-        options = [Option(session_label(s), id=s.id) for s in self.sessions]
+        self._listing("")
+        options = [Option(session_label(s, self.residents), id=s.id) for s in self.sessions]
         if self.cursor:
             options.append(Option("… more sessions (Enter)", id=MORE))
         self._show(options)
@@ -290,25 +290,48 @@ class SessionPicker(ModalScreen[str | None]):
         tabs = self.query_one(Tabs)
         tabs.active = "background" if self.kind == "chat" else "chat"
 
-    async def action_runs(self) -> None:
-        """A scheduled run's session highlighted: list its schedule's runs instead (Enter opens one)."""
+    def _highlighted(self) -> Session | None:
         index = self.options.highlighted
         chosen = self.options.get_option_at_index(index).id if index is not None else None
-        session = next((s for s in self.sessions if s.id == chosen), None)
-        if session is None or session.origin is None or session.origin.schedule_id is None:
+        return next((s for s in self.sessions if s.id == chosen), None)
+
+    def _listing(self, what: str) -> None:
+        self.query_one("#listing", Static).update(what + (" · Tab or typing: back to the sessions" if what else ""))
+
+    async def action_related(self) -> None:
+        """What goes with what started the highlighted session: its schedule's runs (newest first), or its
+        parent's delegated tasks, the parent first (Enter opens one)."""
+        session = self._highlighted()
+        origin = session.origin if session is not None else None
+        if origin is not None and origin.kind == "schedule" and origin.schedule_id is not None:
+            runs = await self.call(m.SCHEDULE_RUNS, ScheduleRunsParams(schedule=origin.schedule_id, limit=50))
+            options = [Option(run_label(origin.name, r), id=r.session_id, disabled=r.session_id is None) for r in runs]
+            self._sub_list(f"Runs of the schedule {origin.name}", options)
+        elif origin is not None and origin.kind == "delegate" and origin.parent_session_id is not None:
+            await self._tasks_of(origin.parent_session_id, with_parent=True)
+        else:
+            self.notify("Ctrl+R lists a scheduled run's runs or a delegated task's siblings", timeout=3)
+
+    async def action_tasks(self) -> None:
+        """The tasks the highlighted session delegated (K2), each opening its child session."""
+        session = self._highlighted()
+        if session is not None:
+            await self._tasks_of(session.id, with_parent=False)
+
+    async def _tasks_of(self, parent_id: str, *, with_parent: bool) -> None:
+        tasks = await self.call(m.SESSION_CHILDREN, SessionRef(session_id=parent_id))
+        if not tasks and not with_parent:
+            self.notify("This session delegated no tasks", timeout=3)
             return
-        runs = await self.call(m.SCHEDULE_RUNS, ScheduleRunsParams(schedule=session.origin.schedule_id, limit=50))
+        options = [Option(session_label_parent(parent_id), id=parent_id)] if with_parent else []
+        options += [Option(task_label(task), id=task.child_session_id) for task in tasks]
+        self._sub_list(f"Tasks delegated by {parent_id}", options)
+
+    def _sub_list(self, what: str, options: list[Option]) -> None:
         self.cursor = None
-        self._show(
-            [
-                Option(
-                    f"{session.origin.name} · run for {_when(run.scheduled_for)} · {run.outcome} · {run.session_id}",
-                    id=run.session_id,
-                    disabled=run.session_id is None,
-                )
-                for run in runs
-            ]
-        )
+        self.options.highlighted = None
+        self._show(options)
+        self._listing(what)
 
     def action_move(self, step: int) -> None:
         if step > 0:

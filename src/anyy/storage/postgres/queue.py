@@ -211,6 +211,32 @@ class QueuePart(EntriesPart, PgCore, QueueSql):
         )
         return [execution_from_row(row[:-1], list(row[-1])) for row in rows]
 
+    def last_execution(self, session_id: str) -> Execution | None:
+        num = self._session_num(session_id)
+        rows = self._all(
+            f"SELECT {EXECUTION_COLUMNS}, coalesce((SELECT array_agg(s.id ORDER BY s.num) FROM submissions s "
+            f"WHERE s.execution_id = e.id), '{{}}') {EXECUTION_FROM} WHERE e.session_num = %s "
+            "ORDER BY e.num DESC LIMIT 1",
+            (num,),
+        )
+        return execution_from_row(rows[0][:-1], list(rows[0][-1])) if rows else None
+
+    def save_stream_text(
+        self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False, thinking: str = ""
+    ) -> None:
+        pieces = rules.stream_pieces(text, thinking)
+        with self._tx() as conn:
+            exe_num = self._running_exe(execution_id)
+            if first:
+                conn.execute("DELETE FROM stream_texts WHERE exe_num = %s", (exe_num,))
+            # One statement whatever the kinds: thinking and text saved together cost no extra round trip.
+            conn.execute(
+                "INSERT INTO stream_texts (exe_num, seq, kind, provider, model, text, saved_at) SELECT %s, "
+                "base.seq + p.n, p.kind, %s, %s, p.text, %s FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY "
+                "AS p(kind, text, n), (SELECT coalesce(max(seq), 0) AS seq FROM stream_texts WHERE exe_num = %s) base",
+                (exe_num, provider, model, self.clock(), [k for k, _ in pieces], [t for _, t in pieces], exe_num),
+            )
+
     def recover_interrupted(self, note: str) -> list[Execution]:
         if self.member is not None:  # a Gateway of a shared store recovers only what dead Gateways left
             return self._recover_orphans()

@@ -204,6 +204,27 @@ class QueuePart(EntriesPart, StoreCore, QueueSql):
         ]
         return [self.get_execution(eid) for eid in ids]
 
+    def last_execution(self, session_id: str) -> Execution | None:
+        num = self._session_num(session_id)
+        row = self.conn.execute(
+            "SELECT e.id FROM executions e WHERE e.session_num = ? ORDER BY e.num DESC LIMIT 1", (num,)
+        ).fetchone()
+        return None if row is None else self.get_execution(row[0])
+
+    def save_stream_text(
+        self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False, thinking: str = ""
+    ) -> None:
+        with self._tx() as conn:
+            exe_num = self._running_exe(execution_id)
+            if first:
+                conn.execute("DELETE FROM stream_texts WHERE exe_num = ?", (exe_num,))
+            for kind, piece in rules.stream_pieces(text, thinking):
+                conn.execute(
+                    "INSERT INTO stream_texts (exe_num, seq, kind, provider, model, text, saved_at) VALUES (?, "
+                    "(SELECT coalesce(max(seq), 0) + 1 FROM stream_texts WHERE exe_num = ?), ?, ?, ?, ?, ?)",
+                    (exe_num, exe_num, kind, provider, model, piece, self.clock()),
+                )
+
     def recover_interrupted(self, note: str) -> list[Execution]:
         rows = self.conn.execute(
             "SELECT e.id, e.num, x.id FROM executions e JOIN sessions x ON x.num = e.session_num "
