@@ -61,7 +61,14 @@ def test_g2_each_entry_payload_of_the_contract_mirrors_the_kept_one(kind: entrie
 def test_g2_the_records_of_the_contract_mirror_the_kept_ones(
     kept: type[msgspec.Struct], shown: type[msgspec.Struct]
 ) -> None:
-    assert [name for name, _ in _fields(shown)] == [name for name, _ in _fields(kept)]
+    told = WIRE_ONLY.get(shown, set())
+    assert [name for name, _ in _fields(shown) if name not in told] == [name for name, _ in _fields(kept)]
+
+
+# What the Gateway tells beside a stored record, named here so that nothing else slips in unnoticed.
+WIRE_ONLY: dict[type[msgspec.Struct], set[str]] = {
+    wire.Submission: {"blocked"},  # the end of its execution waits to be written (D1): the actor's, not stored
+}
 
 
 def test_g2_the_contract_is_the_lowest_layer_it_loads_nothing_else_of_anyy() -> None:
