@@ -11,15 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from anyy.domain.entries import EntryKind, NewEntry, UserData
 from anyy.domain.model_io import TextDelta, ToolCallEvent
-from anyy.domain.sessions import NewSession
-from anyy.runtime import images
-from anyy.runtime.images import context_images
 from anyy.runtime.memory import trim_available
-from anyy.storage.memory import MemoryStore
 from tests.gateway.live import LiveGateway, WsClient, busy_session, is_state
 
 DEADLINE = 30.0
@@ -115,23 +108,3 @@ def test_d13_a_stopped_queue_and_a_waiting_question_outlive_their_worker(tmp_pat
         client.event(is_state("completed", waiting["execution_id"]), DEADLINE)
         assert client.call("session.history", {"session_id": asking})["items"][0]["text"] == "On main."
         _idle(client)
-
-
-def _user_entries(store: MemoryStore, count: int) -> str:
-    session = store.create_session(NewSession(title="many messages"))
-    store.append_entries(
-        session.id, [NewEntry(kind=EntryKind.USER, text=f"message {i}", data=UserData()) for i in range(count)]
-    )
-    return session.id
-
-
-def test_d13_the_image_lookups_of_user_messages_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each user message's image attachments are remembered after the first look; that table grew with
-    every message ever sent to a model. Now the most recent ``SEEN_MAX`` are kept."""
-    monkeypatch.setattr(images, "_seen", type(images._seen)())
-    monkeypatch.setattr(images, "SEEN_MAX", 8)
-    store = MemoryStore()
-    for _ in range(3):
-        session_id = _user_entries(store, 20)
-        assert context_images(store, session_id, store.context(session_id)) == {}
-        assert images.remembered() == 8

@@ -52,6 +52,7 @@ class Counting:
         self.inner = inner
         self.built = 0
         self.asked = 0
+        self.entries_read = 0
 
     def context(self, session_id: str) -> ModelContext:
         self.built += 1
@@ -60,6 +61,10 @@ class Counting:
     def history(self, session_id: str, **page: Any) -> Any:
         self.asked += 1
         return self.inner.history(session_id, **page)
+
+    def get_entry(self, session_id: str, entry_id: int) -> Any:
+        self.entries_read += 1
+        return self.inner.get_entry(session_id, entry_id)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -117,6 +122,32 @@ def test_a6_extended_context_equals_the_stores_whoever_appended(store: SessionSt
     assert cache.stats.extended == 7
     _same(cache, counting, session.id)
     assert cache.stats.hits == 1
+
+
+def test_n5_a_contexts_images_come_with_it_not_entry_by_entry(store: SessionStore) -> None:
+    """The user messages' image attachments are in the context the store builds: a full build of a long
+    conversation reads no entry one by one (it read every user entry once, then kept a table of them
+    that grew or, bounded, missed at every rebuild of a long one — D13)."""
+    counting = Counting(store)
+    session = store.create_session(NewSession())
+    store.append_entries(session.id, [NewEntry(kind=EntryKind.USER, text=f"message {n}") for n in range(300)])
+    image = store.put_object(PNG, media_type="image/png")
+    attached = UserData(attachments=[Attachment(object=image.hash, name="a.png", media_type="image/png")])
+    text = UserData(attachments=[Attachment(object=image.hash, name="notes.txt", media_type="text/plain")])
+    store.append_entries(
+        session.id,
+        [
+            NewEntry(kind=EntryKind.USER, text="see", data=attached),
+            NewEntry(kind=EntryKind.USER, text="read", data=text),
+        ],
+    )
+    for _ in range(2):  # a new cache each time: the whole context built again
+        cache = ContextCache()
+        kept = cache.context(cast(SessionStore, counting), session.id)
+        messages = cache.messages(cast(SessionStore, counting), session.id, kept)
+        with_images = [m for m in messages if getattr(m, "images", ())]
+        assert [m.text for m in with_images] == ["see"]  # type: ignore[attr-defined]
+    assert counting.entries_read == 0
 
 
 def test_a6_entries_the_runtime_wrote_extend_without_asking_the_store(store: SessionStore) -> None:

@@ -34,9 +34,26 @@ DATA_KINDS: tuple[EntryKind, ...] = (EntryKind.TOOL_CALL, EntryKind.TOOL_RESULT)
 INTERRUPTED_MARK = '"interrupted":true'
 
 
+# A user message with attachments carries its payload too: its images go to the model with it (N5), read
+# with the context rather than entry by entry.
+ATTACHED_MARK = '"attachments":['
+
+
 def interrupted_answer(kind: int, raw_data: str | None) -> bool:
     """An assistant entry recorded as interrupted (its payload as encoded: compact JSON)."""
     return kind == EntryKind.ASSISTANT and raw_data is not None and INTERRUPTED_MARK in raw_data
+
+
+def carries_payload(kind: int, raw_data: str | None) -> bool:
+    """Whether a context item keeps its entry's payload: tool calls and results, an interrupted answer, a
+    user message with attachments (every store and the runtime's kept context agree on this)."""
+    if kind in DATA_KINDS:
+        return True
+    if raw_data is None:
+        return False
+    if kind == EntryKind.ASSISTANT:
+        return INTERRUPTED_MARK in raw_data
+    return kind == EntryKind.USER and ATTACHED_MARK in raw_data
 
 
 T = TypeVar("T")

@@ -27,11 +27,14 @@ from dataclasses import dataclass
 
 import msgspec
 
-from anyy.domain.context import CONTEXT_KINDS, DATA_KINDS, ContextItem, ModelContext, Prefix
+from anyy.domain.context import CONTEXT_KINDS, DATA_KINDS, ContextItem, ModelContext, Prefix, carries_payload
 from anyy.domain.entries import AssistantData, Entry, EntryKind, Usage
 from anyy.domain.model_io import ImagePart, Message, MessageFold
 from anyy.runtime.images import context_images, image_refs, read_images
 from anyy.storage.protocol import SessionStore
+
+# Kinds whose payload may go with the item (carries_payload says which do).
+PAYLOAD_KINDS = frozenset((*DATA_KINDS, EntryKind.ASSISTANT, EntryKind.USER))
 
 ITEM_OVERHEAD = 160  # bytes a kept item costs beside its text (tuple, ints, its message's share)
 _MAX_GAP = 512  # entries appended since the kept head beyond which the context is built again
@@ -214,7 +217,8 @@ def _extend(store: SessionStore, kept: _Kept, newer: list[Entry], head: int | No
     for entry in newer:
         if entry.kind not in CONTEXT_KINDS:
             continue
-        raw = _encoder.encode(entry.data).decode() if entry.kind in DATA_KINDS else None
+        raw = _encoder.encode(entry.data).decode() if entry.kind in PAYLOAD_KINDS else None
+        raw = raw if carries_payload(entry.kind, raw) else None  # as the store gives it (an interrupted answer…)
         item: ContextItem = (entry.id, int(entry.kind), entry.text, raw)
         added.append(item)
         chars += len(entry.text)

@@ -1,15 +1,16 @@
 """Image attachments of the context's user messages, for the model request (SPEC N5).
 
-The stored context carries no payload for user entries, so each user entry is looked at once (entries
-never change) and which of its attachments are images is remembered; the image bytes are read from the
-profile's objects when a context's messages are built (the runtime keeps them with the session's
+A stored context carries the payload of a user entry that has attachments (``carries_payload``), so which
+of them are images is read from the context itself, with no lookup per entry; the image bytes are read
+from the profile's objects when a context's messages are built (the runtime keeps them with the session's
 messages, see ``anyy.runtime.contexts``).
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Any
+
+import msgspec
 
 from anyy.domain.context import ModelContext
 from anyy.domain.entries import EntryKind
@@ -17,11 +18,7 @@ from anyy.domain.model_io import ImagePart
 from anyy.storage.protocol import SessionStore
 
 ImageRef = tuple[str, str, str]  # object, media type, name
-# (session id, entry id) -> the entry's image attachments; the most recently used kept (D13: it grew with
-# every user message the Gateway ever sent to a model). Most are looked up once per context built: the
-# kept contexts (``anyy.runtime.contexts``) hold their images themselves.
-SEEN_MAX = 4096
-_seen: OrderedDict[tuple[str, int], tuple[ImageRef, ...]] = OrderedDict()
+_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
 def image_refs(data: dict[str, Any]) -> tuple[ImageRef, ...]:
@@ -44,26 +41,9 @@ def context_images(store: SessionStore, session_id: str, context: ModelContext) 
     """The image attachments of every user entry of ``context``, by entry id (run on the store thread)."""
     images: dict[int, tuple[ImagePart, ...]] = {}
     for item in context.items:
-        if item[1] != EntryKind.USER:
-            continue
-        refs = _refs(store, session_id, item[0])
+        if item[1] != EntryKind.USER or item[3] is None:
+            continue  # a user message without attachments comes without its payload
+        refs = image_refs(_decoder.decode(item[3]))
         if refs:
             images[item[0]] = read_images(store, refs)
     return images
-
-
-def _refs(store: SessionStore, session_id: str, entry_id: int) -> tuple[ImageRef, ...]:
-    key = (session_id, entry_id)
-    refs = _seen.get(key)
-    if refs is None:
-        refs = _seen[key] = image_refs(store.get_entry(session_id, entry_id).data)
-        if len(_seen) > SEEN_MAX:
-            _seen.popitem(last=False)
-    else:
-        _seen.move_to_end(key)
-    return refs
-
-
-def remembered() -> int:
-    """User entries whose image attachments are remembered (bounded by ``SEEN_MAX``)."""
-    return len(_seen)

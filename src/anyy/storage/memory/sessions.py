@@ -10,12 +10,11 @@ import msgspec
 from anyy.domain import entry_ids
 from anyy.domain.context import (
     CONTEXT_KINDS,
-    DATA_KINDS,
     ContextItem,
     ModelContext,
     assemble_context,
+    carries_payload,
     compaction_cut,
-    interrupted_answer,
 )
 from anyy.domain.entries import Entry, EntryKind, NewEntry, decode_data, encode_data
 from anyy.domain.errors import InvalidInput
@@ -29,7 +28,6 @@ from anyy.storage.objects import ObjectFiles
 from commons.ids import new_id
 
 _CONTEXT_KINDS = frozenset(CONTEXT_KINDS)
-_DATA_KINDS = frozenset(DATA_KINDS)
 
 
 class Prepared(NamedTuple):
@@ -281,11 +279,7 @@ class SessionsPart(MemoryCore):
             if entry.id == applied:
                 after_compaction = len(items)
             if entry.kind in _CONTEXT_KINDS:
-                raw = (
-                    found.raw_data
-                    if entry.kind in _DATA_KINDS or interrupted_answer(entry.kind, found.raw_data)
-                    else None
-                )
+                raw = found.raw_data if carries_payload(entry.kind, found.raw_data) else None
                 items.append((entry.id, int(entry.kind), entry.text, raw))
         return assemble_context(
             items,

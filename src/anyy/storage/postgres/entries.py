@@ -48,7 +48,8 @@ _HISTORY_PAGE = (
 )
 _CONTEXT_COLUMNS = (
     "e.id, e.kind, e.text, CASE WHEN e.kind IN (3, 4) "
-    "OR (e.kind = 2 AND e.data LIKE '%%\"interrupted\":true%%') THEN e.data END"
+    "OR (e.kind = 2 AND e.data LIKE '%%\"interrupted\":true%%') "
+    "OR (e.kind = 1 AND e.data LIKE '%%\"attachments\":[%%') THEN e.data END"
 )
 _CONTEXT_WHERE = f" WHERE e.kind IN ({_CONTEXT_KIND_LIST})"
 _APPEND_STATE = (

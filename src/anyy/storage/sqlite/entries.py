@@ -296,7 +296,7 @@ class EntriesPart(StoreCore):
                 after_compaction = len(items) + before
             items += conn.execute(
                 "SELECT id, kind, text, CASE WHEN kind IN (3, 4) OR (kind = 2 AND data LIKE '%\"interrupted\":true%') "
-                "THEN data END FROM entries "
+                "OR (kind = 1 AND data LIKE '%\"attachments\":[%') THEN data END FROM entries "
                 f"WHERE id BETWEEN ? AND ? AND kind IN ({_CONTEXT_KIND_LIST})",
                 (lo, hi),
             ).fetchall()
