@@ -185,7 +185,11 @@ class MessageFold:
                         add(AssistantMessage(text=text))
                     text, is_open = "", False
                 if kind == _USER:
-                    add(UserMessage(text=item_text, images=images.get(item_id, ()) if images else ()))
+                    add(
+                        UserMessage(text=item_text, images=images.get(item_id, ()))
+                        if images
+                        else UserMessage(text=item_text)
+                    )
                 elif kind == _TOOL_RESULT:
                     add(_result(item_text, raw))
                 else:
