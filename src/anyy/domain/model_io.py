@@ -136,7 +136,9 @@ def context_to_messages(
     """
     fold = MessageFold(context.summary)
     fold.feed(context.items, images)
-    return fold.closed + [fold._pending()] if fold._open else fold.closed
+    if fold._open:  # the fold is ours alone: its list is the result, the open answer closed on it
+        fold.closed.append(fold._pending())
+    return fold.closed
 
 
 # Kinds as plain ints: the fold compares every item's kind, and an IntEnum member costs a lookup each time.
