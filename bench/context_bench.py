@@ -8,7 +8,8 @@ For each backend and size, a session of that many entries (the store bench's wor
 messages, 10% tool entries) is written, then:
 
 - full rebuild: what every model call cost before: ``store.context`` plus the conversion of the whole
-  context into messages (images looked up), median of a few calls;
+  context into messages (images looked up), median of a few calls; and that conversion alone
+  (``context_to_messages`` of a context already read), median of a few;
 - kept, extended: one pass's entries (an answer, a tool call and its result) are appended (untimed) and
   told to the cache as the runtime's Announcer does, then the timed part is what the runtime does before a
   model call: ``contexts.context`` (the session's head, the extension) and ``contexts.messages``; median
@@ -75,6 +76,9 @@ def measure(store: SessionStore, session_id: str, calls: int) -> dict[str, float
         context_to_messages(context, context_images(store, session_id, context))
 
     full = _median(rebuild, 3 if calls > 3 else calls)
+    read = store.context(session_id)
+    found = context_images(store, session_id, read)
+    convert = _median(lambda: context_to_messages(read, found), 3 if calls > 3 else calls)
     cache = ContextCache(max_bytes=2**31)
     start = time.perf_counter()
     cache.messages(store, session_id, cache.context(store, session_id))
@@ -98,6 +102,7 @@ def measure(store: SessionStore, session_id: str, calls: int) -> dict[str, float
     assert cache.stats.told == calls, cache.stats
     return {
         "full": full,
+        "convert": convert,
         "first": first,
         "extended": statistics.median(told),
         "extended_max": max(told),
@@ -117,7 +122,8 @@ def run(backend: Backend, work: workload.Workload, sizes: Sequence[int], calls: 
         got = measure(store, session_id, calls)
         store.close()
         say(
-            f"  {backend.name} {size:>7,} entries: full rebuild {ms(got['full'])}, "
+            f"  {backend.name} {size:>7,} entries: full rebuild {ms(got['full'])} (of which the conversion into "
+            f"messages {ms(got['convert'])}), "
             f"first build kept {ms(got['first'])}; "
             f"kept + extended {ms(got['extended'])} (max {ms(got['extended_max'])}), written elsewhere "
             f"{ms(got['asked'])}, unchanged {ms(got['unchanged'])} (the store's get_session alone "

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from anyy.domain.context import ContextItem, ModelContext, Prefix, interrupted_answer, tool_payload
+from anyy.domain.context import INTERRUPTED_MARK, ContextItem, ModelContext, Prefix
 from anyy.domain.entries import EntryKind, Reasoning, Usage
 
 
@@ -136,13 +136,25 @@ def context_to_messages(
     """
     fold = MessageFold(context.summary)
     fold.feed(context.items, images)
-    return list(fold.messages())
+    if fold._open:  # the fold is ours alone: its list is the result, the open answer closed on it
+        fold.closed.append(fold._pending())
+    return fold.closed
+
+
+# Kinds as plain ints: the fold compares every item's kind, and an IntEnum member costs a lookup each time.
+_USER, _ASSISTANT = int(EntryKind.USER), int(EntryKind.ASSISTANT)
+_TOOL_CALL, _TOOL_RESULT = int(EntryKind.TOOL_CALL), int(EntryKind.TOOL_RESULT)
+_BRANCH_SUMMARY = int(EntryKind.BRANCH_SUMMARY)
+_CLOSING = frozenset((_USER, _TOOL_RESULT, _BRANCH_SUMMARY))  # kinds that close an open answer
 
 
 class MessageFold:
     """:func:`context_to_messages` as a fold that can be continued: items appended to a context are fed
     on, and :meth:`messages` gives the messages of everything fed so far (the runtime keeps one per
-    active session, so a model call converts only what was appended since the last one)."""
+    active session, so a model call converts only what was appended since the last one).
+
+    The open assistant message is its text, calls and reasoning; :meth:`feed` keeps them in locals (a
+    100k-item context is one pass of plain comparisons, no call per item but the messages made)."""
 
     def __init__(self, summary: str | None) -> None:
         self.closed: list[Message] = [UserMessage(text=SUMMARY_PREFIX + summary)] if summary else []
@@ -154,50 +166,62 @@ class MessageFold:
     def _pending(self) -> AssistantMessage:
         return AssistantMessage(text=self._text, tool_calls=tuple(self._calls), reasoning=self._reasoning)
 
-    def _flush(self) -> None:
-        if self._open:
-            self.closed.append(self._pending())
-        self._text, self._calls, self._reasoning, self._open = "", [], (), False
-
     def feed(self, items: Iterable[ContextItem], images: Mapping[int, tuple[ImagePart, ...]] | None = None) -> None:
-        for item in items:
-            kind = item[1]
-            if kind == EntryKind.ASSISTANT:
-                if self._open and (self._calls or self._text):
-                    self._flush()
-                self._text += item[2] + (INTERRUPTED_NOTE if interrupted_answer(kind, item[3]) else "")
-                self._open = True
-            elif kind == EntryKind.TOOL_CALL:
-                self._call(tool_payload(item))
-            elif kind == EntryKind.TOOL_RESULT:
-                self._flush()
-                data = tool_payload(item)
-                self.closed.append(
-                    ToolResultMessage(
-                        call_id=data.get("call_id", ""),
-                        name=data.get("name", ""),
-                        text=item[2],
-                        is_error=bool(data.get("is_error", False)),
+        add = self.closed.append
+        text, calls, reasoning, is_open = self._text, self._calls, self._reasoning, self._open
+        for item_id, kind, item_text, raw in items:
+            if kind == _ASSISTANT:
+                if is_open and (calls or text):  # a new answer after calls (or text) starts a new message
+                    add(AssistantMessage(text=text, tool_calls=tuple(calls), reasoning=reasoning))
+                    if calls:
+                        calls, reasoning = [], ()
+                # The open message holds no text here: a non-empty one was just closed.
+                text = item_text + INTERRUPTED_NOTE if raw is not None and INTERRUPTED_MARK in raw else item_text
+                is_open = True
+            elif kind in _CLOSING:
+                if is_open:  # what follows an answer closes it
+                    if calls:
+                        add(AssistantMessage(text=text, tool_calls=tuple(calls), reasoning=reasoning))
+                        calls, reasoning = [], ()
+                    else:  # no calls, so no reasoning either (it is kept with the first call)
+                        add(AssistantMessage(text=text))
+                    text, is_open = "", False
+                if kind == _USER:
+                    add(
+                        UserMessage(text=item_text, images=images.get(item_id, ()))
+                        if images
+                        else UserMessage(text=item_text)
                     )
-                )
-            elif kind == EntryKind.USER:
-                self._flush()
-                self.closed.append(UserMessage(text=item[2], images=images.get(item[0], ()) if images else ()))
-            elif kind == EntryKind.BRANCH_SUMMARY:
-                self._flush()
-                self.closed.append(UserMessage(text=BRANCH_SUMMARY_PREFIX + item[2]))
-
-    def _call(self, data: dict[str, Any]) -> None:
-        if not self._calls and data.get("reasoning"):
-            self._reasoning = tuple(msgspec.convert(data["reasoning"], list[Reasoning]))
-        self._calls.append(
-            ToolCallPart(
-                call_id=data.get("call_id", ""), name=data.get("name", ""), arguments=data.get("arguments", {})
-            )
-        )
-        self._open = True
+                elif kind == _TOOL_RESULT:
+                    add(_result(item_text, raw))
+                else:
+                    add(UserMessage(text=BRANCH_SUMMARY_PREFIX + item_text))
+            elif kind == _TOOL_CALL:
+                data = {} if raw is None else _payload(raw)
+                if not calls and data.get("reasoning"):
+                    reasoning = tuple(msgspec.convert(data["reasoning"], list[Reasoning]))
+                calls.append(_call_part(data))
+                is_open = True
+        self._text, self._calls, self._reasoning, self._open = text, calls, reasoning, is_open
 
     def messages(self) -> Prefix[Message]:
         """The messages so far, the assistant message being gathered included (it stays open): a snapshot
         made without copying (``closed`` only grows)."""
         return Prefix(self.closed, len(self.closed), (self._pending(),) if self._open else ())
+
+
+_payload = msgspec.json.Decoder(dict[str, Any]).decode  # a tool item's payload (as tool_payload decodes it)
+
+
+def _call_part(data: dict[str, Any]) -> ToolCallPart:
+    return ToolCallPart(call_id=data.get("call_id", ""), name=data.get("name", ""), arguments=data.get("arguments", {}))
+
+
+def _result(text: str, raw: str | None) -> ToolResultMessage:
+    data = {} if raw is None else _payload(raw)
+    return ToolResultMessage(
+        call_id=data.get("call_id", ""),
+        name=data.get("name", ""),
+        text=text,
+        is_error=bool(data.get("is_error", False)),
+    )
