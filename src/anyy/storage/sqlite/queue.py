@@ -78,10 +78,11 @@ class QueuePart(EntriesPart, StoreCore):
         (position,) = conn.execute(
             "SELECT coalesce(max(position), 0) + 1 FROM submissions WHERE session_num = ?", (num,)
         ).fetchone()
+        attachments = _json.encode(new.attachments).decode()
         cur = conn.execute(
             "INSERT INTO submissions (id, session_num, kind, text, attachments, state, position, "
             "created_at, updated_at, idem_key) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
-            (submission_id, num, new.kind, new.text, _json.encode(new.attachments).decode(), position, now, now, new.key),
+            (submission_id, num, new.kind, new.text, attachments, position, now, now, new.key),
         )
         assert cur.lastrowid is not None
         self._refs_for(cur.lastrowid, new.attachments)
