@@ -3,6 +3,7 @@ real Gateway over WebSocket. A retry with the same key makes no second session; 
 
 from __future__ import annotations
 
+import functools
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -57,7 +58,7 @@ def _call_alone(gateway: LiveGateway, params: dict[str, Any]) -> dict[str, Any]:
 
 def test_u1_a_refused_first_send_creates_nothing(gateway: LiveGateway) -> None:
     lost = {**put_object(gateway, b"abc"), "object": "0" * 64}
-    refused = [
+    refused: list[dict[str, Any]] = [
         {"new": {}, "text": "x", "attachments": [lost]},  # a file the Gateway does not hold
         {"new": {"model": "no-such-model"}, "text": "x"},
         {"new": {"provider": "nowhere"}, "text": "x"},
@@ -69,7 +70,7 @@ def test_u1_a_refused_first_send_creates_nothing(gateway: LiveGateway) -> None:
         {"text": "x"},  # neither a session nor a new one
     ]
     for params in refused:
-        code = error_code(lambda p=params: gateway.call("session.send", p))
+        code = error_code(functools.partial(gateway.call, "session.send", params))
         assert code in (jsonrpc.INVALID_PARAMS, jsonrpc.NOT_FOUND), params
     session = gateway.call("session.create")
     both = {"session_id": session["id"], "new": {}, "text": "x"}
