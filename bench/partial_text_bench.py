@@ -9,7 +9,8 @@
    interrupted answer it recovered is read back. Kept fraction = characters recovered / characters the
    client was shown. By design the loss is at most what streamed since the last save (1 s or 4 KB).
 2. **Cost.** In-process, on a real SQLite store: (a) one answer of 256 KiB in 16-character deltas with
-   nothing pacing it, with the keeping on and off (time, writes, bytes written); (b) the store's append
+   nothing pacing it, with the keeping on and off (time, writes, bytes written), and kept with its first
+   half streamed as thinking (kept in the same writes: as many as text alone); (b) the store's append
    rate (one entry per call, as fast as it goes) while ``--sessions`` sessions stream paced answers, with
    the keeping on and off. Each ``--rounds`` times, off and on alternately; medians.
 """
@@ -36,7 +37,7 @@ from tests.killtest.gateway_process import GatewayProcess
 
 from anyy.api.events import ExecutionStateChanged
 from anyy.domain.entries import EntryKind, NewEntry
-from anyy.domain.model_io import TextDelta
+from anyy.domain.model_io import TextDelta, ThinkingDelta
 from anyy.domain.queue import NewSubmission
 from anyy.domain.sessions import NewSession, Session
 from anyy.profiles import create_profile
@@ -170,6 +171,9 @@ class _NotKept(StreamKeeper):
     def add(self, text: str) -> None:
         return
 
+    def add_thinking(self, text: str) -> None:
+        return
+
 
 def _keeping(on: bool) -> None:
     setattr(execution_module, "StreamKeeper", StreamKeeper if on else _NotKept)  # noqa: B010 - swapped for the comparison
@@ -182,7 +186,8 @@ async def _wait_done(runtime_events: Any) -> None:
             return
 
 
-async def _fast_answer(folder: Path, on: bool) -> dict[str, float]:
+async def _fast_answer(folder: Path, on: bool, *, thinking: bool = False) -> dict[str, float]:
+    """One 256 KiB answer; with ``thinking``, its first half streamed as thinking (kept in the same writes)."""
     _keeping(on)
     runtime, deps, _timed, model = await _setup(folder)
     session: Session = await deps.owner.call(lambda s: s.create_session(NewSession()))
@@ -197,7 +202,11 @@ async def _fast_answer(folder: Path, on: bool) -> dict[str, float]:
 
     StreamKeeper.close = counting_close  # type: ignore[method-assign]
     model.stream_delay = 1e-6  # each delta yields to the loop, as one from the network does
-    model.enqueue([TextDelta(text="0123456789abcdef") for _ in range(16_384)])
+    think = 8_192 if thinking else 0
+    model.enqueue(
+        [ThinkingDelta(text="0123456789abcdef") for _ in range(think)]
+        + [TextDelta(text="0123456789abcdef") for _ in range(16_384 - think)]
+    )
     start = time.perf_counter()
     await runtime.submit(session.id, NewSubmission(text="a long answer, please"))
     await _wait_done(events)
@@ -245,6 +254,11 @@ def costs(sessions: int, seconds: float, rounds: int) -> dict[str, Any]:
             label = "kept" if on else "not_kept"
             with tempfile.TemporaryDirectory(prefix="anyy-d4-cost-") as tmp:
                 runs.setdefault(f"fast_256KiB_{label}", []).append(asyncio.run(_fast_answer(Path(tmp), on)))
+            if on:  # half of it thinking: the same writes, none of its own
+                with tempfile.TemporaryDirectory(prefix="anyy-d4-cost-") as tmp:
+                    runs.setdefault("fast_256KiB_half_thinking_kept", []).append(
+                        asyncio.run(_fast_answer(Path(tmp), on, thinking=True))
+                    )
             with tempfile.TemporaryDirectory(prefix="anyy-d4-cost-") as tmp:
                 runs.setdefault(f"append_rate_{label}", []).append(
                     asyncio.run(_append_rate(Path(tmp), on, sessions, seconds))

@@ -9,6 +9,7 @@ from anyy.domain.entries import EntryKind
 from anyy.domain.errors import Conflict
 from anyy.domain.model_io import INTERRUPTED_NOTE, AssistantMessage, context_to_messages
 from anyy.storage.protocol import SessionStore
+from anyy.storage.rules import INTERRUPTED_CALL
 from tests.conformance.conftest import Reopen
 from tests.conformance.support import assistant, chat, submit
 
@@ -118,3 +119,79 @@ def test_d3_a_recorded_pass_drops_its_tool_calls(store: SessionStore) -> None:
     assert store.leftover_tools() == []
     (recovered,) = store.recover_interrupted(NOTE)
     assert "Tool calls" not in (recovered.note or "")
+
+
+# -- D4: the thinking streamed before (or beside) the answer ---------------------------------------------
+def test_d4_kept_thinking_is_recovered_as_thinking_beside_the_answer(store: SessionStore, reopen: Reopen) -> None:
+    session_id, execution_id = _running(store)
+    store.save_stream_text(execution_id, "", provider="p", model="m", first=True, thinking="Let me see: ")
+    store.save_stream_text(execution_id, "Once ", provider="p", model="m", thinking="two and two.")
+    store.save_stream_text(execution_id, "upon", provider="p", model="m2")
+    store = reopen(store)  # killed
+    (recovered,) = store.recover_interrupted(NOTE)
+    assert recovered.note == (
+        f"{NOTE} Kept: the first 24 characters of its thinking and the first 9 characters of its answer, as "
+        "saved while it streamed (marked interrupted); anything streamed after the last save was lost."
+    )
+    *_, asked, answer, notice = store.path(session_id)
+    assert asked.text == "tell me"
+    assert (answer.kind, answer.text) == (EntryKind.ASSISTANT, "Once upon")
+    assert answer.data["thinking"] == "Let me see: two and two."
+    assert (answer.data["interrupted"], answer.data["model"]) == (True, "m2")
+    assert (notice.kind, notice.text) == (EntryKind.NOTICE, recovered.note)
+    last = context_to_messages(store.context(session_id))[-1]  # the thinking is not sent back as answer text
+    assert isinstance(last, AssistantMessage)
+    assert last.text == "Once upon" + INTERRUPTED_NOTE
+
+
+def test_d4_thinking_alone_is_kept_and_said_so(store: SessionStore) -> None:
+    session_id, execution_id = _running(store)
+    store.save_stream_text(execution_id, "", provider="p", model="m", first=True, thinking="Hmm, a first try.")
+    store.save_stream_text(execution_id, "", provider="p", model="m", first=True, thinking="Hmm.")  # a retry
+    (recovered,) = store.recover_interrupted(NOTE)
+    assert "Kept: the first 4 characters of its thinking and no text of its answer yet" in (recovered.note or "")
+    answer = store.path(session_id)[-2]
+    assert (answer.kind, answer.text, answer.data["thinking"]) == (EntryKind.ASSISTANT, "", "Hmm.")
+    assert answer.data["interrupted"] is True
+    last = context_to_messages(store.context(session_id))[-1]
+    assert isinstance(last, AssistantMessage)
+    assert last.text == INTERRUPTED_NOTE  # the model is told it was cut short, with no answer yet
+
+
+def test_d4_a_recorded_pass_drops_kept_thinking_too(store: SessionStore) -> None:
+    _session_id, execution_id = _running(store)
+    store.save_stream_text(execution_id, "all", provider="p", model="m", first=True, thinking="thought")
+    store.record_pass(execution_id, [assistant("all")])
+    (recovered,) = store.recover_interrupted(NOTE)
+    assert "No text of its answer had been saved yet." in (recovered.note or "")
+
+
+def test_d3_a_scripts_inner_calls_are_recorded_and_recovered_inside_its_result(
+    store: SessionStore, reopen: Reopen
+) -> None:
+    session_id, execution_id = _running(store)
+    store.record_tool_call(execution_id, "c1", name="run_script", arguments={"script": "s"}, pid=4242, started=99)
+    store.save_tool_output(execution_id, "c1", "reading\n")
+    store.record_tool_call(execution_id, "c1.1", name="read_file", arguments={"path": "a.txt"}, parent="c1")
+    store.save_tool_output(execution_id, "c1.1", "the file's text", result=True)
+    store.record_tool_call(execution_id, "c1.2", name="shell", arguments={"command": "make"}, parent="c1")
+    store.record_tool_call(execution_id, "c1.2", name="shell", arguments={}, pid=4343, started=77, parent="c1")
+    store.save_tool_output(execution_id, "c1.2", "compiling\n")
+    store = reopen(store)
+    assert [(t.call_id, t.pid) for t in store.leftover_tools()] == [("c1", 4242), ("c1.2", 4343)]
+    (recovered,) = store.recover_interrupted(NOTE)
+    said = "Tool calls stopped and recorded as interrupted, with what they printed: run_script, shell (in run_script)."
+    assert said in (recovered.note or "")
+    asked, call, result, notice = store.path(session_id)[-4:]  # one call of the model's: the script
+    assert (asked.text, call.kind, call.data["call_id"]) == ("tell me", EntryKind.TOOL_CALL, "c1")
+    assert notice.kind == EntryKind.NOTICE
+    assert (result.kind, result.data["call_id"], result.data["is_error"]) == (EntryKind.TOOL_RESULT, "c1", True)
+    assert result.text.endswith("reading\n")
+    read, shell = result.data["inner_calls"]
+    assert read == {"name": "read_file", "arguments": {"path": "a.txt"}, "result": "the file's text"}
+    assert (shell["name"], shell["arguments"], shell["is_error"]) == ("shell", {"command": "make"}, True)
+    assert shell["result"].startswith(INTERRUPTED_CALL)
+    assert shell["result"].endswith("compiling\n")
+    messages = context_to_messages(store.context(session_id))  # the model sees only the call it made
+    assert isinstance(messages[-2], AssistantMessage)
+    assert [c.call_id for c in messages[-2].tool_calls] == ["c1"]

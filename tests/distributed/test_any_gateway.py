@@ -64,6 +64,44 @@ def test_p4_send_steer_and_follow_up_through_three_gateways(service: Service, ho
     assert texts == [held.command, "steer me", "then this"]  # each once, in the order the rules say
 
 
+def test_p4_a_subscription_to_every_session_sees_a_remote_sessions_first_change(
+    service: Service, hold: MakeHold
+) -> None:
+    a = service.rpc(0)
+    session = a.call("session.create")["id"]  # run by another Gateway, busy before the subscription
+    held = hold()
+    first = a.call("session.send", session_id=session, text=held.command)
+    eventually(lambda: a.call("session.get", session_id=session)["running_execution"], 60, "the turn running")
+    queued = a.call("session.send", session_id=session, text="then this", kind="follow_up")
+    with service.ws(2) as watcher:
+        watcher.call("events.subscribe", {})
+        # The session's first change since the subscription: one transaction, one hint.
+        a.call("session.queue.update", submission_id=queued["id"], text="then that")
+        changed = watcher.event(lambda e: e.get("type") == "queue_changed" and e.get("session_id") == session, 30)
+        assert [p["text"] for p in changed["pending"]] == ["then that"]
+        held.release()
+        assert wait_final(service, 0, queued["id"])["state"] == "completed"
+        appended = watcher.event(
+            lambda e: (
+                e.get("type") == "entries_appended" and "then that" in [x.get("text") for x in e.get("entries", [])]
+            ),
+            30,
+        )
+        assert appended["session_id"] == session
+        fresh = a.call("session.create")["id"]  # created and run elsewhere after the subscription
+        sent = a.call("session.send", session_id=fresh, text="hello fresh")
+        assert wait_final(service, 0, sent["id"])["state"] == "completed"
+        watcher.event(
+            lambda e: (
+                e.get("type") == "entries_appended"
+                and e.get("session_id") == fresh
+                and "hello fresh" in [x.get("text") for x in e.get("entries", [])]
+            ),
+            30,
+        )
+    assert wait_final(service, 0, first["id"])["state"] == "completed"
+
+
 def test_p4_a_stop_through_another_gateway_names_the_execution_it_captured(service: Service, hold: MakeHold) -> None:
     a, b = service.rpc(0), service.rpc(1)
     session = a.call("session.create")["id"]
@@ -94,7 +132,11 @@ def test_p4_a_stop_through_another_gateway_names_the_execution_it_captured(servi
             (num, running["execution_id"]),
         )
         service.sql("SELECT pg_notify('anyy', %s)", (f"control:{session}:test",))
-        eventually(lambda: not service.sql("SELECT 1 FROM session_controls"), 30, "the stale stop consumed")
+        eventually(
+            lambda: not service.sql("SELECT 1 FROM session_controls WHERE session_num = %s", (num,)),
+            30,
+            "the stale stop consumed",
+        )
         assert b.call("session.execution", session_id=session, execution_id=nxt)["state"] == "running"
         second_hold.release()
         assert wait_final(service, 2, second["id"])["state"] == "completed"

@@ -14,12 +14,13 @@ import os
 import random
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
 
 from anyy.domain.queue import FINAL_SUBMISSION_STATES
-from tests.distributed.service import Service, eventually
+from tests.distributed.service import Service, eventually, three_gateways
 from tests.killtest.gateway_process import GatewayProcess, RpcClient, RpcFailure
 
 KILLS = int(os.environ.get("ANYY_CLUSTER_KILLS", "50"))
@@ -110,6 +111,12 @@ def restart_later(fleet: Fleet, index: int, gateway: GatewayProcess) -> threadin
     thread = threading.Thread(target=run, name=f"restart-{index}", daemon=True)
     thread.start()
     return thread
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """A service of its own: the checks read the whole database."""
+    yield from three_gateways(tmp_path_factory)
 
 
 @pytest.mark.slow

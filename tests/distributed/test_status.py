@@ -1,5 +1,6 @@
 """P3: `anyy gateway run --store URL` starts one more Gateway of the service, beside the profile's own;
-`anyy gateway status` lists the service's Gateways and the sessions each holds."""
+`anyy gateway status` lists the service's Gateways and the sessions each holds; `anyy gateway stop` stops
+the profile's Gateways on this host, `--all` / `--id` the service's others."""
 
 from __future__ import annotations
 
@@ -21,14 +22,21 @@ def status(home: Path) -> dict[str, Any] | None:
     return found
 
 
-def test_p3_gateway_run_store_adds_a_gateway_and_status_lists_the_service(tmp_path: Path) -> None:
+def test_p3_gateway_run_store_adds_a_gateway_status_lists_the_service_and_stop_stops_this_profiles(
+    tmp_path: Path,
+) -> None:
+    """`gateway run --store` adds a Gateway beside the profile's own, and `gateway status` lists both.
+    `anyy gateway stop` stops every Gateway the profile started on this host and names each; Gateways of
+    the service elsewhere (another profile here stands for another host) stop only when asked with --all
+    (or --id), at their next heartbeat, and the command says which stopped."""
     require_postgres()
     database = create_database("anyy_dist")
-    home = tmp_path / "home"
-    assert run(home, "profile", "create", "default").returncode == 0
+    home, other = tmp_path / "home", tmp_path / "other"
+    for each in (home, other):
+        assert run(each, "profile", "create", "default").returncode == 0
     started = run(home, "gateway", "start", "--profile", "default", timeout=120)
     assert started.returncode == 0, started.stderr
-    second: subprocess.Popen[str] | None = None
+    processes: list[subprocess.Popen[str]] = []
     try:
         first = status(home)
         assert first is not None
@@ -38,21 +46,41 @@ def test_p3_gateway_run_store_adds_a_gateway_and_status_lists_the_service(tmp_pa
         config.write_text(config.read_text().replace('\nurl = ""\n', f'\nurl = "{database}"\n', 1))
         started = run(home, "gateway", "start", "--profile", "default", timeout=120)
         assert started.returncode == 0, started.stderr
-        second = start(home, "gateway", "run", "--store", database)
+        extra = start(home, "gateway", "run", "--store", database)
+        elsewhere = start(other, "gateway", "run", "--store", database)
+        processes += [extra, elsewhere]
 
-        def two_alive() -> dict[str, Any] | None:
+        def three_alive() -> dict[str, Any] | None:
             found = status(home)
-            return found if found and sum(g["alive"] for g in found.get("service", [])) == 2 else None
+            return found if found and sum(g["alive"] for g in found.get("service", [])) == 3 else None
 
-        service = eventually(two_alive, 120, "two Gateways listed")
+        service = eventually(three_alive, 120, "three Gateways listed")
         assert service["gateway_id"] in {g["id"] for g in service["service"]}
-        pids = {g["pid"] for g in service["service"]}
-        assert second.pid in pids
-        assert service["pid"] in pids
-        text = run(home, "gateway", "status").stdout
-        assert "service: 2 of 2 Gateways alive" in text
+        assert {extra.pid, elsewhere.pid, service["pid"]} == {g["pid"] for g in service["service"]}
+        assert "service: 3 of 3 Gateways alive" in run(home, "gateway", "status").stdout
+        stop_this_profile_then_all(home, service["pid"], extra, elsewhere)
     finally:
-        if second is not None:
-            second.terminate()
-            second.communicate(timeout=60)
+        for process in processes:
+            if process.poll() is None:
+                process.terminate()
+                process.communicate(timeout=60)
         run(home, "gateway", "stop")
+
+
+def stop_this_profile_then_all(
+    home: Path, primary: int, extra: subprocess.Popen[str], elsewhere: subprocess.Popen[str]
+) -> None:
+    stopped = run(home, "gateway", "stop", timeout=120)
+    assert stopped.returncode == 0, stopped.stderr
+    extra.communicate(timeout=60)  # it exited
+    assert f"pid {primary}," in stopped.stdout, stopped.stdout
+    assert f"pid {extra.pid}," in stopped.stdout, stopped.stdout
+    assert elsewhere.poll() is None  # another host's Gateway is not this profile's to stop
+    unknown = run(home, "gateway", "stop", "--id", "gw-nobody")
+    assert unknown.returncode != 0
+    assert "anyy gateway status" in unknown.stderr, unknown.stderr
+    everyone = run(home, "gateway", "stop", "--all", timeout=120)
+    assert everyone.returncode == 0, everyone.stderr
+    elsewhere.communicate(timeout=60)  # it stopped at its next heartbeat
+    assert f"pid {elsewhere.pid} on" in everyone.stdout, everyone.stdout
+    assert "stopped" in everyone.stdout

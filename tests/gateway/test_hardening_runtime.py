@@ -37,7 +37,7 @@ from anyy.tools.process import process_start_ticks
 from commons import jsonrpc
 from tests.fakes.disks import fill, small_disk
 from tests.fakes.gateways import MakeHold, StartGateway, run, start
-from tests.fakes.model_server import FakeModelServer, Reply
+from tests.fakes.model_server import FakeModelServer, Reply, ToolCall
 from tests.gateway.live import LiveGateway, WsClient, error_code, is_state, wait_gate
 from tests.killtest.gateway_process import GatewayProcess, RpcClient
 
@@ -241,14 +241,16 @@ def model_server() -> Iterator[FakeModelServer]:
     server.stop()
 
 
-def _streaming_gateway(tmp_path: Path, server: FakeModelServer) -> GatewayProcess:
-    """A Gateway process whose sessions talk to the fake model server (OpenAI Chat Completions)."""
+def _streaming_gateway(tmp_path: Path, server: FakeModelServer, extra: str = "") -> GatewayProcess:
+    """A Gateway process whose sessions talk to the fake model server (OpenAI Chat Completions); ``extra``
+    is added to its configuration."""
     home = tmp_path / "home"
     profile = create_profile(home, "d4")
     config = profile.config_path.read_text().replace(
         'provider = "offline"\nmodel = "offline"', 'provider = "fake"\nmodel = "m1"'
     )
     config += f'\n[providers.fake]\nkind = "openai"\nbase_url = "{server.openai_url}"\napi_key_env = ""\n'
+    config += extra
     profile.config_path.write_text(config)
     (tmp_path / "work").mkdir(exist_ok=True)
     return GatewayProcess(home, "d4", cwd=tmp_path / "work", log=tmp_path / "stderr.log")
@@ -258,13 +260,14 @@ def _state_db(gateway: GatewayProcess) -> Path:
     return gateway.home / "profiles" / gateway.profile / "state.db"
 
 
-def _kept(gateway: GatewayProcess, execution_id: str) -> str:
-    """The streamed text the store holds for a running execution (read-only, beside the Gateway)."""
+def _kept(gateway: GatewayProcess, execution_id: str, kind: str = "text") -> str:
+    """The streamed text (or thinking) the store holds for a running execution (read-only, beside the Gateway)."""
     conn = sqlite3.connect(f"file:{_state_db(gateway)}?mode=ro", uri=True)
     try:
         rows = conn.execute(
-            "SELECT s.text FROM stream_texts s JOIN executions e ON e.num = s.exe_num WHERE e.id = ? ORDER BY s.seq",
-            (execution_id,),
+            "SELECT s.text FROM stream_texts s JOIN executions e ON e.num = s.exe_num WHERE e.id = ? AND s.kind = ? "
+            "ORDER BY s.seq",
+            (execution_id, kind),
         ).fetchall()
     finally:
         conn.close()
@@ -346,6 +349,38 @@ def test_d4_graceful_stop_settles_running_work_as_interrupted_with_its_text(
         answer = rpc.call("session.history", session_id=session_id, limit=1)["items"][0]
         assert (answer["kind"], answer["text"]) == ("assistant", "".join(PIECES[:HELD_AT]))
         assert answer["data"]["interrupted"] is True
+    finally:
+        gateway.stop()
+
+
+THOUGHTS = [f"thought {i:02d}, weighed. " for i in range(6)]
+
+
+def test_d4_streamed_thinking_survives_a_kill_kept_as_thinking(tmp_path: Path, model_server: FakeModelServer) -> None:
+    gateway = _streaming_gateway(tmp_path, model_server)
+    gateway.start()
+    try:
+        # The thinking, then 3 pieces of the answer, then the model holds its stream.
+        model_server.enqueue(Reply(thinking=THOUGHTS, text=PIECES, hold_at=1 + len(THOUGHTS) + 3))
+        rpc = gateway.client()
+        session_id = rpc.call("session.create")["id"]
+        rpc.call("session.send", session_id=session_id, text="think first")
+        running = _until(lambda: rpc.call("session.get", session_id=session_id)["running_execution"], "a turn")
+        thought, said = "".join(THOUGHTS), "".join(PIECES[:3])
+        _until(lambda: _kept(gateway, running, "thinking") == thought and _kept(gateway, running) == said, "kept")
+        gateway.kill()
+        gateway.start()
+        rpc = gateway.client()
+        recovered = rpc.call("session.execution", session_id=session_id, execution_id=running)
+        assert recovered["state"] == "interrupted"
+        assert (
+            f"Kept: the first {len(thought):,} characters of its thinking and the first {len(said):,} characters "
+            "of its answer" in recovered["note"]
+        )
+        notice, answer, _question = rpc.call("session.history", session_id=session_id, limit=3)["items"]
+        assert (notice["kind"], notice["text"]) == ("notice", recovered["note"])
+        assert (answer["kind"], answer["text"]) == ("assistant", said)
+        assert (answer["data"]["thinking"], answer["data"]["interrupted"]) == (thought, True)
     finally:
         gateway.stop()
 
@@ -445,6 +480,57 @@ def test_d3_a_tool_running_at_a_kill_is_ended_on_recovery_and_recorded_with_its_
         assert "Tool calls stopped and recorded as interrupted, with what they printed: shell." in notice["text"]
         model_sees = rpc.call("session.send", session_id=session_id, text="what happened?")
         rpc.call("session.wait", submission_id=model_sees["id"], timeout=DEADLINE)
+        assert not (tmp_path / "work" / "late.txt").exists()
+    finally:
+        gateway.stop()
+
+
+def _inner_run(gateway: GatewayProcess) -> tuple[int, int, str] | None:
+    """pid, start time and output kept of a Codemode script's inner call that runs a program."""
+    conn = sqlite3.connect(f"file:{_state_db(gateway)}?mode=ro", uri=True)
+    try:
+        row = conn.execute(
+            "SELECT pid, started, output FROM tool_runs WHERE parent != '' AND pid IS NOT NULL"
+        ).fetchone()
+    finally:
+        conn.close()
+    return None if row is None else (int(row[0]), int(row[1]), str(row[2]))
+
+
+def test_d3_a_scripts_inner_call_running_at_a_kill_is_ended_and_recorded_in_the_scripts_result(
+    tmp_path: Path, hold: MakeHold, model_server: FakeModelServer
+) -> None:
+    """A Codemode script's inner ``shell`` runs in a process group of its own, started by the Gateway: it
+    is recorded before it starts like a call of the model's, so recovery ends it and records it."""
+    gateway = _streaming_gateway(tmp_path, model_server, "\n[tools.sandbox]\nenabled = false\n")
+    held = hold()
+    command = f"echo inner printed; read line < {held.path}; echo too late > late.txt"
+    script = f"print('script began', flush=True)\ntools.shell(command={command!r})\n"
+    model_server.enqueue(Reply(tool_calls=[ToolCall(name="run_script", arguments={"script": script})]))
+    gateway.start()
+    try:
+        rpc = gateway.client()
+        session_id = rpc.call("session.create")["id"]
+        rpc.call("session.tools.configure", session_id=session_id, enabled=["shell"], codemode=True)
+        sent = rpc.call("session.send", session_id=session_id, text="script it")
+        pid, started, _ = _until(
+            lambda: (found := _inner_run(gateway)) is not None and "inner printed" in found[2] and found,
+            "the inner call's process and output recorded",
+        )
+        gateway.kill()
+        assert process_start_ticks(pid) == started, "the inner program should have outlived the Gateway"
+        gateway.start()
+        _until(lambda: process_start_ticks(pid) != started, "the inner call's processes ended")
+        held.release()  # had it survived, it would now write late.txt
+        rpc = gateway.client()
+        assert rpc.call("session.wait", submission_id=sent["id"], timeout=0)["state"] == "interrupted"
+        notice, result, call, *_ = rpc.call("session.history", session_id=session_id, limit=5)["items"]
+        assert (call["kind"], call["data"]["name"]) == ("tool_call", "run_script")
+        assert (result["kind"], result["data"]["call_id"]) == ("tool_result", call["data"]["call_id"])
+        (inner,) = result["data"]["inner_calls"]
+        assert (inner["name"], inner["arguments"], inner["is_error"]) == ("shell", {"command": command}, True)
+        assert "inner printed" in inner["result"]
+        assert "run_script, shell (in run_script)." in notice["text"]
         assert not (tmp_path / "work" / "late.txt").exists()
     finally:
         gateway.stop()

@@ -140,3 +140,39 @@ def test_p3_a_connection_the_server_ended_is_replaced_at_the_next_heartbeat(
     a.heartbeat()
     assert a.list_sessions().items == []
     assert a.conn.execute("SHOW idle_in_transaction_session_timeout").fetchone() == ("30s",)
+
+
+def wake(store: PostgresStore, session_id: str) -> bool:
+    row = store.conn.execute("SELECT wake FROM sessions WHERE id = %s", (session_id,)).fetchone()
+    assert row is not None
+    return bool(row[0])
+
+
+def test_p5_a_send_its_owner_acknowledges_is_the_owners_and_one_it_never_saw_is_claimed_once_the_lease_ends(
+    pair: tuple[PostgresStore, PostgresStore],
+) -> None:
+    a, b = pair
+    free, held = a.create_session(NewSession()), a.create_session(NewSession())
+    b.add_submission(free.id, NewSubmission(text="nobody holds it"))
+    assert not wake(a, free.id)  # the Gateway that took it claims it next: nothing to race for
+    assert a.claim_session(held.id).owned
+    b.add_submission(held.id, NewSubmission(text="the owner is told"))
+    assert wake(a, held.id)
+    a.took_work(held.id)  # the owner's hint arrived: the item is its business
+    assert not wake(a, held.id)
+    b.add_submission(held.id, NewSubmission(text="the owner died before the hint"))
+    assert b.heartbeat().woken == []  # its lease still runs
+    expire(a, held.id)
+    assert b.heartbeat().woken == [held.id]  # claimed for b, to run the queue
+    assert b.claim_session(held.id).owned
+    assert not wake(a, held.id)
+    assert b.heartbeat().woken == []
+
+
+def test_p3_a_stop_request_reaches_the_gateway_at_its_heartbeat(pair: tuple[PostgresStore, PostgresStore]) -> None:
+    a, b = pair
+    assert not b.heartbeat().stop
+    assert a.request_stop(["gw-b"]) == ["gw-b"]
+    assert b.heartbeat().stop
+    assert not a.heartbeat().stop
+    assert sorted(a.request_stop()) == ["gw-a", "gw-b"]

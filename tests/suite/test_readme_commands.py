@@ -37,6 +37,9 @@ SKIPPED: dict[str, str] = {
     "anyy gateway status                                                 # every Gateway": (
         "the several-Gateways steps: a PostgreSQL server at db.example (tests/distributed/test_status.py runs them)"
     ),
+    "anyy gateway stop --all": (
+        "the several-Gateways steps: a PostgreSQL server at db.example (tests/distributed/test_status.py runs them)"
+    ),
     "anyy gateway run": (
         "runs in the foreground until Ctrl+C; tests/cli/test_chat_u4.py::test_u4_gateway_run_says_where_it_listens"
     ),

@@ -2,7 +2,8 @@
 
 ``start`` runs ``python -m anyy.gateway --profile P --ready-fd FD`` in its own session, its output in
 ``PROFILE/logs/gateway.out``, and waits for the address it writes on the pipe once it listens. ``stop``
-sends SIGTERM to the pid in ``gateway.json`` and waits for that process to exit (a pidfd, no polling).
+sends SIGTERM to the pid in ``gateway.json`` (and to the profile's other Gateways of a shared store, listed
+in ``PROFILE/gateways/``) and waits for each process to exit (a pidfd, no polling).
 The Gateway itself holds the profile's lock: a second one refuses to start and says where the first runs.
 """
 
@@ -13,6 +14,7 @@ import os
 import select
 import signal
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -74,14 +76,14 @@ def start_command(profile: Profile, host: str | None, port: int | None, wait_sec
     )
 
 
-def _running(profile: Profile) -> tuple[Address, Status] | None:
-    """The published address and the Gateway's own status, or None when nothing answers there."""
+def _running(profile: Profile, address: Address | None = None) -> tuple[Address, Status] | None:
+    """The published address (or ``address``) and that Gateway's own status, or None when nothing answers."""
     from anyy.api.methods import GATEWAY_STATUS
     from anyy.api.params import NoParams
     from anyy.client.errors import GatewayUnavailable
     from anyy.client.sync import connect
 
-    address = read_address(profile)
+    address = read_address(profile) if address is None else address
     if address is None:
         return None
     try:
@@ -174,38 +176,82 @@ def _wait_exit(pid: int, timeout: float) -> bool:
     default=30.0,
     show_default=True,
     metavar="SECONDS",
-    help="How long to wait for the Gateway to exit.",
+    help="How long to wait for each Gateway to exit.",
 )
-def stop_command(profile: Profile, wait_seconds: float) -> None:
-    """Stop the profile's Gateway: requests in flight finish, running work is recorded as interrupted
-    (the next start recovers it), gateway.json is removed."""
+@click.option(
+    "--all",
+    "everywhere",
+    is_flag=True,
+    help="Also ask every other Gateway of the service (other profiles, other hosts) to stop (docs/scaling.md).",
+)
+@click.option(
+    "--id",
+    "gateway_ids",
+    multiple=True,
+    metavar="GATEWAY",
+    help="Ask this Gateway of the service (an id `anyy gateway status` lists) to stop, wherever it runs.",
+)
+def stop_command(profile: Profile, wait_seconds: float, everywhere: bool, gateway_ids: tuple[str, ...]) -> None:
+    """Stop the profile's Gateways on this host: the one that published gateway.json and any more started
+    with `anyy gateway run --store`. Requests in flight finish, running work is recorded as interrupted,
+    leases are given back. ``--all`` / ``--id``: Gateways elsewhere stop at their next heartbeat."""
     profile.require()
+    if not gateway_ids:
+        _stop_local(profile, wait_seconds)
+    if everywhere or gateway_ids:
+        from anyy.cli.gateway_service import stop_service
+
+        stop_service(profile, list(gateway_ids) or None, wait_seconds)
+
+
+def _stop_local(profile: Profile, wait_seconds: float) -> None:
+    from anyy.profiles.gateway_address import read_more_addresses
+
+    targets: list[tuple[Address, Path | None]] = []
     address = read_address(profile)
-    if address is None:
+    if address is not None:
+        targets.append((address, None))
+    targets += [(more, path) for path, more in read_more_addresses(profile)]
+    if not targets:
         click.echo(f"no Gateway is running for profile {profile.name}: nothing to stop")
         return
-    found = _running(profile)
+    for target, path in targets:
+        _stop_one(profile, target, path, wait_seconds)
+
+
+def _stop_one(profile: Profile, address: Address, more: Path | None, wait_seconds: float) -> None:
+    """SIGTERM to one Gateway of the profile once it proved (gateway.status, same pid) it is still that one."""
+    what = "Gateway" if more is None else "one more Gateway"
+    found = _running(profile, address)
+    published = address_path(profile) if more is None else more
     if found is None or found[1].pid != address.pid:
-        # Nothing answers at the published address: a Gateway killed without cleaning up. The pid may
-        # belong to another process by now, so nothing is signalled.
-        address_path(profile).unlink(missing_ok=True)
+        # Nothing answers there: a Gateway killed without cleaning up. The pid may belong to another
+        # process by now, so nothing is signalled.
+        published.unlink(missing_ok=True)
         click.echo(
-            f"no Gateway answers for profile {profile.name} (pid {address.pid} is gone or is not it); "
-            f"removed its stale {address_path(profile).name}"
+            f"no {what} answers for profile {profile.name} at {address.url} (pid {address.pid} is gone or is "
+            f"not it); removed its stale {published.name}"
         )
         return
     with contextlib.suppress(ProcessLookupError):  # it exited meanwhile: what stop wanted
         os.kill(address.pid, signal.SIGTERM)
     if not _wait_exit(address.pid, wait_seconds):
         raise GatewayError(
-            f"the Gateway of profile {profile.name} (pid {address.pid}) is still running {wait_seconds:g} s after "
+            f"the {what} of profile {profile.name} (pid {address.pid}) is still running {wait_seconds:g} s after "
             f"SIGTERM; see {profile.path / 'logs'}, or end it with `kill -KILL {address.pid}`"
         )
-    if address_path(profile).exists() and (left := read_address(profile)) is not None and left.pid == address.pid:
-        raise GatewayError(
-            f"the Gateway of profile {profile.name} exited but left {address_path(profile)} behind; remove it"
-        )
-    click.echo(f"Gateway of profile {profile.name} stopped (pid {address.pid})")
+    if published.exists() and (left := _read(published)) is not None and left.pid == address.pid:
+        raise GatewayError(f"the {what} of profile {profile.name} exited but left {published} behind; remove it")
+    click.echo(f"{what} of profile {profile.name} stopped (pid {address.pid}, {address.url})")
+
+
+def _read(path: Path) -> Address | None:
+    import msgspec
+
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=Address)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
 
 
 @gateway.command("run")

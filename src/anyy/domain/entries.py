@@ -101,6 +101,9 @@ class ToolCallData(msgspec.Struct, kw_only=True, omit_defaults=True):
     reasoning: list[Reasoning] = []
 
 
+INNER_RESULT_CHARS = 2000  # of each Codemode inner call's result kept in the history
+
+
 class InnerCall(msgspec.Struct, kw_only=True, omit_defaults=True):
     """A tool a Codemode script called: recorded with the script's result, never sent to the model as a
     call of its own (the model made one call, ``run_script``)."""

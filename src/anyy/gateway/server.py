@@ -32,7 +32,7 @@ from anyy.gateway.logs import setup_logging
 from anyy.gateway.methods import TABLE
 from anyy.gateway.state import Gateway
 from anyy.profiles.config import GatewaySettings
-from anyy.profiles.gateway_address import Address, address_path, read_address, write_address
+from anyy.profiles.gateway_address import Address, address_path, read_address, write_address, write_more_address
 from anyy.profiles.profile import Profile
 from anyy.runtime.assembly import build_deps
 from anyy.runtime.runtime import Runtime
@@ -132,8 +132,11 @@ async def serve(
         address = Address(
             profile=profile.name, pid=os.getpid(), host=host, port=port, token=token, started_at=time.time()
         )
-        if primary:  # one more Gateway of a shared store leaves the profile's published address alone
+        more: Path | None = None
+        if primary:
             write_address(profile, address)
+        else:  # one more Gateway of a shared store leaves the profile's published address alone
+            more = write_more_address(profile, address)
         await runtime.cluster.set_address(address.url)
         _announce(profile, address, len(recovered), ready_fd)
         if on_ready is not None:
@@ -146,6 +149,8 @@ async def serve(
                 current = read_address(profile)
                 if current is not None and current.pid == os.getpid():
                     address_path(profile).unlink()
+            if more is not None:
+                more.unlink(missing_ok=True)
             await schedules.scheduler.aclose()
             await runtime.aclose()
             await deps.owner.aclose()

@@ -53,3 +53,35 @@ def write_address(profile: Profile, address: Address) -> None:
     finally:
         os.close(fd)
     os.replace(tmp, path)
+
+
+# More Gateways of one profile on a shared store (``anyy gateway run --store``): only the one holding the
+# profile's lock publishes gateway.json; each other one writes its address here, so that `anyy gateway stop`
+# finds every Gateway this profile started on this host.
+MORE_DIR = "gateways"
+
+
+def more_address_path(profile: Profile, pid: int) -> Path:
+    return profile.path / MORE_DIR / f"{pid}.json"
+
+
+def write_more_address(profile: Profile, address: Address) -> Path:
+    path = more_address_path(profile, address.pid)
+    path.parent.mkdir(mode=0o700, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, msgspec.json.encode(address))
+    finally:
+        os.close(fd)
+    return path
+
+
+def read_more_addresses(profile: Profile) -> list[tuple[Path, Address]]:
+    """The addresses the profile's other Gateways wrote (some may be stale: a Gateway killed leaves its file)."""
+    found = []
+    for path in sorted((profile.path / MORE_DIR).glob("*.json")):
+        try:
+            found.append((path, msgspec.json.decode(path.read_bytes(), type=Address)))
+        except (FileNotFoundError, PermissionError, msgspec.DecodeError, msgspec.ValidationError):
+            continue
+    return found

@@ -31,6 +31,7 @@ from anyy.domain.entries import Entry
 from anyy.domain.errors import NotFound
 from anyy.domain.queue import Execution, Submission
 from anyy.runtime.announce import Announcer
+from anyy.runtime.cluster import end_leftovers
 from anyy.runtime.deps import Deps
 from anyy.runtime.execution import EndState, ExecutionRun, Outcome, unwritable
 from anyy.storage.ownership import LeaseLost
@@ -189,8 +190,10 @@ class SessionActor:
     async def _drain(self) -> None:
         self._drain_queued = False
         if self.blocked is not None and not await self.settle_blocked():
+            await self._release()  # a lease the heartbeat took for this session goes back unused
             return  # still not written: nothing starts (the request stays pending, visibly)
         if self._pokes <= self._halted_upto:
+            await self._release()
             return
         if not await self._claim():
             return  # another Gateway runs this session; it was told (a hint) and reads the queue itself
@@ -205,6 +208,7 @@ class SessionActor:
         """Hold the session's lease for the work about to run (always, with a store this Gateway has to
         itself); what a dead owner left running is announced as interrupted."""
         claim = await self.deps.owner.call(lambda s: s.claim_session(self.session_id))
+        end_leftovers(claim.leftovers)
         for execution in claim.recovered:
             self._announce.execution(execution, note=execution.note)
         return bool(claim.owned)

@@ -20,6 +20,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -28,11 +30,20 @@ from anyy.domain.entries import Entry
 from anyy.domain.queue import Execution, Submission
 from anyy.runtime.announce import Announcer
 from anyy.runtime.deps import Deps
-from anyy.storage.ownership import Control, Heartbeat, Hint, Listening
+from anyy.storage.ownership import Control, Heartbeat, Hint, Listening, ToolProcess
 from anyy.storage.protocol import SessionStore
+from anyy.tools.process import end_leftover
 
 log = logging.getLogger("anyy.runtime.cluster")
 HISTORY_WINDOW = 200  # entries re-read per change hint (a pass appends far fewer)
+
+
+def end_leftovers(leftovers: list[ToolProcess]) -> None:
+    """The processes a dead owner's tool calls left on this host (the store lists no other host's): ended,
+    each only if its pid still names the process that was recorded (D3)."""
+    for left in leftovers:
+        if end_leftover(left.pid, left.started):
+            log.warning("ended the processes of tool call %s, left by the session's previous owner", left.call_id)
 
 
 @dataclass
@@ -50,7 +61,8 @@ class _Seen:
 class Hooks:
     """What the runtime does when the service asks: run a session's queue, stop its work, apply a relay."""
 
-    poke: Callable[[str], None]
+    poke: Callable[[str], bool]  # True: the session's work is this Gateway's, and it will read the queue
+    woken: Callable[[str], None]  # claimed here by the heartbeat: run the session's queue
     lost: Callable[[str], None]
     control: Callable[[Control], Awaitable[None]]
     recovered: Callable[[Execution], None]
@@ -69,6 +81,8 @@ class Membership:
         self._announce = Announcer(deps)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._stopping = False
+        self._all_since: float | None = None  # when a subscription to every session was last made
 
     async def join(self) -> bool:
         owner = self.deps.owner
@@ -115,11 +129,19 @@ class Membership:
             await asyncio.sleep(interval)
 
     async def _apply(self, beat: Heartbeat) -> None:
+        if beat.stop and not self._stopping:
+            self._stopping = True
+            log.warning("asked to stop (anyy gateway stop --all or --id): stopping cleanly")
+            signal.raise_signal(signal.SIGTERM)  # the Gateway's own clean stop, as `kill -TERM` would
         for session_id in beat.lost:
             log.warning("lease of session %s lost: its work here stops and writes nothing", session_id)
             self.hooks.lost(session_id)
+        end_leftovers(beat.leftovers)
         for execution in beat.recovered:
             self.hooks.recovered(execution)
+        for session_id in beat.woken:
+            log.info("session %s: an item its dead owner never saw runs here", session_id)
+            self.hooks.woken(session_id)
         for control in beat.controls:
             try:
                 await self.hooks.control(control)
@@ -137,7 +159,9 @@ class Membership:
 
     def _on_hint(self, hint: Hint) -> None:
         if hint.kind == "work":
-            self.hooks.poke(hint.session_id)
+            if self.hooks.poke(hint.session_id):  # the owner has it: no survivor needs to wake the session
+                session_id = hint.session_id
+                self._spawn(self.deps.owner.call(lambda s: s.took_work(session_id)))
         elif hint.kind == "control":
             self._spawn(self.fetch_controls())
         elif self.deps.bus.listened(hint.session_id):
@@ -160,12 +184,18 @@ class Membership:
         """Sessions whose changes this Gateway follows for its subscribers."""
         return len(self._seen)
 
-    async def watch(self, session_id: str) -> None:
+    async def watch(self, session_id: str | None) -> None:
         """Someone here subscribed to the session: remember what is there now (later hints say what changed).
-        Sessions nobody here listens to any more are forgotten (D13): a later subscription reads them again."""
+        Sessions nobody here listens to any more are forgotten (D13): a later subscription reads them again.
+        To every session: reading them all would cost too much, so the time is kept instead, and a session
+        first heard of later announces what its owner wrote since then (``_first_read``)."""
         for gone in [s for s in self._seen if not self.deps.bus.listened(s)]:
             del self._seen[gone]
-        if self.joined and session_id not in self._seen:
+        if not self.joined:
+            return
+        if session_id is None:
+            self._all_since = time.time()
+        elif session_id not in self._seen:
             seen = self._seen[session_id] = _Seen()
             await self._read(session_id, seen, announce=False)
 
@@ -173,8 +203,16 @@ class Membership:
         seen = self._seen.get(session_id)
         if seen is None:
             seen = self._seen[session_id] = _Seen()
-            await self._read(session_id, seen, announce=False)
-            return
+            if self._all_since is None:  # a subscription to the session itself reads it when it is made
+                await self._read(session_id, seen, announce=False)
+                return
+            seen.busy = True
+            try:
+                await self._first_read(session_id, seen, self._all_since)
+            finally:
+                seen.busy = False
+            if not seen.again:
+                return
         if seen.busy:
             seen.again = True
             return
@@ -187,6 +225,23 @@ class Membership:
                     return
         finally:
             seen.busy = False
+
+    async def _first_read(self, session_id: str, seen: _Seen, since: float) -> None:
+        """A session changed elsewhere that nobody here had heard of, for a subscription to every session
+        made at ``since``: what was written before that is taken as known, the rest announced (entry and
+        execution times are the writer's clock: across hosts, as exact as the hosts' clocks agree)."""
+
+        def known(store: SessionStore) -> None:
+            entries = store.history(session_id, limit=HISTORY_WINDOW).items
+            seen.last_entry = max((e.id for e in entries if e.created_at < since), default=0)
+            seen.states = {
+                e.id: e.state
+                for e in store.list_executions(session_id)
+                if e.started_at < since and (e.ended_at is None or e.ended_at < since)
+            }
+
+        await self.deps.owner.call(known)
+        await self._read(session_id, seen, announce=True)
 
     async def _read(self, session_id: str, seen: _Seen, *, announce: bool) -> None:
         def read(store: SessionStore) -> tuple[list[Entry], list[Execution], list[Submission]]:

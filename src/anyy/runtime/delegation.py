@@ -60,6 +60,7 @@ class Delegations:
         self._parents: set[str] = set()  # parent executions with undelivered tasks
         self._watcher: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()  # one coordinator step at a time (they read, then write)
+        self._later: set[asyncio.Task[None]] = set()  # deliveries to look at again (another Gateway held the parent)
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -79,6 +80,8 @@ class Delegations:
                     await self._advance(session_id, call_id)
 
     async def aclose(self) -> None:
+        for task in list(self._later):
+            task.cancel()
         if self._watcher is not None:
             self._watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -217,6 +220,8 @@ class Delegations:
 
     async def _on_state(self, event: ExecutionStateChanged) -> None:
         final = event.state in FINAL_EXECUTION_STATES
+        if self.runtime.cluster.joined and (final or event.state == "suspended"):
+            await self._learn(event, final=final)
         if event.session_id in self._children and final:
             async with self._lock:
                 await self._child_ended(event.session_id, event.execution_id)
@@ -227,6 +232,23 @@ class Delegations:
                     t.parent_call_id for t in calls if t.parent_execution_id == event.execution_id
                 ):
                     await self._advance(event.session_id, call_id)
+
+    async def _learn(self, event: ExecutionStateChanged, *, final: bool) -> None:
+        """With several Gateways, a call's tasks may have been made on another one (which may have died
+        since): what the store holds about this session is indexed here before the event is handled."""
+        if final and event.session_id not in self._children:
+            try:
+                task: DelegatedTask = await self._store(lambda s: s.get_delegated_task(event.session_id))
+            except NotFound:
+                pass
+            else:
+                if not task.delivered:
+                    self._index([task])
+        if event.execution_id not in self._parents:
+            calls: list[DelegatedTask] = await self._store(
+                lambda s: s.list_delegated_tasks(parent_session_id=event.session_id)
+            )
+            self._index([t for t in calls if t.parent_execution_id == event.execution_id and not t.delivered])
 
     async def _child_ended(self, child_id: str, execution_id: str) -> None:
         task: DelegatedTask = await self._store(lambda s: s.get_delegated_task(child_id))
@@ -284,6 +306,29 @@ class Delegations:
         await self._deliver(tasks, parent)
 
     async def _deliver(self, tasks: list[DelegatedTask], parent: Execution) -> None:
+        """With several Gateways, the one holding the parent's lease delivers: the others, whose children
+        ended at the same moment, look again a lease later (by then the call is resolved: nothing twice)."""
+        claim = await self._store(lambda s: s.claim_session(parent.session_id))
+        if not claim.owned:
+            self._again(parent.session_id, tasks[0].parent_call_id)
+            return
+        try:
+            await self._deliver_owned(tasks, parent)
+        except BaseException:
+            await self._store(lambda s: s.release_session(parent.session_id))
+            raise
+
+    def _again(self, session_id: str, call_id: str) -> None:
+        async def later() -> None:
+            await asyncio.sleep(self.deps.settings.lease)  # a lease: the holder has given it back by then
+            async with self._lock:
+                await self._advance(session_id, call_id)
+
+        task = asyncio.create_task(later(), name=f"anyy-delegation-{call_id}")
+        self._later.add(task)
+        task.add_done_callback(self._later.discard)
+
+    async def _deliver_owned(self, tasks: list[DelegatedTask], parent: Execution) -> None:
         text, is_error = call_result(tasks)
         call_id = tasks[0].parent_call_id
         entry = NewEntry(

@@ -20,6 +20,7 @@ The rules (DESIGN.md §4) as this module applies them:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from anyy.domain import queue as queue_rules
 from anyy.domain.compaction import unresolved_calls
 from anyy.domain.context import ModelContext
 from anyy.domain.entries import (
+    INNER_RESULT_CHARS,
     AnswerData,
     AssistantData,
     Entry,
@@ -85,7 +87,6 @@ T = TypeVar("T")
 SKIPPED_FOR_STEERING = "Not run: the user sent a steering message before this call started."
 NOT_RUN_STOPPED = "Not run: the user stopped the response before this call started."
 STOPPED_WHILE_RUNNING = "Stopped: the user stopped the response while this call was running."
-INNER_RESULT_CHARS = 2000  # of each Codemode inner call's result kept in the history
 
 
 class Outcome(enum.Enum):
@@ -432,6 +433,7 @@ class ExecutionRun:
                 bus.event(TextDeltaEvent(session_id=self.session_id, execution_id=self.execution_id, text=event.text))
             elif isinstance(event, ThinkingDelta):
                 result.thinking += event.text
+                keeper.add_thinking(event.text)
                 bus.event(
                     ThinkingDeltaEvent(session_id=self.session_id, execution_id=self.execution_id, text=event.text)
                 )
@@ -605,15 +607,18 @@ class ExecutionRun:
 
     def _inner_call(self, tools: ToolSet, outer_call: str, inner: list[InnerCall]) -> CallTool:
         """Serves the tool calls of a Codemode script: each is run, announced, and recorded with the
-        script's result (a call cut short by a stop or a timeout is recorded as such)."""
+        script's result (a call cut short by a stop or a timeout is recorded as such); one that starts a
+        program is also recorded as it starts, with its process group (D3: a crash ends the program and
+        keeps the call, in the script's result)."""
 
         async def call_tool(name: str, arguments: dict[str, Any]) -> ToolOutcome:
             inner_id = f"{outer_call}.{len(inner) + 1}"
             self._tool_started(inner_id, name, arguments, parent=outer_call)
             rules = self.deps.tool_policy.approval
             gated = gate(rules, name, arguments, granted=self.granted, can_wait=False)
+            watch = ToolWatch(self.deps, self.execution_id, inner_id, name, arguments, parent=outer_call)
             try:
-                outcome = gated or await tools.run(name, arguments, self._tool_context(), call_tool)
+                outcome = gated or await self._run_watched(watch, tools, name, arguments, call_tool)
             except asyncio.CancelledError:
                 inner.append(InnerCall(name=name, arguments=arguments, result=STOPPED_WHILE_RUNNING, is_error=True))
                 self._tool_finished(inner_id, name, is_error=True, synthetic=False, parent=outer_call)
@@ -627,6 +632,21 @@ class ExecutionRun:
             return outcome
 
         return call_tool
+
+    async def _run_watched(
+        self, watch: ToolWatch, tools: ToolSet, name: str, arguments: dict[str, Any], call_tool: CallTool
+    ) -> ToolOutcome:
+        """A script's inner call, watched like the model's own (D3)."""
+        await watch.begin()
+        context = msgspec.structs.replace(self._tool_context(), on_process=watch.on_process, on_output=watch.on_output)
+        try:
+            outcome = await tools.run(name, arguments, context, call_tool)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):  # no write of its output lands after the pass is recorded
+                await asyncio.shield(watch.end(STOPPED_WHILE_RUNNING))
+            raise
+        await watch.end(outcome.text)
+        return outcome
 
     async def _messages(self, context: ModelContext) -> Sequence[Message]:
         """The context as messages, image attachments included (N5): kept by the runtime between calls."""

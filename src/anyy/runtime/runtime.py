@@ -92,7 +92,9 @@ class Runtime(SessionWrites):
         deps.delegator = self.delegations.delegator
         self.residents = Residents(self)  # K3: long-lived sessions woken by heartbeats and webhooks
         self.titles = Titles(deps)
-        hooks = Hooks(poke=self._poke, lost=self._lost, control=self._apply_control, recovered=self._recovered)
+        hooks = Hooks(
+            poke=self._poke, woken=self._woken, lost=self._lost, control=self._apply_control, recovered=self._recovered
+        )
         self.cluster = Membership(deps, hooks, RECOVERY_NOTE)
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -104,7 +106,9 @@ class Runtime(SessionWrites):
         if not self.cluster.joined:
             # Programs tools started that outlived the crash are ended first (their pid checked against the
             # recorded start time: a reused pid is left alone), then recorded with what they printed (D3).
-            # Not with a shared store: the processes listed may be another live Gateway's.
+            # Not with a shared store: the processes listed may be another live Gateway's, or another
+            # host's; there, the Gateway that takes a dead owner's session over ends those the owner left
+            # on its own host (``anyy.runtime.cluster.end_leftovers``).
             for left in await self.deps.owner.call(lambda s: s.leftover_tools()):
                 if end_leftover(left.pid, left.started):
                     log.warning("ended the processes of tool call %s, left by a stopped Gateway", left.call_id)
@@ -157,8 +161,7 @@ class Runtime(SessionWrites):
     async def watch(self, session_id: str | None) -> None:
         """After :meth:`subscribe`: with several Gateways, what another one does in the session is
         announced here too (from what it wrote; see ``anyy.runtime.cluster``)."""
-        if session_id is not None:
-            await self.cluster.watch(session_id)
+        await self.cluster.watch(session_id)
 
     async def running_anywhere(self, session_id: str) -> str | None:
         """The running execution, here or on the Gateway that owns the session."""
@@ -169,12 +172,18 @@ class Runtime(SessionWrites):
         return next((e.id for e in active if e.state in ("running", "retry_wait")), None)
 
     # -- the service (several Gateways): what the membership asks of the runtime -----------------
-    def _poke(self, session_id: str) -> None:
+    def _poke(self, session_id: str) -> bool:
         """Another Gateway queued work for the session. Only a Gateway busy with it (the owner) needs to
-        look again: an idle session was claimed by the Gateway that took the item."""
+        look again (True: it will): an idle session was claimed by the Gateway that took the item."""
         actor = self._actors.get(session_id)
         if actor is not None and actor.busy:
             actor.poke()
+            return True
+        return False
+
+    def _woken(self, session_id: str) -> None:
+        """The heartbeat claimed the session for an item its dead owner never saw: run the queue (P5)."""
+        self._actor(session_id).poke()
 
     def _lost(self, session_id: str) -> None:
         actor = self._actors.get(session_id)

@@ -34,11 +34,21 @@ class OwnedElsewhere(Conflict):
     code = "owned_elsewhere"
 
 
+class ToolProcess(msgspec.Struct, kw_only=True):
+    """A process group a tool call of a running execution started: its leader's pid and start time."""
+
+    execution_id: str
+    call_id: str
+    pid: int
+    started: int | None  # clock ticks after boot: with the pid, names one process even after pid reuse
+
+
 class Claim(msgspec.Struct, kw_only=True):
     owned: bool  # this Gateway holds the session's lease now
     owner: str | None = None  # when not: the Gateway that does
     address: str = ""  # and where it listens
     recovered: list[Execution] = msgspec.field(default_factory=list)  # what a dead owner left, interrupted (G3)
+    leftovers: list[ToolProcess] = msgspec.field(default_factory=list)  # its tools' processes, on this host (D3)
 
 
 class Control(msgspec.Struct, kw_only=True):
@@ -54,6 +64,9 @@ class Heartbeat(msgspec.Struct, kw_only=True):
     lost: list[str]  # sessions whose lease was taken over: their work stops here, writing nothing
     recovered: list[Execution]  # work of dead Gateways this one marked interrupted
     controls: list[Control]  # stops and answers for sessions this Gateway owns
+    woken: list[str] = msgspec.field(default_factory=list)  # claimed here to run an unacknowledged send
+    leftovers: list[ToolProcess] = msgspec.field(default_factory=list)  # dead owners' tools on this host (D3)
+    stop: bool = False  # asked to stop (`anyy gateway stop --all` or `--id`, from any host)
 
 
 class GatewayInfo(msgspec.Struct, kw_only=True):
@@ -109,6 +122,9 @@ class SoloOwnership:
     def release_session(self, session_id: str) -> None:
         return None
 
+    def took_work(self, session_id: str) -> None:
+        return None
+
     def heartbeat(self) -> Heartbeat:
         return Heartbeat(lost=[], recovered=[], controls=[])
 
@@ -123,3 +139,9 @@ class SoloOwnership:
 
     def list_gateways(self) -> list[GatewayInfo]:
         return []
+
+    def request_stop(self, gateway_ids: list[str] | None = None) -> list[str]:
+        raise Conflict(
+            "this store has one Gateway (it is not a PostgreSQL store several Gateways share): "
+            "stop it with `anyy gateway stop`"
+        )

@@ -29,22 +29,22 @@ from anyy.domain.search import SearchHit
 from anyy.domain.sessions import UNSET, NewSession, Page, Session, SessionKind, SessionPatch, Unset
 from anyy.domain.tree import TreeView
 from anyy.storage.checks import Finding
-from anyy.storage.ownership import Claim, ControlKind, GatewayInfo, Heartbeat, Hint, HintKind, Listening
+from anyy.storage.ownership import (
+    Claim,
+    ControlKind,
+    GatewayInfo,
+    Heartbeat,
+    Hint,
+    HintKind,
+    Listening,
+    ToolProcess,
+)
 
 
 class ObjectRef(msgspec.Struct, kw_only=True):
     hash: str
     size: int
     media_type: str
-
-
-class ToolProcess(msgspec.Struct, kw_only=True):
-    """A process group a tool call of a running execution started: its leader's pid and start time."""
-
-    execution_id: str
-    call_id: str
-    pid: int
-    started: int | None  # clock ticks after boot: with the pid, names one process even after pid reuse
 
 
 class Maintenance(msgspec.Struct, kw_only=True):
@@ -170,11 +170,14 @@ class SessionStore(Protocol):
         """Append one pass's entries and count the pass, in one transaction."""
         ...
 
-    def save_stream_text(self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False) -> None:
-        """Keep more of the text the running pass is streaming (appended to what was kept; ``first``
-        starts afresh, as a retried model call does), so that a crash keeps the answer so far (D4). What
-        was kept is dropped when the pass is recorded or the execution ends, and turned into an
-        interrupted answer by :meth:`recover_interrupted`."""
+    def save_stream_text(
+        self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False, thinking: str = ""
+    ) -> None:
+        """Keep more of what the running pass is streaming: ``text`` of its answer and ``thinking`` (either
+        may be empty; both are kept in one write), appended to what was kept (``first`` starts afresh, as a
+        retried model call does), so that a crash keeps the answer so far (D4). What was kept is dropped
+        when the pass is recorded or the execution ends, and turned into an interrupted answer, its
+        thinking as thinking, by :meth:`recover_interrupted`."""
         ...
 
     def record_tool_call(
@@ -186,10 +189,13 @@ class SessionStore(Protocol):
         arguments: dict[str, Any],
         pid: int | None = None,
         started: int | None = None,
+        parent: str = "",
     ) -> None:
         """A tool call of the running pass, recorded before it starts (D3); again with ``pid`` (its process
-        group) and ``started`` (its start time) once its program runs. Dropped when the pass is recorded;
-        :meth:`recover_interrupted` records it as a call with an interrupted result."""
+        group) and ``started`` (its start time) once its program runs; ``parent``: the call is a Codemode
+        script's, made from that ``run_script`` call. Dropped when the pass is recorded;
+        :meth:`recover_interrupted` records it as a call with an interrupted result (an inner call as one of
+        its script's ``inner_calls``)."""
         ...
 
     def save_tool_output(self, execution_id: str, call_id: str, text: str, *, result: bool = False) -> None:
@@ -275,6 +281,17 @@ class SessionStore(Protocol):
 
     def release_session(self, session_id: str) -> None:
         """Give the lease back once the session is idle (another Gateway may then claim it)."""
+        ...
+
+    def request_stop(self, gateway_ids: list[str] | None = None) -> list[str]:
+        """Ask Gateways of the service (all with None) to stop cleanly at their next heartbeat, wherever they
+        run; the ids asked. A store one Gateway uses alone: Conflict (stop that one with its pid)."""
+        ...
+
+    def took_work(self, session_id: str) -> None:
+        """The owner got the hint of an item queued through another Gateway: its wake-up is cleared (were
+        the owner to die before, a survivor would claim the session and run the item once the lease ran
+        out)."""
         ...
 
     def heartbeat(self) -> Heartbeat:

@@ -6,7 +6,16 @@ from collections.abc import Sequence
 
 import msgspec
 
-from anyy.domain.entries import AssistantData, EntryKind, NewEntry, NoticeData, ToolCallData, ToolResultData
+from anyy.domain.entries import (
+    INNER_RESULT_CHARS,
+    AssistantData,
+    EntryKind,
+    InnerCall,
+    NewEntry,
+    NoticeData,
+    ToolCallData,
+    ToolResultData,
+)
 from anyy.domain.errors import Conflict, InvalidInput, NotFound
 from anyy.domain.sessions import QUEUE_MODES, SESSION_KINDS
 
@@ -138,42 +147,79 @@ class KeptCall(msgspec.Struct, kw_only=True):
     arguments: str  # as encoded (JSON)
     output: str
     done: bool
+    parent: str = ""  # a Codemode script's inner call: the run_script call's id
 
 
 INTERRUPTED_CALL = "Interrupted: the Gateway stopped while this call ran; what it started was ended."
+STREAM_KINDS = ("thinking", "text")  # what a kept piece of a running pass's stream is (D4)
 
 
-def recovered_entries(
-    note: str, kept: tuple[str, str, str] | None, calls: Sequence[KeptCall] = ()
-) -> tuple[list[NewEntry], str]:
+class KeptStream(msgspec.Struct, kw_only=True):
+    """What a running pass had streamed, as the store kept it (D4): its answer's text and its thinking,
+    each its pieces joined, and the provider and model of the last piece."""
+
+    provider: str
+    model: str
+    text: str = ""
+    thinking: str = ""
+
+
+def kept_stream(rows: Sequence[tuple[str, str, str, str]]) -> KeptStream | None:
+    """The kept pieces ``(kind, provider, model, text)``, in order, joined by kind."""
+    if not rows:
+        return None
+    by_kind: dict[str, list[str]] = {kind: [] for kind in STREAM_KINDS}
+    for kind, _provider, _model, text in rows:
+        by_kind[kind].append(text)
+    last = rows[-1]
+    return KeptStream(
+        provider=last[1], model=last[2], text="".join(by_kind["text"]), thinking="".join(by_kind["thinking"])
+    )
+
+
+def stream_pieces(text: str, thinking: str) -> list[tuple[str, str]]:
+    """The pieces one save keeps, ``(kind, text)``: the thinking first (it streams before the answer)."""
+    return [(kind, piece) for kind, piece in (("thinking", thinking), ("text", text)) if piece]
+
+
+def recovered_entries(note: str, kept: KeptStream | None, calls: Sequence[KeptCall] = ()) -> tuple[list[NewEntry], str]:
     """What recovery appends for one execution that was running when the Gateway died, and its note:
-    the answer's text kept so far ``(provider, model, text)``, if any, as an interrupted assistant
-    message (D4); the tool calls it had made, each with its result, or what it printed before the stop,
-    marked interrupted (D3); then a notice that says exactly what was kept."""
+    the answer's text and thinking kept so far, if any, as an interrupted assistant message (D4); the
+    tool calls it had made, each with its result, or what it printed before the stop, marked interrupted
+    (D3); then a notice that says exactly what was kept."""
     entries: list[NewEntry] = []
-    if kept is not None and kept[2]:
-        provider, model, text = kept
-        entries.append(
-            NewEntry(
-                kind=EntryKind.ASSISTANT,
-                text=text,
-                data=AssistantData(provider=provider, model=model, stop_reason="interrupted", interrupted=True),
-            )
+    if kept is not None and (kept.text or kept.thinking):
+        data = AssistantData(
+            provider=kept.provider,
+            model=kept.model,
+            stop_reason="interrupted",
+            interrupted=True,
+            thinking=kept.thinking,
         )
-        said = (
-            f"Kept: the first {len(text):,} characters of its answer, as saved while it streamed (marked "
-            "interrupted); anything streamed after the last save was lost."
-        )
+        entries.append(NewEntry(kind=EntryKind.ASSISTANT, text=kept.text, data=data))
+        said = f"Kept: {_kept_parts(kept)}, as saved while it streamed (marked interrupted); anything streamed "
+        said += "after the last save was lost."
     else:
         said = "No text of its answer had been saved yet."
-    entries += [_call_entry(call) for call in calls]
-    entries += [_result_entry(call) for call in calls]
-    cut = [call.name for call in calls if not call.done]
+    top = [call for call in calls if not call.parent]
+    entries += [_call_entry(call) for call in top]
+    entries += [_result_entry(call, [c for c in calls if c.parent == call.call_id]) for call in top]
+    names = {call.call_id: call.name for call in top}
+    cut = [f"{c.name} (in {names.get(c.parent)})" if c.parent else c.name for c in calls if not c.done]
     if cut:
         said += f" Tool calls stopped and recorded as interrupted, with what they printed: {', '.join(cut)}."
     full = f"{note} {said}"
     entries.append(NewEntry(kind=EntryKind.NOTICE, text=full, data=NoticeData(level="warning")))
     return entries, full
+
+
+def _kept_parts(kept: KeptStream) -> str:
+    parts = [f"the first {len(kept.thinking):,} characters of its thinking"] if kept.thinking else []
+    if kept.text:
+        parts.append(f"the first {len(kept.text):,} characters of its answer")
+    else:
+        parts.append("no text of its answer yet")
+    return " and ".join(parts)
 
 
 def _call_entry(call: KeptCall) -> NewEntry:
@@ -183,10 +229,26 @@ def _call_entry(call: KeptCall) -> NewEntry:
     )
 
 
-def _result_entry(call: KeptCall) -> NewEntry:
-    text = call.output if call.done else f"{INTERRUPTED_CALL}\nWhat it printed before:\n{call.output}"
+def _result_entry(call: KeptCall, inner: Sequence[KeptCall] = ()) -> NewEntry:
+    text = _result_text(call)
     return NewEntry(
         kind=EntryKind.TOOL_RESULT,
         text=text,
-        data=ToolResultData(call_id=call.call_id, name=call.name, is_error=not call.done),
+        data=ToolResultData(
+            call_id=call.call_id,
+            name=call.name,
+            is_error=not call.done,
+            inner_calls=[_inner_call(c) for c in inner],
+        ),
+    )
+
+
+def _result_text(call: KeptCall) -> str:
+    return call.output if call.done else f"{INTERRUPTED_CALL}\nWhat it printed before:\n{call.output}"
+
+
+def _inner_call(call: KeptCall) -> InnerCall:
+    arguments = msgspec.json.decode(call.arguments) if call.arguments else {}
+    return InnerCall(
+        name=call.name, arguments=arguments, result=_result_text(call)[:INNER_RESULT_CHARS], is_error=not call.done
     )

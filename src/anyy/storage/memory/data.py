@@ -52,6 +52,7 @@ class ToolRunRecord(msgspec.Struct, kw_only=True):
     started: int | None = None
     output: str = ""
     done: bool = False
+    parent: str = ""  # a Codemode script's inner call: the run_script call's id
 
 
 class RunRecord(msgspec.Struct, kw_only=True):
@@ -73,7 +74,7 @@ class MemoryData(msgspec.Struct, kw_only=True):
     delegated: dict[str, DelegatedTask] = {}  # child session id → its task (K2)
     residents: dict[str, Resident] = {}  # by id (K3)
     wakes: list[tuple[str, float]] = []  # claimed heartbeats: (resident id, wake time)
-    stream_texts: dict[str, list[tuple[str, str, str]]] = {}  # execution id → (provider, model, text) pieces
+    stream_texts: dict[str, list[tuple[str, str, str, str]]] = {}  # execution id → (kind, provider, model, text)
     tool_runs: dict[str, dict[str, ToolRunRecord]] = {}  # execution id → call id → its record, in call order
     next_session: int = 1
     next_submission: int = 1

@@ -27,7 +27,7 @@ from anyy.domain.queue import (
 from anyy.storage import rules
 from anyy.storage.memory.data import SubmissionRecord, ToolRunRecord, copied
 from anyy.storage.memory.sessions import SessionsPart
-from anyy.storage.protocol import ToolProcess
+from anyy.storage.ownership import ToolProcess
 from commons.ids import new_id
 
 
@@ -270,11 +270,12 @@ class QueuePart(SessionsPart):
         arguments: dict[str, Any],
         pid: int | None = None,
         started: int | None = None,
+        parent: str = "",
     ) -> None:
         self._running(execution_id)
         encoded = msgspec.json.encode(arguments).decode()
         runs = self.data.tool_runs.setdefault(execution_id, {})
-        run = runs.setdefault(call_id, ToolRunRecord(name=name, arguments=encoded))
+        run = runs.setdefault(call_id, ToolRunRecord(name=name, arguments=encoded, parent=parent))
         run.pid = pid if pid is not None else run.pid
         run.started = started if started is not None else run.started
 
@@ -295,14 +296,17 @@ class QueuePart(SessionsPart):
             if run.pid is not None and not run.done
         ]
 
-    def save_stream_text(self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False) -> None:
+    def save_stream_text(
+        self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False, thinking: str = ""
+    ) -> None:
         execution = self._execution(execution_id)
         self._record(execution.session_id)
         if execution.state in FINAL_EXECUTION_STATES:
             raise rules.execution_ended(execution_id, execution.state)
         if first:
             self.data.stream_texts.pop(execution_id, None)
-        self.data.stream_texts.setdefault(execution_id, []).append((provider, model, text))
+        kept = self.data.stream_texts.setdefault(execution_id, [])
+        kept += [(kind, provider, model, piece) for kind, piece in rules.stream_pieces(text, thinking)]
 
     def _settle(self, execution: Execution, outcome: str, *, error: str | None = None) -> None:
         now = self.clock()
@@ -338,10 +342,11 @@ class QueuePart(SessionsPart):
             record = self.data.sessions.get(execution.session_id)
             if record is None or not record.active or execution.state not in ("running", "retry_wait"):
                 continue
-            pieces = self.data.stream_texts.pop(execution.id, [])
-            kept = (pieces[-1][0], pieces[-1][1], "".join(p[2] for p in pieces)) if pieces else None
+            kept = rules.kept_stream(self.data.stream_texts.pop(execution.id, []))
             calls = [
-                rules.KeptCall(call_id=call_id, name=r.name, arguments=r.arguments, output=r.output, done=r.done)
+                rules.KeptCall(
+                    call_id=call_id, name=r.name, arguments=r.arguments, output=r.output, done=r.done, parent=r.parent
+                )
                 for call_id, r in self.data.tool_runs.pop(execution.id, {}).items()
             ]
             entries, full_note = rules.recovered_entries(note, kept, calls)

@@ -22,7 +22,16 @@ from typing import Any
 import psycopg
 
 from anyy.domain.queue import Execution
-from anyy.storage.ownership import Claim, Control, ControlKind, GatewayInfo, Heartbeat, Hint, HintKind
+from anyy.storage.ownership import (
+    Claim,
+    Control,
+    ControlKind,
+    GatewayInfo,
+    Heartbeat,
+    Hint,
+    HintKind,
+    ToolProcess,
+)
 from anyy.storage.postgres.core import LOST_EPOCH, Member
 from anyy.storage.postgres.queue import QueuePart
 from anyy.storage.postgres.settings import connect
@@ -36,10 +45,18 @@ _ORPHANS = (
     "  AND e.state IN ('running', 'retry_wait'))))"
     " ORDER BY x.lease_until NULLS FIRST LIMIT %(limit)s FOR UPDATE OF x SKIP LOCKED"
 )
+# Sessions with an item queued that no live owner acknowledged (it died first), free to claim now.
+_WOKEN = (
+    "SELECT num, id FROM sessions WHERE wake AND status = 'active' AND (owner IS NULL"
+    " OR (owner <> %(me)s AND lease_until < clock_timestamp())) ORDER BY num LIMIT %(limit)s FOR UPDATE SKIP LOCKED"
+)
 
 
 class LeasesPart(QueuePart):
+    leftovers: list[ToolProcess]
+
     def join_service(self, gateway_id: str, *, lease: float, address: str, recovery_note: str) -> bool:
+        self.leftovers = []
         self.member = Member(id=gateway_id, lease=lease, recovery_note=recovery_note)
         self._configure()  # idle_in_transaction_session_timeout: one lease
         with self._tx() as conn:
@@ -88,27 +105,48 @@ class LeasesPart(QueuePart):
             if owner is not None and owner != member.id and live:
                 return Claim(owned=False, owner=owner, address=address)
             recovered = self._take_lease(num, session_id)
-        return Claim(owned=True, recovered=[self.get_execution(e) for e in recovered])
+        return Claim(owned=True, recovered=[self.get_execution(e) for e in recovered], leftovers=self.take_leftovers())
 
     def _renew(self, num: int) -> None:
+        """The claimer reads the queue next: a wake-up left for the session is taken with it."""
         assert self.member is not None
         self.conn.execute(
-            "UPDATE sessions SET lease_until = clock_timestamp() + make_interval(secs => %s) WHERE num = %s",
+            "UPDATE sessions SET lease_until = clock_timestamp() + make_interval(secs => %s), wake = false "
+            "WHERE num = %s",
             (self.member.lease, num),
         )
 
-    def _take_lease(self, num: int, session_id: str) -> list[str]:
+    def _take_lease(self, num: int, session_id: str, *, wake: bool = False) -> list[str]:
         """Inside the claim's transaction: epoch + 1, this Gateway the owner; what a previous owner left
-        running is interrupted under the new epoch."""
+        running is interrupted under the new epoch. ``wake``: the session's wake-up is kept (a recovery
+        of a dead owner's session runs nothing, so a send nobody acknowledged still waits for a claim)."""
         assert self.member is not None
+        self._collect_leftovers(num)
         updated = self._one(
-            "UPDATE sessions SET owner = %s, epoch = epoch + 1, "
+            "UPDATE sessions SET owner = %s, epoch = epoch + 1, wake = wake AND %s, "
             "lease_until = clock_timestamp() + make_interval(secs => %s) WHERE num = %s RETURNING epoch",
-            (self.member.id, self.member.lease, num),
+            (self.member.id, wake, self.member.lease, num),
         )
         assert updated is not None
         self.leases[num] = (session_id, updated[0])
         return self._recover_session(num, session_id)
+
+    def _collect_leftovers(self, num: int) -> None:
+        """Before a takeover: the processes the previous owner's tool calls started, if it ran on this host
+        (``end_leftover`` then checks each pid's start time). Another host's pids, or an owner nobody knows
+        (its row gone), are never touched: the same number there names some other process (D3)."""
+        rows = self._all(
+            "SELECT e.id, t.call_id, t.pid, t.started FROM sessions x JOIN gateways g ON g.id = x.owner "
+            "JOIN executions e ON e.session_num = x.num JOIN tool_runs t ON t.exe_num = e.num "
+            "WHERE x.num = %s AND g.host = %s AND e.state IN ('running', 'retry_wait') "
+            "AND t.pid IS NOT NULL AND NOT t.done ORDER BY e.num, t.seq",
+            (num, socket.gethostname()),
+        )
+        self.leftovers += [ToolProcess(execution_id=r[0], call_id=r[1], pid=r[2], started=r[3]) for r in rows]
+
+    def take_leftovers(self) -> list[ToolProcess]:
+        taken, self.leftovers = self.leftovers, []
+        return taken
 
     def _recover_session(self, num: int, session_id: str) -> list[str]:
         assert self.member is not None
@@ -143,8 +181,10 @@ class LeasesPart(QueuePart):
         self._reconnect_if_lost()
         with self._tx() as conn:
             seen = conn.execute(
-                "UPDATE gateways SET last_seen = clock_timestamp() WHERE id = %s", (member.id,)
-            ).rowcount
+                "UPDATE gateways SET last_seen = clock_timestamp() WHERE id = %s RETURNING stop_requested",
+                (member.id,),
+            ).fetchall()
+            stop = bool(seen and seen[0][0])
             if not seen:  # removed by someone's cleanup while this one was stopped: register again
                 conn.execute(
                     "INSERT INTO gateways (id, pid, host, lease_seconds) VALUES (%s, %s, %s, %s)",
@@ -163,7 +203,17 @@ class LeasesPart(QueuePart):
             if epoch != LOST_EPOCH and renewed.get(num) != epoch:
                 lost.append(sid)
                 self.leases[num] = (sid, LOST_EPOCH)  # refused from now on, until claimed again
-        return Heartbeat(lost=lost, recovered=self._recover_orphans(), controls=self._take_controls())
+        recovered = self._recover_orphans()
+        woken, recovered_too = self._claim_woken()
+        controls = self._take_controls()
+        return Heartbeat(
+            lost=lost,
+            recovered=recovered + recovered_too,
+            controls=controls,
+            woken=woken,
+            leftovers=self.take_leftovers(),
+            stop=stop,
+        )
 
     def _recover_orphans(self) -> list[Execution]:
         """Sessions whose owner's lease ran out (or running work nobody owns): recovered, left unowned."""
@@ -172,10 +222,38 @@ class LeasesPart(QueuePart):
             rows = self._all(_ORPHANS, {"me": self.member.id, "limit": ORPHAN_BATCH})  # type: ignore[arg-type]
             recovered: list[str] = []
             for num, session_id in rows:
-                recovered += self._take_lease(num, session_id)
+                recovered += self._take_lease(num, session_id, wake=True)
                 conn.execute("UPDATE sessions SET owner = NULL, lease_until = NULL WHERE num = %s", (num,))
                 self.leases.pop(num, None)
         return [self.get_execution(e) for e in recovered]
+
+    def _claim_woken(self) -> tuple[list[str], list[Execution]]:
+        """Sessions with an item nobody acknowledged (its owner died before the hint reached it), free to
+        claim: claimed here (recovering what the dead owner left) for the runtime to run their queue."""
+        assert self.member is not None
+        with self._tx():
+            rows = self._all(_WOKEN, {"me": self.member.id, "limit": ORPHAN_BATCH})  # type: ignore[arg-type]
+            recovered: list[str] = []
+            for num, session_id in rows:
+                recovered += self._take_lease(num, session_id)
+        return [session_id for _num, session_id in rows], [self.get_execution(e) for e in recovered]
+
+    def took_work(self, session_id: str) -> None:
+        if self.member is not None:
+            self.conn.execute(
+                "UPDATE sessions SET wake = false WHERE id = %s AND owner = %s AND wake", (session_id, self.member.id)
+            )
+
+    def _notify(self, session_id: str, kind: HintKind) -> None:
+        """A hint for the other Gateways; with ``work`` (an item queued), the session's wake-up is set in
+        the same transaction when another Gateway holds it: the owner clears it once the hint reaches it,
+        and if it never does (the owner died), a survivor claims the session once the lease runs out. A
+        session nobody holds is claimed by this Gateway next (a wake-up would let others race it)."""
+        super()._notify(session_id, kind)
+        if kind == "work" and self.member is not None:
+            self.conn.execute(
+                "UPDATE sessions SET wake = true WHERE id = %s AND owner <> %s", (session_id, self.member.id)
+            )
 
     # -- the relay -------------------------------------------------------------------------------
     def add_control(self, session_id: str, kind: ControlKind, execution_id: str, text: str = "") -> None:
@@ -209,6 +287,14 @@ class LeasesPart(QueuePart):
         if self.member is None:
             return None
         return Listener(connect(self.url, schema=self.schema), self.member.id, callback)
+
+    def request_stop(self, gateway_ids: list[str] | None = None) -> list[str]:
+        with self._tx() as conn:
+            rows = conn.execute(
+                "UPDATE gateways SET stop_requested = true WHERE %(all)s OR id = ANY(%(ids)s) RETURNING id",
+                {"all": gateway_ids is None, "ids": gateway_ids or []},
+            ).fetchall()
+        return [row[0] for row in rows]
 
     def list_gateways(self) -> list[GatewayInfo]:
         rows = self._all(

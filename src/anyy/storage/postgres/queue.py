@@ -25,9 +25,9 @@ from anyy.domain.queue import (
     same_send,
 )
 from anyy.storage import rules
+from anyy.storage.ownership import ToolProcess
 from anyy.storage.postgres.core import PgCore
 from anyy.storage.postgres.entries import EntriesPart, Prepared
-from anyy.storage.protocol import ToolProcess
 from anyy.storage.sqlite.rows import (
     EXECUTION_COLUMNS,
     SUBMISSION_COLUMNS,
@@ -311,17 +311,22 @@ class QueuePart(EntriesPart, PgCore):
         )
         return execution_from_row(rows[0][:-1], list(rows[0][-1])) if rows else None
 
-    def save_stream_text(self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False) -> None:
+    def save_stream_text(
+        self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False, thinking: str = ""
+    ) -> None:
+        pieces = rules.stream_pieces(text, thinking)
         with self._tx() as conn:
             _num, exe_num, execution = self._execution(execution_id, lock=True)
             if execution.state in FINAL_EXECUTION_STATES:
                 raise rules.execution_ended(execution_id, execution.state)
             if first:
                 conn.execute("DELETE FROM stream_texts WHERE exe_num = %s", (exe_num,))
+            # One statement whatever the kinds: thinking and text saved together cost no extra round trip.
             conn.execute(
-                "INSERT INTO stream_texts (exe_num, seq, provider, model, text, saved_at) VALUES (%s, (SELECT "
-                "coalesce(max(seq), 0) + 1 FROM stream_texts WHERE exe_num = %s), %s, %s, %s, %s)",
-                (exe_num, exe_num, provider, model, text, self.clock()),
+                "INSERT INTO stream_texts (exe_num, seq, kind, provider, model, text, saved_at) SELECT %s, "
+                "base.seq + p.n, p.kind, %s, %s, p.text, %s FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY "
+                "AS p(kind, text, n), (SELECT coalesce(max(seq), 0) AS seq FROM stream_texts WHERE exe_num = %s) base",
+                (exe_num, provider, model, self.clock(), [k for k, _ in pieces], [t for _, t in pieces], exe_num),
             )
 
     def record_tool_call(
@@ -333,16 +338,17 @@ class QueuePart(EntriesPart, PgCore):
         arguments: dict[str, Any],
         pid: int | None = None,
         started: int | None = None,
+        parent: str = "",
     ) -> None:
         encoded = msgspec.json.encode(arguments).decode()
         with self._tx() as conn:
             exe_num = self._running_exe(execution_id)
             conn.execute(
-                "INSERT INTO tool_runs (exe_num, call_id, seq, name, arguments, pid, started) VALUES (%s, %s, "
-                "(SELECT count(*) FROM tool_runs WHERE exe_num = %s), %s, %s, %s, %s) "
+                "INSERT INTO tool_runs (exe_num, call_id, seq, name, arguments, pid, started, parent) VALUES (%s, "
+                "%s, (SELECT count(*) FROM tool_runs WHERE exe_num = %s), %s, %s, %s, %s, %s) "
                 "ON CONFLICT (exe_num, call_id) DO UPDATE SET pid = coalesce(excluded.pid, tool_runs.pid), "
                 "started = coalesce(excluded.started, tool_runs.started)",
-                (exe_num, call_id, exe_num, name, encoded, pid, started),
+                (exe_num, call_id, exe_num, name, encoded, pid, started, parent),
             )
 
     def save_tool_output(self, execution_id: str, call_id: str, text: str, *, result: bool = False) -> None:
@@ -374,15 +380,19 @@ class QueuePart(EntriesPart, PgCore):
 
     def _kept_calls(self, exe_num: int) -> list[rules.KeptCall]:
         rows = self.conn.execute(
-            "SELECT call_id, name, arguments, output, done FROM tool_runs WHERE exe_num = %s ORDER BY seq", (exe_num,)
+            "SELECT call_id, name, arguments, output, done, parent FROM tool_runs WHERE exe_num = %s ORDER BY seq",
+            (exe_num,),
         ).fetchall()
-        return [rules.KeptCall(call_id=r[0], name=r[1], arguments=r[2], output=r[3], done=bool(r[4])) for r in rows]
+        return [
+            rules.KeptCall(call_id=r[0], name=r[1], arguments=r[2], output=r[3], done=bool(r[4]), parent=r[5])
+            for r in rows
+        ]
 
-    def _kept_stream(self, exe_num: int) -> tuple[str, str, str] | None:
+    def _kept_stream(self, exe_num: int) -> rules.KeptStream | None:
         rows = self.conn.execute(
-            "SELECT provider, model, text FROM stream_texts WHERE exe_num = %s ORDER BY seq", (exe_num,)
+            "SELECT kind, provider, model, text FROM stream_texts WHERE exe_num = %s ORDER BY seq", (exe_num,)
         ).fetchall()
-        return (rows[-1][0], rows[-1][1], "".join(row[2] for row in rows)) if rows else None
+        return rules.kept_stream(rows)
 
     def recover_interrupted(self, note: str) -> list[Execution]:
         if self.member is not None:  # a Gateway of a shared store recovers only what dead Gateways left

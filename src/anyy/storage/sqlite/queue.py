@@ -25,7 +25,7 @@ from anyy.domain.queue import (
     same_send,
 )
 from anyy.storage import rules
-from anyy.storage.protocol import ToolProcess
+from anyy.storage.ownership import ToolProcess
 from anyy.storage.sqlite.core import StoreCore
 from anyy.storage.sqlite.entries import EntriesPart, Prepared
 from anyy.storage.sqlite.rows import (
@@ -301,18 +301,21 @@ class QueuePart(EntriesPart, StoreCore):
         ).fetchone()
         return None if row is None else self.get_execution(row[0])
 
-    def save_stream_text(self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False) -> None:
+    def save_stream_text(
+        self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False, thinking: str = ""
+    ) -> None:
         with self._tx() as conn:
             _num, exe_num, execution = self._execution(execution_id)
             if execution.state in FINAL_EXECUTION_STATES:
                 raise rules.execution_ended(execution_id, execution.state)
             if first:
                 conn.execute("DELETE FROM stream_texts WHERE exe_num = ?", (exe_num,))
-            conn.execute(
-                "INSERT INTO stream_texts (exe_num, seq, provider, model, text, saved_at) VALUES (?, (SELECT "
-                "coalesce(max(seq), 0) + 1 FROM stream_texts WHERE exe_num = ?), ?, ?, ?, ?)",
-                (exe_num, exe_num, provider, model, text, self.clock()),
-            )
+            for kind, piece in rules.stream_pieces(text, thinking):
+                conn.execute(
+                    "INSERT INTO stream_texts (exe_num, seq, kind, provider, model, text, saved_at) VALUES (?, "
+                    "(SELECT coalesce(max(seq), 0) + 1 FROM stream_texts WHERE exe_num = ?), ?, ?, ?, ?, ?)",
+                    (exe_num, exe_num, kind, provider, model, piece, self.clock()),
+                )
 
     def record_tool_call(
         self,
@@ -323,16 +326,17 @@ class QueuePart(EntriesPart, StoreCore):
         arguments: dict[str, Any],
         pid: int | None = None,
         started: int | None = None,
+        parent: str = "",
     ) -> None:
         encoded = msgspec.json.encode(arguments).decode()
         with self._tx() as conn:
             exe_num = self._running_exe(execution_id)
             conn.execute(
-                "INSERT INTO tool_runs (exe_num, call_id, seq, name, arguments, pid, started) VALUES (?, ?, "
-                "(SELECT count(*) FROM tool_runs WHERE exe_num = ?), ?, ?, ?, ?) "
+                "INSERT INTO tool_runs (exe_num, call_id, seq, name, arguments, pid, started, parent) VALUES (?, "
+                "?, (SELECT count(*) FROM tool_runs WHERE exe_num = ?), ?, ?, ?, ?, ?) "
                 "ON CONFLICT (exe_num, call_id) DO UPDATE SET pid = coalesce(excluded.pid, tool_runs.pid), "
                 "started = coalesce(excluded.started, tool_runs.started)",
-                (exe_num, call_id, exe_num, name, encoded, pid, started),
+                (exe_num, call_id, exe_num, name, encoded, pid, started, parent),
             )
 
     def save_tool_output(self, execution_id: str, call_id: str, text: str, *, result: bool = False) -> None:
@@ -364,15 +368,19 @@ class QueuePart(EntriesPart, StoreCore):
 
     def _kept_calls(self, exe_num: int) -> list[rules.KeptCall]:
         rows = self.conn.execute(
-            "SELECT call_id, name, arguments, output, done FROM tool_runs WHERE exe_num = ? ORDER BY seq", (exe_num,)
+            "SELECT call_id, name, arguments, output, done, parent FROM tool_runs WHERE exe_num = ? ORDER BY seq",
+            (exe_num,),
         ).fetchall()
-        return [rules.KeptCall(call_id=r[0], name=r[1], arguments=r[2], output=r[3], done=bool(r[4])) for r in rows]
+        return [
+            rules.KeptCall(call_id=r[0], name=r[1], arguments=r[2], output=r[3], done=bool(r[4]), parent=r[5])
+            for r in rows
+        ]
 
-    def _kept_stream(self, exe_num: int) -> tuple[str, str, str] | None:
+    def _kept_stream(self, exe_num: int) -> rules.KeptStream | None:
         rows = self.conn.execute(
-            "SELECT provider, model, text FROM stream_texts WHERE exe_num = ? ORDER BY seq", (exe_num,)
+            "SELECT kind, provider, model, text FROM stream_texts WHERE exe_num = ? ORDER BY seq", (exe_num,)
         ).fetchall()
-        return (rows[-1][0], rows[-1][1], "".join(row[2] for row in rows)) if rows else None
+        return rules.kept_stream(rows)
 
     def recover_interrupted(self, note: str) -> list[Execution]:
         rows = self.conn.execute(
