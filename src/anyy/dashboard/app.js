@@ -639,9 +639,11 @@ async function openSession(id, entryId = null, { push = true } = {}) {
   }
   const page = await rpc.call("session.history", { session_id: id, limit: PAGE });
   if (generation !== state.openGeneration) return;
-  const entries = page.items.slice().reverse();
+  // Entries an event showed while this page was read (a session opened as its first message runs) are
+  // newer than the rest of the page: the page goes before them, each entry once.
+  const entries = page.items.slice().reverse().filter((entry) => !state.history.shown.has(entry.id));
   for (const entry of entries) state.history.shown.add(entry.id);
-  $("entries").append(...entries.map(entryNode));
+  $("entries").prepend(...entries.map(entryNode));
   state.history.cursor = page.next_cursor;
   scrollToBottom();
   markFirstPage(started, generation);
