@@ -12,32 +12,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
-import subprocess
-import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import websockets
 
-
-async def _rpc(ws: Any, method: str, params: dict[str, Any], ident: int) -> Any:
-    await ws.send(json.dumps({"jsonrpc": "2.0", "method": method, "params": params, "id": ident}))
-    while True:
-        message = json.loads(await ws.recv())
-        if message.get("id") == ident:
-            if "error" in message:
-                raise RuntimeError(message["error"])
-            return message["result"]
+from bench.gateway_ws import offline_gateway, rpc
 
 
 async def _run(url: str, clients: int, executions: int) -> dict[str, float]:
     listeners = [await websockets.connect(url, max_size=None) for _ in range(clients)]
     for ws in listeners:
-        await _rpc(ws, "events.subscribe", {}, 1)
+        await rpc(ws, "events.subscribe", {}, 1)
     counts = [0] * clients
 
     async def listen(index: int, ws: Any) -> None:
@@ -47,11 +33,11 @@ async def _run(url: str, clients: int, executions: int) -> dict[str, float]:
 
     tasks = [asyncio.create_task(listen(i, ws)) for i, ws in enumerate(listeners)]
     async with websockets.connect(url, max_size=None) as driver:
-        session = await _rpc(driver, "session.create", {"title": "events bench"}, 1)
+        session = await rpc(driver, "session.create", {"title": "events bench"}, 1)
         start = time.perf_counter()
         for i in range(executions):
-            sub = await _rpc(driver, "session.send", {"session_id": session["id"], "text": f"message {i}"}, 2 + 2 * i)
-            await _rpc(driver, "session.wait", {"submission_id": sub["id"], "timeout": 30}, 3 + 2 * i)
+            sub = await rpc(driver, "session.send", {"session_id": session["id"], "text": f"message {i}"}, 2 + 2 * i)
+            await rpc(driver, "session.wait", {"submission_id": sub["id"], "timeout": 30}, 3 + 2 * i)
         produced_by = time.perf_counter()
         # Every client must have received every event: wait until they have all caught up.
         target = None
@@ -78,27 +64,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=100)
     parser.add_argument("--executions", type=int, default=200)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="anyy-events-bench-") as home:
-        env = {**os.environ, "ANYY_HOME": home}
-        anyy = Path(sys.executable).with_name("anyy")
-        subprocess.run([str(anyy), "profile", "create", "bench"], env=env, check=True, capture_output=True)
-        read_fd, write_fd = os.pipe()
-        gateway = subprocess.Popen(
-            [sys.executable, "-m", "anyy.gateway", "--profile", "bench", "--ready-fd", str(write_fd)],
-            env=env,
-            pass_fds=(write_fd,),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        os.close(write_fd)
-        with os.fdopen(read_fd) as ready:
-            address = json.loads(ready.readline())
-        url = f"ws://{address['host']}:{address['port']}/ws?token={address['token']}"
-        try:
-            result = asyncio.run(_run(url, args.clients, args.executions))
-        finally:
-            gateway.terminate()
-            gateway.wait(timeout=30)
+    with offline_gateway("anyy-events-bench-") as gateway:
+        result = asyncio.run(_run(gateway.url, args.clients, args.executions))
     print(
         f"{args.executions} executions ({result['executions_per_s']:.0f}/s while {args.clients} clients listened); "
         f"{result['events_per_client']} events each; {result['delivered']:,} delivered in {result['elapsed_s']:.2f} s"

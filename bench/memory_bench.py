@@ -13,16 +13,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import websockets
+
+from bench.gateway_ws import offline_gateway, rpc
 
 MIB = 1024 * 1024
 
@@ -52,24 +48,14 @@ def settle(pid: int, quiet: int = 4) -> None:
         last = now
 
 
-async def _rpc(ws: Any, method: str, params: dict[str, Any], ident: int) -> Any:
-    await ws.send(json.dumps({"jsonrpc": "2.0", "method": method, "params": params, "id": ident}))
-    while True:
-        message = json.loads(await ws.recv())
-        if message.get("id") == ident:
-            if "error" in message:
-                raise RuntimeError(message["error"])
-            return message["result"]
-
-
 async def _one_session(url: str, words: int) -> int:
     """One busy session: its events subscribed, a streamed answer; the deltas it received."""
     async with websockets.connect(url, max_size=None, open_timeout=120, ping_interval=None) as ws:
-        session = await _rpc(ws, "session.create", {"title": "memory bench"}, 1)
-        await _rpc(ws, "events.subscribe", {"session_id": session["id"]}, 2)
+        session = await rpc(ws, "session.create", {"title": "memory bench"}, 1)
+        await rpc(ws, "events.subscribe", {"session_id": session["id"]}, 2)
         prompt = "please answer at length " + " ".join(f"word{i}" for i in range(words))
-        sub = await _rpc(ws, "session.send", {"session_id": session["id"], "text": prompt}, 3)
-        await _rpc(ws, "session.wait", {"submission_id": sub["id"], "timeout": 120}, 4)
+        sub = await rpc(ws, "session.send", {"session_id": session["id"], "text": prompt}, 3)
+        await rpc(ws, "session.wait", {"submission_id": sub["id"], "timeout": 120}, 4)
         return 1
 
 
@@ -83,43 +69,24 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--words", type=int, default=400, help="words in each prompt (the answer quotes it)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="anyy-memory-bench-") as home:
-        env = {**os.environ, "ANYY_HOME": home}
-        anyy = Path(sys.executable).with_name("anyy")
-        subprocess.run([str(anyy), "profile", "create", "bench"], env=env, check=True, capture_output=True)
-        read_fd, write_fd = os.pipe()
-        gateway = subprocess.Popen(
-            [sys.executable, "-m", "anyy.gateway", "--profile", "bench", "--ready-fd", str(write_fd)],
-            env=env,
-            pass_fds=(write_fd,),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        os.close(write_fd)
-        with os.fdopen(read_fd) as ready:
-            address = json.loads(ready.readline())
-        url = f"ws://{address['host']}:{address['port']}/ws?token={address['token']}"
-        try:
+    with offline_gateway("anyy-memory-bench-") as gateway:
+        settle(gateway.pid)
+        start = rss_bytes(gateway.pid)
+        print(f"idle Gateway: {start / MIB:.1f} MiB")
+        after: list[int] = []
+        anons: list[int] = []
+        for round_ in range(args.rounds):
+            began = time.perf_counter()
+            asyncio.run(_round(gateway.url, args.sessions, args.words))
+            took = time.perf_counter() - began
             settle(gateway.pid)
-            start = rss_bytes(gateway.pid)
-            print(f"idle Gateway: {start / MIB:.1f} MiB")
-            after: list[int] = []
-            anons: list[int] = []
-            for round_ in range(args.rounds):
-                began = time.perf_counter()
-                asyncio.run(_round(url, args.sessions, args.words))
-                took = time.perf_counter() - began
-                settle(gateway.pid)
-                after.append(rss_bytes(gateway.pid))
-                anon, files = rss_bytes(gateway.pid, "RssAnon"), rss_bytes(gateway.pid, "RssFile")
-                anons.append(anon)
-                print(
-                    f"round {round_ + 1}: {args.sessions} sessions in {took:.1f} s; RSS {after[-1] / MIB:.1f} MiB "
-                    f"(anonymous {anon / MIB:.1f}, file pages {files / MIB:.1f})"
-                )
-        finally:
-            gateway.terminate()
-            gateway.wait(timeout=30)
+            after.append(rss_bytes(gateway.pid))
+            anon, files = rss_bytes(gateway.pid, "RssAnon"), rss_bytes(gateway.pid, "RssFile")
+            anons.append(anon)
+            print(
+                f"round {round_ + 1}: {args.sessions} sessions in {took:.1f} s; RSS {after[-1] / MIB:.1f} MiB "
+                f"(anonymous {anon / MIB:.1f}, file pages {files / MIB:.1f})"
+            )
     first, last = after[0], after[-1]
     per_round = (last - first) / max(len(after) - 1, 1)
     kib_each = (first - start) / args.sessions / 1024

@@ -202,6 +202,20 @@ def test_a6_memory_is_bounded_least_recently_used_first(store: SessionStore) -> 
     small.forget(ids[0])
 
 
+def test_a6_a_hundred_active_sessions_stay_kept(store: SessionStore) -> None:
+    """The default bound holds the runtime benchmark's 100 sessions working at once: read in turn, each
+    is built once, then found (a bound below that rebuilt every context at every model call)."""
+    cache = ContextCache()
+    ids = [store.create_session(NewSession()).id for _ in range(100)]
+    for session_id in ids:
+        _turn(store, session_id, 1)
+    for _ in range(2):
+        for session_id in ids:
+            cache.context(store, session_id)
+    assert cache.stats.built == 100
+    assert cache.stats.hits == 100
+
+
 def test_a6_each_model_call_extends_the_kept_context(tmp_path: Path) -> None:
     """Through the runtime: a turn of several passes builds its context once, then only extends it, and
     every request carries exactly the messages a rebuild gives."""
@@ -228,5 +242,45 @@ def test_a6_each_model_call_extends_the_kept_context(tmp_path: Path) -> None:
             )
             assert list(h.model.requests[-1].messages) == expected[: len(h.model.requests[-1].messages)]
             assert len(h.model.requests[-1].messages) == len(expected) - 1  # all but the final answer
+
+    asyncio.run(scenario())
+
+
+def test_a6_the_messages_come_with_the_checkpoints_unit_of_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each pass's messages are made in the checkpoint's unit of work on the store's thread (one hand-off
+    fewer per model call), and are the messages of the context that unit read."""
+
+    async def scenario() -> None:
+        async with Harness(tmp_path) as h:
+            assert h.deps is not None
+            contexts = h.deps.contexts
+            units: list[list[str]] = []
+            submit, context, messages = h.owner.submit, contexts.context, contexts.messages
+
+            def unit(fn: Any) -> Any:
+                def marked(store: SessionStore) -> Any:
+                    units.append([])
+                    return fn(store)
+
+                return submit(marked)
+
+            def asked(name: str, method: Any) -> Any:
+                def noted(*args: Any) -> Any:
+                    units[-1].append(name)
+                    return method(*args)
+
+                return noted
+
+            monkeypatch.setattr(h.owner, "submit", unit)
+            monkeypatch.setattr(contexts, "context", asked("context", context))
+            monkeypatch.setattr(contexts, "messages", asked("messages", messages))
+            session = await h.session()
+            h.model.enqueue([ToolCallEvent(call_id="a", name="echo", arguments={"text": "one"})], "done")
+            await h.send(session.id, "go")
+            await h.state("completed")
+            with_messages = [asked for asked in units if "messages" in asked]
+            assert with_messages == [["context", "messages"], ["context", "messages"]]  # two passes
 
     asyncio.run(scenario())

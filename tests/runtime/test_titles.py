@@ -119,3 +119,19 @@ async def test_u1_each_new_title_is_announced(tmp_path: Path) -> None:
         await h.rt.rename(session.id, "Week")
         by_user = await h.event(lambda e: isinstance(e, SessionRenamed))
         assert by_user == SessionRenamed(session_id=session.id, title="Week")
+
+
+async def test_u1_waiting_for_the_first_answer_makes_no_event_be_built(tmp_path: Path) -> None:
+    """The title waits for the first turn's end with a state watcher: while no client listens to the
+    session, its other events (entries as views, the queue read again) are not built for it."""
+    async with Harness(tmp_path) as h:
+        assert h.deps is not None
+        h.subscription.close()  # no client
+        session = await h.session()
+        gate = Gate()
+        h.model.enqueue([gate, TextDelta(text="Waves fold into foam.")])
+        await h.send(session.id, FIRST)
+        assert not h.deps.bus.listened(session.id)
+        gate.open()
+        await h.rt.titles.idle()  # the turn ended and the title was made: the watcher saw the end
+        assert await title_of(h, session.id) == "Write a haiku about the sea"

@@ -103,10 +103,7 @@ async def test_u3_items_left_after_a_stop_offer_continue_and_clear(start_gateway
     app = make_app(live)
     async with app.run_test(size=(120, 30)) as pilot:
         await opened(app)
-        await start_slow_turn(app, pilot)
-        await type_text(pilot, "first later")
-        await pilot.press("alt+enter")
-        await until(app, lambda: len(app.pending.items) == 1, TIMEOUT)
+        await start_slow_turn(app, pilot, follow_up="first later")
         assert "/continue" not in str(app.pending.render())  # while working, the items are simply queued
         await pilot.press("ctrl+c")
         await until(app, lambda: not app.busy, TIMEOUT)
@@ -115,10 +112,7 @@ async def test_u3_items_left_after_a_stop_offer_continue_and_clear(start_gateway
         await pilot.press("enter")
         await until(app, lambda: not app.pending.items and not app.busy, TIMEOUT)
         assert gateway_queue(live, app.session_id) == []
-        await start_slow_turn(app, pilot)
-        await type_text(pilot, "second later")
-        await pilot.press("alt+enter")
-        await until(app, lambda: len(app.pending.items) == 1, TIMEOUT)
+        await start_slow_turn(app, pilot, follow_up="second later")
         await pilot.press("ctrl+c")
         await until(app, lambda: not app.busy and app.pending.stale, TIMEOUT)
         await type_text(pilot, "/clear")

@@ -24,14 +24,26 @@ from tests.tui.pilot import (
 pytestmark = pytest.mark.anyio
 
 
-async def start_slow_turn(app: AnyyApp, pilot: Any) -> str:
-    """Send the slow shell call with Enter; return its execution once its tool has started."""
+async def start_slow_turn(app: AnyyApp, pilot: Any, *, follow_up: str | None = None) -> str:
+    """Send the slow shell call with Enter; return its execution once its tool has started. With
+    ``follow_up``, that text is then queued behind it (Alt+Enter) and shown pending before this returns."""
     before = len(app.query(ToolActivity))
     app.editor.insert(Hold.until_stopped().command)  # ended by the test's stop
     await pilot.press("enter")
     await until(app, lambda: app.busy and len(app.query(ToolActivity)) > before, TIMEOUT)
-    assert app.state.running is not None
-    return app.state.running
+    running = app.state.running
+    assert running is not None
+    if follow_up is not None:
+        await type_text(pilot, follow_up)
+        await pilot.press("alt+enter")
+        await until(app, lambda: ("follow_up", follow_up) in pending(app), TIMEOUT)
+    return running
+
+
+async def stop_turn(app: AnyyApp, pilot: Any) -> None:
+    """Ctrl+C, then wait until the work has stopped."""
+    await pilot.press("ctrl+c")
+    await until(app, lambda: not app.busy, TIMEOUT)
 
 
 def pending(app: AnyyApp) -> list[tuple[str, str]]:
@@ -48,18 +60,14 @@ async def test_q4_busy_enter_adds_steering_and_alt_enter_a_follow_up(start_gatew
     app = make_app(live)
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
-        await start_slow_turn(app, pilot)
-        await type_text(pilot, "later")
-        await pilot.press("alt+enter")
-        await until(app, lambda: ("follow_up", "later") in pending(app), TIMEOUT)
+        await start_slow_turn(app, pilot, follow_up="later")
         await type_text(pilot, "steer")
         await pilot.press("enter")
         await until(app, lambda: len(pending(app)) == 2, TIMEOUT)
         assert pending(app) == [("steering", "steer"), ("follow_up", "later")]  # steering shown first
         assert str(app.pending.render()).startswith("steering: steer\nfollow-up: later")
         assert app.editor.text == ""
-        await pilot.press("ctrl+c")
-        await until(app, lambda: not app.busy, TIMEOUT)
+        await stop_turn(app, pilot)
 
 
 async def test_q5_alt_up_returns_pending_items_before_the_draft(start_gateway: StartGateway) -> None:
@@ -79,8 +87,7 @@ async def test_q5_alt_up_returns_pending_items_before_the_draft(start_gateway: S
         assert app.editor.text == "one\n\ntwo\n\nmy draft"
         assert gateway_queue(live, app.session_id) == []
         assert app.state.running == execution  # Alt+Up never stops the work
-        await pilot.press("ctrl+c")
-        await until(app, lambda: not app.busy, TIMEOUT)
+        await stop_turn(app, pilot)
 
 
 async def test_q5_an_item_taken_meanwhile_stays_and_the_user_is_told(start_gateway: StartGateway) -> None:
@@ -88,10 +95,7 @@ async def test_q5_an_item_taken_meanwhile_stays_and_the_user_is_told(start_gatew
     app = make_app(live)
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
-        await start_slow_turn(app, pilot)
-        await type_text(pilot, "gone")
-        await pilot.press("alt+enter")
-        await until(app, lambda: pending(app) == [("follow_up", "gone")], TIMEOUT)
+        await start_slow_turn(app, pilot, follow_up="gone")
         stale = list(app.pending.items)
         # Another client acts on the item first. Its blocking call holds the TUI's event loop, so the
         # TUI has not read the queue_changed event when the recall starts: its view is really stale.
@@ -103,8 +107,7 @@ async def test_q5_an_item_taken_meanwhile_stays_and_the_user_is_told(start_gatew
         assert app.editor.text == "draft"
         assert "«gone» was already taken by the agent" in notices(app)
         assert gateway_queue(live, app.session_id) == [("follow_up", "changed")]
-        await pilot.press("ctrl+c")
-        await until(app, lambda: not app.busy, TIMEOUT)
+        await stop_turn(app, pilot)
 
 
 async def test_s2_ctrl_c_stops_and_keeps_the_queue(start_gateway: StartGateway) -> None:
@@ -112,12 +115,8 @@ async def test_s2_ctrl_c_stops_and_keeps_the_queue(start_gateway: StartGateway) 
     app = make_app(live)
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
-        await start_slow_turn(app, pilot)
-        await type_text(pilot, "afterwards")
-        await pilot.press("alt+enter")
-        await until(app, lambda: bool(pending(app)), TIMEOUT)
-        await pilot.press("ctrl+c")
-        await until(app, lambda: not app.busy, TIMEOUT)
+        await start_slow_turn(app, pilot, follow_up="afterwards")
+        await stop_turn(app, pilot)
         assert "Stopping the response" in notices(app)
         assert "Stopped; pending items are kept." in notices(app)
         assert gateway_queue(live, app.session_id) == [("follow_up", "afterwards")]
@@ -129,10 +128,7 @@ async def test_s3_esc_while_working_returns_pending_items_then_stops(start_gatew
     app = make_app(live)
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
-        await start_slow_turn(app, pilot)
-        await type_text(pilot, "back")
-        await pilot.press("alt+enter")
-        await until(app, lambda: bool(pending(app)), TIMEOUT)
+        await start_slow_turn(app, pilot, follow_up="back")
         await pilot.press("escape")
         await until(app, lambda: not app.busy, TIMEOUT)
         assert app.editor.text == "back"
@@ -165,13 +161,11 @@ async def test_s6_stop_names_the_captured_execution(start_gateway: StartGateway)
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
         first = await start_slow_turn(app, pilot)
-        await pilot.press("ctrl+c")
-        await until(app, lambda: not app.busy, TIMEOUT)
+        await stop_turn(app, pilot)
         second = await start_slow_turn(app, pilot)
         assert second != first
         await app.stop(first)  # a stop captured during the first turn, arriving late
         assert "The response had already ended: nothing stopped." in notices(app)
         assert app.state.running == second
-        await pilot.press("ctrl+c")
-        await until(app, lambda: not app.busy, TIMEOUT)
+        await stop_turn(app, pilot)
         assert "Stopping the response" in notices(app)

@@ -30,18 +30,31 @@ class Subscription:
 
 
 class EventBus:
+    """Subscriptions are indexed by the session they follow (``None``: every session), so publishing
+    costs the number of this session's subscribers, not the number of all of them."""
+
     def __init__(self) -> None:
         self._subscriptions: set[Subscription] = set()
+        self._full: dict[str | None, set[Subscription]] = {}  # every event of the session
+        self._states: dict[str | None, set[Subscription]] = {}  # executions' state changes only
 
     def subscribe(self, session_id: str | None = None, *, states_only: bool = False) -> Subscription:
         """Events of one session, or of every session with ``None``; ``states_only``: executions' state
         changes alone (a runtime watcher's: it does not make the other events be built)."""
         subscription = Subscription(self, session_id, states_only=states_only)
         self._subscriptions.add(subscription)
+        index = self._states if states_only else self._full
+        index.setdefault(session_id, set()).add(subscription)
         return subscription
 
     def unsubscribe(self, subscription: Subscription) -> None:
         self._subscriptions.discard(subscription)
+        index = self._states if subscription.states_only else self._full
+        subscribers = index.get(subscription.session_id)
+        if subscribers is not None:
+            subscribers.discard(subscription)
+            if not subscribers:
+                del index[subscription.session_id]
 
     def count(self) -> int:
         """Subscriptions open now."""
@@ -49,14 +62,11 @@ class EventBus:
 
     def listened(self, session_id: str) -> bool:
         """Whether anyone subscribed to this session's events (or to every session's)."""
-        return any(
-            not sub.states_only and (sub.session_id is None or sub.session_id == session_id)
-            for sub in self._subscriptions
-        )
+        return session_id in self._full or None in self._full
 
     def publish(self, event: RuntimeEvent) -> None:
-        for subscription in self._subscriptions:
-            if subscription.states_only and not isinstance(event, ExecutionStateChanged):
-                continue
-            if subscription.session_id is None or subscription.session_id == event.session_id:
-                subscription.queue.put_nowait(event)
+        indexes = (self._full, self._states) if isinstance(event, ExecutionStateChanged) else (self._full,)
+        for index in indexes:
+            for key in (event.session_id, None):
+                for subscription in index.get(key, ()):
+                    subscription.queue.put_nowait(event)

@@ -70,7 +70,7 @@ class CacheStats:
 class ContextCache:
     """Per-session model contexts and messages, least recently used dropped first."""
 
-    def __init__(self, *, max_sessions: int = 64, max_bytes: int = 256 * 2**20) -> None:
+    def __init__(self, *, max_sessions: int = 256, max_bytes: int = 256 * 2**20) -> None:
         self.max_sessions = max_sessions
         self.max_bytes = max_bytes
         self.stats = CacheStats()

@@ -168,6 +168,7 @@ class ExecutionRun:
         self.unsettled: EndState | None = None  # the end reached but not written (D1)
         self._fallback_noted = False  # nothing was pending when it completed: the actor need not look again
         self._awaiting: asyncio.Task[Any] | None = None
+        self._ready: tuple[ModelContext, Sequence[Message]] | None = None  # the checkpoint's context, as messages
         self._retry_wait: asyncio.Task[Any] | None = None
         self._compactor = Compactor(deps)
         self._announce = Announcer(deps)
@@ -320,15 +321,18 @@ class ExecutionRun:
         """The checkpoint before a model call: take steering (one or all, per the session's mode) into
         the conversation, then read what the model will see. One unit of work on the store."""
 
-        def work(store: SessionStore) -> tuple[Session, list[Entry], ModelContext]:
+        def work(store: SessionStore) -> tuple[Session, list[Entry], tuple[ModelContext, Sequence[Message]]]:
             session = store.get_session(self.session_id)
             pending = store.list_submissions(self.session_id)
             chosen = [sub.id for sub in queue_rules.steering_to_take(pending, session.steering_mode)]
             taken = list(store.take_submissions(self.execution_id, chosen, record_inputs=True)) if chosen else []
             inputs = [store.get_entry(self.session_id, sub.entry_id) for sub in taken if sub.entry_id is not None]
-            return session, inputs, self.deps.contexts.context(store, self.session_id)
+            context = self.deps.contexts.context(store, self.session_id)
+            return session, inputs, (context, self.deps.contexts.messages(store, self.session_id, context))
 
-        session, inputs, context = await self._store(work)
+        session, inputs, ready = await self._store(work)  # the messages too: one hand-off fewer
+        self._ready = ready
+        context = ready[0]
         if inputs:
             await self._announce.queue(self.session_id)
             self._appended(inputs)  # the next state change lists these submissions with the others
@@ -649,7 +653,10 @@ class ExecutionRun:
         return outcome
 
     async def _messages(self, context: ModelContext) -> Sequence[Message]:
-        """The context as messages, image attachments included (N5): kept by the runtime between calls."""
+        """The context as messages, image attachments included (N5): kept by the runtime between calls;
+        those of the checkpoint's context were made in its unit of work."""
+        if self._ready is not None and self._ready[0] is context:
+            return self._ready[1]
         return await self._store(lambda s: self.deps.contexts.messages(s, self.session_id, context))
 
     def _tool_context(self, call_id: str = "") -> ToolContext:

@@ -55,7 +55,7 @@ class Titles:
         Subscribed now, before that execution can start, so its end cannot be missed."""
         if session.kind != "chat":
             return
-        events = self.deps.bus.subscribe(session.id)
+        events = self.deps.bus.subscribe(session.id, states_only=True)  # its end only: nothing else is built
         task = asyncio.create_task(self._refine(events, session.id, submission_id, session.title))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

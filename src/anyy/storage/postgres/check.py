@@ -6,74 +6,24 @@ the server (``sha256``), without reading them into the Gateway."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from anyy.domain import entry_ids
-from anyy.domain.queue import outcome_for
-from anyy.storage.checks import RECOVERY_NOTE, Finding, checks_to_run
+import psycopg
+
+from anyy.storage.checks import RECOVERY_NOTE, Finding
+from anyy.storage.checks_sql import ChecksSql
 from anyy.storage.postgres.queue import QueuePart
-from anyy.storage.postgres.search import SEARCHABLE
 from anyy.storage.postgres.upkeep import UpkeepPart
 
-FINAL = "('completed', 'failed', 'interrupted', 'timed_out')"
-_INDEXED_ENTRIES = (
-    f"SELECT e.id FROM entries e JOIN sessions s ON s.num = (e.id >> {entry_ids.SEQ_BITS}) "
-    f"WHERE e.kind IN ({SEARCHABLE}) AND (e.text IS NOT NULL OR e.obj IS NOT NULL) "
-    f"AND (e.id & {entry_ids.MAX_SEQ}) <= s.indexed_seq AND s.num NOT IN (SELECT session_num FROM gc_queue)"
-)
 
+class CheckPart(QueuePart, UpkeepPart, ChecksSql):
+    _index_ids = "entry_words"
 
-class CheckPart(QueuePart, UpkeepPart):
-    def check(self, *, repair: bool = False, skip: Sequence[str] = ()) -> list[Finding]:
-        run = {
-            "integrity": self._check_integrity,
-            "search_index": self._check_search_index,
-            "objects": self._check_objects,
-            "executions": self._check_executions,
-            "queue": self._check_queue,
-        }
-        wanted = checks_to_run(skip)
-        return [run[name](repair) if name in wanted else Finding(check=name, skipped="not asked") for name in run]
+    def _sql(self, text: str) -> str:
+        return text.replace("?", "%s")
 
-    def _count(self, sql: str, params: tuple[Any, ...] = ()) -> int:
-        row = self._one(sql, params)
-        return int(row[0]) if row else 0
-
-    def _check_integrity(self, repair: bool) -> Finding:
-        found = Finding(check="integrity")
-        orphans = self._count(
-            "SELECT count(*) FROM entries e WHERE e.parent IS NOT NULL "
-            "AND NOT EXISTS (SELECT 1 FROM entries p WHERE p.id = e.parent)"
-        )
-        found.add(orphans, f"{orphans} entries whose parent is missing")
-        heads = self._count(
-            "SELECT count(*) FROM sessions s WHERE s.head > 0 "
-            "AND NOT EXISTS (SELECT 1 FROM entries e WHERE e.id = s.head)"
-        )
-        found.add(heads, f"{heads} sessions whose head is a missing entry")
-        return found
-
-    def _check_search_index(self, repair: bool) -> Finding:
-        found = Finding(check="search_index")
-        stale = self._count(
-            "SELECT count(*) FROM entry_words w WHERE NOT EXISTS (SELECT 1 FROM entries e WHERE e.id = w.id)"
-        )
-        found.add(stale, f"{stale} index rows for entries that do not exist")
-        missing = self._count(
-            f"SELECT count(*) FROM ({_INDEXED_ENTRIES}) m "
-            "WHERE NOT EXISTS (SELECT 1 FROM entry_words w WHERE w.id = m.id)"
-        )
-        found.add(missing, f"{missing} messages missing from the search index")
-        if repair and found.problems:
-            with self._tx() as conn:
-                conn.execute("DELETE FROM entry_words")
-                conn.execute("UPDATE sessions SET indexed_seq = 0")
-            self._unindexed = None
-            while self._index_pending(50_000)[1]:
-                pass
-            found.repaired = found.problems
-        return found
+    def _empty_index(self, conn: psycopg.Connection[Any]) -> None:
+        conn.execute("DELETE FROM entry_words")
 
     def _check_objects(self, repair: bool) -> Finding:
         found = Finding(check="objects")
@@ -124,22 +74,4 @@ class CheckPart(QueuePart, UpkeepPart):
                 f"not repaired: {leased} other executions are run by a live Gateway of this database; "
                 "stop every Gateway of the cluster first"
             )
-        return found
-
-    def _check_queue(self, repair: bool) -> Finding:
-        found = Finding(check="queue")
-        rows = self._all(
-            "SELECT s.id, e.state FROM submissions s LEFT JOIN executions e ON e.id = s.execution_id "
-            f"WHERE s.state IN ('taken', 'suspended') AND (e.id IS NULL OR e.state IN {FINAL})"
-        )
-        example = rows[0][0] if rows else ""
-        found.add(len(rows), f"{len(rows)} queue items still taken by an execution that ended, e.g. {example}")
-        if repair and rows:
-            now = self.clock()
-            with self._tx() as conn:
-                conn.cursor().executemany(
-                    "UPDATE submissions SET state = %s, version = version + 1, updated_at = %s WHERE id = %s",
-                    [(outcome_for(state) if state else "interrupted", now, sid) for sid, state in rows],
-                )
-            found.repaired = len(rows)
         return found

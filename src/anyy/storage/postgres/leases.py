@@ -105,7 +105,7 @@ class LeasesPart(QueuePart):
             if owner is not None and owner != member.id and live:
                 return Claim(owned=False, owner=owner, address=address)
             recovered = self._take_lease(num, session_id)
-        return Claim(owned=True, recovered=[self.get_execution(e) for e in recovered], leftovers=self.take_leftovers())
+        return Claim(owned=True, recovered=[self.get_execution(e) for e in recovered], leftovers=self._take_leftovers())
 
     def _renew(self, num: int) -> None:
         """The claimer reads the queue next: a wake-up left for the session is taken with it."""
@@ -144,7 +144,7 @@ class LeasesPart(QueuePart):
         )
         self.leftovers += [ToolProcess(execution_id=r[0], call_id=r[1], pid=r[2], started=r[3]) for r in rows]
 
-    def take_leftovers(self) -> list[ToolProcess]:
+    def _take_leftovers(self) -> list[ToolProcess]:
         taken, self.leftovers = self.leftovers, []
         return taken
 
@@ -211,7 +211,7 @@ class LeasesPart(QueuePart):
             recovered=recovered + recovered_too,
             controls=controls,
             woken=woken,
-            leftovers=self.take_leftovers(),
+            leftovers=self._take_leftovers(),
             stop=stop,
         )
 

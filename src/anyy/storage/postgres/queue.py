@@ -2,32 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
+
+from collections.abc import Sequence
 
 import msgspec
 
-from anyy.domain.entries import Attachment, Entry, EntryKind, NewEntry, UserData
-from anyy.domain.errors import InvalidInput
+from anyy.domain.entries import Entry, EntryKind, NewEntry, UserData
 from anyy.domain.queue import (
     ACTIVE_EXECUTION_STATES,
     FINAL_EXECUTION_STATES,
-    SUBMISSION_KINDS,
     Execution,
-    ExecutionState,
     NewSubmission,
     Submission,
-    SubmissionKind,
     check_editable,
-    check_execution_transition,
     check_new_submission,
-    outcome_for,
     same_send,
 )
 from anyy.storage import rules
-from anyy.storage.ownership import ToolProcess
 from anyy.storage.postgres.core import PgCore
 from anyy.storage.postgres.entries import EntriesPart, Prepared
+from anyy.storage.queue_sql import EXECUTION_FROM, SUBMISSION_FROM, QueueSql
 from anyy.storage.sqlite.rows import (
     EXECUTION_COLUMNS,
     SUBMISSION_COLUMNS,
@@ -37,29 +32,33 @@ from anyy.storage.sqlite.rows import (
 from commons.ids import new_id
 
 _json = msgspec.json.Encoder()
-_SUBMISSION_FROM = "FROM submissions s JOIN sessions x ON x.num = s.session_num"
-_EXECUTION_FROM = "FROM executions e JOIN sessions x ON x.num = e.session_num"
-_QUEUE_ORDER = "ORDER BY CASE s.kind WHEN 'steering' THEN 0 ELSE 1 END, s.position"
 
 
-class QueuePart(EntriesPart, PgCore):
+class QueuePart(EntriesPart, PgCore, QueueSql):
+    def _sql(self, text: str) -> str:
+        return text.replace("?", "%s")
+
+    def _held_submission(self, submission_id: str) -> tuple[int, Submission]:
+        return self._submission(submission_id, lock=True)
+
+    def _held_execution(self, execution_id: str, *, fence: bool = False) -> tuple[int, int, Execution]:
+        held = self._execution(execution_id, lock=True)
+        if fence:
+            self._fence(held[0], held[2].session_id)
+        return held
+
     # -- submissions -----------------------------------------------------------------------------
     def _submission(self, submission_id: str, *, lock: bool = False) -> tuple[int, Submission]:
         """``lock``: inside a transaction, hold the item until it ends (a concurrent edit waits, then sees
         the new version)."""
         row = self._one(
-            f"SELECT s.num, {SUBMISSION_COLUMNS} {_SUBMISSION_FROM} WHERE s.id = %s AND x.status = 'active'"
+            f"SELECT s.num, {SUBMISSION_COLUMNS} {SUBMISSION_FROM} WHERE s.id = %s AND x.status = 'active'"
             + (" FOR UPDATE OF s" if lock else ""),
             (submission_id,),
         )
         if row is None:
             raise rules.missing_submission(self.profile, submission_id)
         return row[0], submission_from_row(row[1:])
-
-    def _refs_for(self, sub_num: int, attachments: Sequence[Attachment]) -> None:
-        self.conn.execute("DELETE FROM object_refs WHERE holder = %s", (-sub_num,))
-        for att in attachments:
-            self._add_object_ref(-sub_num, att.object, created=False)
 
     def add_submission(self, session_id: str, new: NewSubmission) -> Submission:
         new = check_new_submission(new)
@@ -90,78 +89,10 @@ class QueuePart(EntriesPart, PgCore):
         assert inserted is not None
         self._refs_for(inserted[0], new.attachments)
 
-    def get_submission(self, submission_id: str) -> Submission:
-        return self._submission(submission_id)[1]
-
-    def list_submissions(self, session_id: str, *, states: Sequence[str] = ("pending",)) -> list[Submission]:
-        num = self._session_num(session_id)
-        marks = ",".join(["%s"] * len(states))
-        rows = self.conn.execute(
-            f"SELECT {SUBMISSION_COLUMNS} {_SUBMISSION_FROM} WHERE s.session_num = %s AND s.state IN ({marks}) "
-            f"{_QUEUE_ORDER}",
-            (num, *states),
-        ).fetchall()
-        return [submission_from_row(row) for row in rows]
-
-    def update_submission(
-        self,
-        submission_id: str,
-        *,
-        version: int | None = None,
-        text: str | None = None,
-        attachments: Sequence[object] | None = None,
-        kind: SubmissionKind | None = None,
-    ) -> Submission:
-        if kind is not None and kind not in SUBMISSION_KINDS:
-            raise InvalidInput(f"unknown submission kind {kind!r}; use one of {', '.join(SUBMISSION_KINDS)}")
-        with self._tx() as conn:
-            sub_num, sub = self._submission(submission_id, lock=True)
-            check_editable(sub, version)
-            new = NewSubmission(
-                kind=kind if kind is not None else sub.kind,
-                text=text if text is not None else sub.text,
-                attachments=(
-                    msgspec.convert(attachments, list[Attachment]) if attachments is not None else sub.attachments
-                ),
-            )
-            new = check_new_submission(new)
-            conn.execute(
-                "UPDATE submissions SET kind = %s, text = %s, attachments = %s, version = version + 1, "
-                "updated_at = %s WHERE num = %s",
-                (new.kind, new.text, _json.encode(new.attachments).decode(), self.clock(), sub_num),
-            )
-            if attachments is not None:
-                self._refs_for(sub_num, new.attachments)
-            self._notify(sub.session_id, "change")
-        return self.get_submission(submission_id)
-
-    def cancel_submission(self, submission_id: str, *, version: int | None = None) -> Submission:
-        with self._tx() as conn:
-            sub_num, sub = self._submission(submission_id, lock=True)
-            check_editable(sub, version)
-            conn.execute(
-                "UPDATE submissions SET state = 'cancelled', version = version + 1, updated_at = %s WHERE num = %s",
-                (self.clock(), sub_num),
-            )
-            self._notify(sub.session_id, "change")
-        return self.get_submission(submission_id)
-
-    def clear_queue(self, session_id: str, *, kind: SubmissionKind | None = None) -> list[Submission]:
-        with self._tx() as conn:
-            num = self._session_num(session_id)
-            cleared = [sub for sub in self.list_submissions(session_id) if kind is None or sub.kind == kind]
-            conn.cursor().executemany(
-                "UPDATE submissions SET state = 'cleared', version = version + 1, updated_at = %s "
-                "WHERE id = %s AND session_num = %s",
-                [(self.clock(), sub.id, num) for sub in cleared],
-            )
-            self._notify(session_id, "change")
-        return [self.get_submission(sub.id) for sub in cleared]
-
     # -- executions ------------------------------------------------------------------------------
     def _execution(self, execution_id: str, *, lock: bool = False) -> tuple[int, int, Execution]:
         row = self._one(
-            f"SELECT e.session_num, {EXECUTION_COLUMNS} {_EXECUTION_FROM} WHERE e.id = %s AND x.status = 'active'"
+            f"SELECT e.session_num, {EXECUTION_COLUMNS} {EXECUTION_FROM} WHERE e.id = %s AND x.status = 'active'"
             + (" FOR UPDATE OF e" if lock else ""),
             (execution_id,),
         )
@@ -265,38 +196,13 @@ class QueuePart(EntriesPart, PgCore):
             self._drop_running_pass(exe_num)
         return appended
 
-    def set_execution_state(
-        self, execution_id: str, state: ExecutionState, *, error: str | None = None, note: str | None = None
-    ) -> Execution:
-        with self._tx() as conn:
-            num, exe_num, execution = self._execution(execution_id, lock=True)
-            self._fence(num, execution.session_id)
-            check_execution_transition(execution.state, state)
-            final = state in FINAL_EXECUTION_STATES
-            conn.execute(
-                "UPDATE executions SET state = %s, error = coalesce(%s, error), note = coalesce(%s, note), "
-                "ended_at = %s WHERE num = %s",
-                (state, error, note, self.clock() if final else None, exe_num),
-            )
-            conn.execute(
-                "UPDATE submissions SET state = %s, error = coalesce(%s, error), version = version + 1, "
-                "updated_at = %s WHERE execution_id = %s AND state IN ('taken', 'suspended')",
-                (outcome_for(state), error, self.clock(), execution_id),
-            )
-            if final:
-                self._drop_running_pass(exe_num)
-        return self.get_execution(execution_id)
-
-    def get_execution(self, execution_id: str) -> Execution:
-        return self._execution(execution_id)[2]
-
     def list_executions(self, session_id: str, *, active_only: bool = False) -> list[Execution]:
         num = self._session_num(session_id)
         where = " AND e.state IN ('running', 'retry_wait', 'suspended')" if active_only else ""
         # One query, each execution with its submissions (other Gateways re-read this on every change hint).
         rows = self._all(
             f"SELECT {EXECUTION_COLUMNS}, coalesce((SELECT array_agg(s.id ORDER BY s.num) FROM submissions s "
-            f"WHERE s.execution_id = e.id), '{{}}') {_EXECUTION_FROM} WHERE e.session_num = %s{where} ORDER BY e.num",
+            f"WHERE s.execution_id = e.id), '{{}}') {EXECUTION_FROM} WHERE e.session_num = %s{where} ORDER BY e.num",
             (num,),
         )
         return [execution_from_row(row[:-1], list(row[-1])) for row in rows]
@@ -305,7 +211,7 @@ class QueuePart(EntriesPart, PgCore):
         num = self._session_num(session_id)
         rows = self._all(
             f"SELECT {EXECUTION_COLUMNS}, coalesce((SELECT array_agg(s.id ORDER BY s.num) FROM submissions s "
-            f"WHERE s.execution_id = e.id), '{{}}') {_EXECUTION_FROM} WHERE e.session_num = %s "
+            f"WHERE s.execution_id = e.id), '{{}}') {EXECUTION_FROM} WHERE e.session_num = %s "
             "ORDER BY e.num DESC LIMIT 1",
             (num,),
         )
@@ -316,9 +222,7 @@ class QueuePart(EntriesPart, PgCore):
     ) -> None:
         pieces = rules.stream_pieces(text, thinking)
         with self._tx() as conn:
-            _num, exe_num, execution = self._execution(execution_id, lock=True)
-            if execution.state in FINAL_EXECUTION_STATES:
-                raise rules.execution_ended(execution_id, execution.state)
+            exe_num = self._running_exe(execution_id)
             if first:
                 conn.execute("DELETE FROM stream_texts WHERE exe_num = %s", (exe_num,))
             # One statement whatever the kinds: thinking and text saved together cost no extra round trip.
@@ -328,71 +232,6 @@ class QueuePart(EntriesPart, PgCore):
                 "AS p(kind, text, n), (SELECT coalesce(max(seq), 0) AS seq FROM stream_texts WHERE exe_num = %s) base",
                 (exe_num, provider, model, self.clock(), [k for k, _ in pieces], [t for _, t in pieces], exe_num),
             )
-
-    def record_tool_call(
-        self,
-        execution_id: str,
-        call_id: str,
-        *,
-        name: str,
-        arguments: dict[str, Any],
-        pid: int | None = None,
-        started: int | None = None,
-        parent: str = "",
-    ) -> None:
-        encoded = msgspec.json.encode(arguments).decode()
-        with self._tx() as conn:
-            exe_num = self._running_exe(execution_id)
-            conn.execute(
-                "INSERT INTO tool_runs (exe_num, call_id, seq, name, arguments, pid, started, parent) VALUES (%s, "
-                "%s, (SELECT count(*) FROM tool_runs WHERE exe_num = %s), %s, %s, %s, %s, %s) "
-                "ON CONFLICT (exe_num, call_id) DO UPDATE SET pid = coalesce(excluded.pid, tool_runs.pid), "
-                "started = coalesce(excluded.started, tool_runs.started)",
-                (exe_num, call_id, exe_num, name, encoded, pid, started, parent),
-            )
-
-    def save_tool_output(self, execution_id: str, call_id: str, text: str, *, result: bool = False) -> None:
-        with self._tx() as conn:
-            exe_num = self._running_exe(execution_id)
-            sql = (
-                "UPDATE tool_runs SET output = %s, done = TRUE WHERE exe_num = %s AND call_id = %s"
-                if result
-                else "UPDATE tool_runs SET output = output || %s WHERE exe_num = %s AND call_id = %s"
-            )
-            conn.execute(sql, (text, exe_num, call_id))
-
-    def leftover_tools(self) -> list[ToolProcess]:
-        rows = self.conn.execute(
-            "SELECT e.id, t.call_id, t.pid, t.started FROM tool_runs t JOIN executions e ON e.num = t.exe_num "
-            "WHERE e.state IN ('running', 'retry_wait') AND t.pid IS NOT NULL AND NOT done ORDER BY e.num, t.seq"
-        ).fetchall()
-        return [ToolProcess(execution_id=r[0], call_id=r[1], pid=r[2], started=r[3]) for r in rows]
-
-    def _drop_running_pass(self, exe_num: int) -> None:
-        self.conn.execute("DELETE FROM stream_texts WHERE exe_num = %s", (exe_num,))
-        self.conn.execute("DELETE FROM tool_runs WHERE exe_num = %s", (exe_num,))
-
-    def _running_exe(self, execution_id: str) -> int:
-        _num, exe_num, execution = self._execution(execution_id, lock=True)
-        if execution.state in FINAL_EXECUTION_STATES:
-            raise rules.execution_ended(execution_id, execution.state)
-        return exe_num
-
-    def _kept_calls(self, exe_num: int) -> list[rules.KeptCall]:
-        rows = self.conn.execute(
-            "SELECT call_id, name, arguments, output, done, parent FROM tool_runs WHERE exe_num = %s ORDER BY seq",
-            (exe_num,),
-        ).fetchall()
-        return [
-            rules.KeptCall(call_id=r[0], name=r[1], arguments=r[2], output=r[3], done=bool(r[4]), parent=r[5])
-            for r in rows
-        ]
-
-    def _kept_stream(self, exe_num: int) -> rules.KeptStream | None:
-        rows = self.conn.execute(
-            "SELECT kind, provider, model, text FROM stream_texts WHERE exe_num = %s ORDER BY seq", (exe_num,)
-        ).fetchall()
-        return rules.kept_stream(rows)
 
     def recover_interrupted(self, note: str) -> list[Execution]:
         if self.member is not None:  # a Gateway of a shared store recovers only what dead Gateways left

@@ -4,44 +4,23 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Sequence
 from pathlib import Path
 
-from anyy.domain import entry_ids
-from anyy.domain.queue import outcome_for
-from anyy.storage.checks import RECOVERY_NOTE, Finding, checks_to_run
+from anyy.storage.checks import RECOVERY_NOTE, Finding
+from anyy.storage.checks_sql import ChecksSql
 from anyy.storage.objects import ObjectFiles
 from anyy.storage.sqlite.queue import QueuePart
-from anyy.storage.sqlite.search import SEARCHABLE
 from anyy.storage.sqlite.upkeep import UpkeepPart
 
-FINAL = "('completed', 'failed', 'interrupted', 'timed_out')"
-# Searchable messages up to their session's indexed mark, in sessions the index covers (see SearchPart).
-_INDEXED_ENTRIES = (
-    f"SELECT e.id FROM entries e JOIN sessions s ON s.num = (e.id >> {entry_ids.SEQ_BITS}) "
-    f"WHERE e.kind IN ({SEARCHABLE}) AND (e.text IS NOT NULL OR e.obj IS NOT NULL) "
-    f"AND (e.id & {entry_ids.MAX_SEQ}) <= s.indexed_seq AND s.num NOT IN (SELECT session_num FROM gc_queue)"
-)
 
+class CheckPart(QueuePart, UpkeepPart, ChecksSql):
+    _index_ids = "entries_fts_docsize"
 
-class CheckPart(QueuePart, UpkeepPart):
-    def check(self, *, repair: bool = False, skip: Sequence[str] = ()) -> list[Finding]:
-        run = {
-            "integrity": self._check_integrity,
-            "search_index": self._check_search_index,
-            "objects": self._check_objects,
-            "executions": self._check_executions,
-            "queue": self._check_queue,
-        }
-        wanted = checks_to_run(skip)
-        return [run[name](repair) if name in wanted else Finding(check=name, skipped="not asked") for name in run]
+    def _empty_index(self, conn: sqlite3.Connection) -> None:
+        # An external-content index forgets a row only given its text: start it again, whole.
+        conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('delete-all')")
 
-    def _count(self, sql: str, params: tuple[object, ...] = ()) -> int:
-        row = self._one(sql, params)
-        return int(row[0]) if row else 0
-
-    def _check_integrity(self, repair: bool) -> Finding:
-        found = Finding(check="integrity")
+    def _check_structure(self, found: Finding) -> None:
         rows = [r[0] for r in self.conn.execute("PRAGMA integrity_check")]
         if rows != ["ok"]:
             found.add(len(rows), f"SQLite's integrity check: {'; '.join(rows[:3])}")
@@ -53,39 +32,6 @@ class CheckPart(QueuePart, UpkeepPart):
             self.conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('integrity-check')")
         except sqlite3.DatabaseError as exc:  # what SQLite says is the finding
             found.add(1, f"the search index's structure: {exc}")
-        orphans = self._count(
-            "SELECT count(*) FROM entries e WHERE e.parent IS NOT NULL "
-            "AND NOT EXISTS (SELECT 1 FROM entries p WHERE p.id = e.parent)"
-        )
-        found.add(orphans, f"{orphans} entries whose parent is missing")
-        heads = self._count(
-            "SELECT count(*) FROM sessions s WHERE s.head > 0 "
-            "AND NOT EXISTS (SELECT 1 FROM entries e WHERE e.id = s.head)"
-        )
-        found.add(heads, f"{heads} sessions whose head is a missing entry")
-        return found
-
-    def _check_search_index(self, repair: bool) -> Finding:
-        found = Finding(check="search_index")
-        stale = self._count(
-            "SELECT count(*) FROM entries_fts_docsize d WHERE NOT EXISTS (SELECT 1 FROM entries e WHERE e.id = d.id)"
-        )
-        found.add(stale, f"{stale} index rows for entries that do not exist")
-        missing = self._count(
-            f"SELECT count(*) FROM ({_INDEXED_ENTRIES}) m WHERE NOT EXISTS "
-            "(SELECT 1 FROM entries_fts_docsize d WHERE d.id = m.id)"
-        )
-        found.add(missing, f"{missing} messages missing from the search index")
-        if repair and found.problems:
-            # An external-content index forgets a row only given its text: start it again, whole.
-            with self._tx() as conn:
-                conn.execute("INSERT INTO entries_fts (entries_fts) VALUES ('delete-all')")
-                conn.execute("UPDATE sessions SET indexed_seq = 0")
-            self._unindexed = None
-            while self._index_pending(50_000)[1]:
-                pass
-            found.repaired = found.problems
-        return found
 
     def _check_objects(self, repair: bool) -> Finding:
         found = Finding(check="objects")
@@ -135,26 +81,6 @@ class CheckPart(QueuePart, UpkeepPart):
         found.add(len(left), f"{len(left)} executions left running with no Gateway, e.g. {left[:1]}")
         if repair and left:
             found.repaired = len(self.recover_interrupted(RECOVERY_NOTE))
-        return found
-
-    def _check_queue(self, repair: bool) -> Finding:
-        found = Finding(check="queue")
-        rows = self.conn.execute(
-            "SELECT s.id, e.state FROM submissions s LEFT JOIN executions e ON e.id = s.execution_id "
-            f"WHERE s.state IN ('taken', 'suspended') AND (e.id IS NULL OR e.state IN {FINAL})"
-        ).fetchall()
-        found.add(
-            len(rows),
-            f"{len(rows)} queue items still taken by an execution that ended, e.g. {rows[0][0] if rows else ''}",
-        )
-        if repair and rows:
-            now = self.clock()
-            with self._tx() as conn:
-                conn.executemany(
-                    "UPDATE submissions SET state = ?, version = version + 1, updated_at = ? WHERE id = ?",
-                    [(outcome_for(state) if state else "interrupted", now, sid) for sid, state in rows],
-                )
-            found.repaired = len(rows)
         return found
 
 

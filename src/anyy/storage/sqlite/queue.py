@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
+
+from collections.abc import Sequence
 
 import msgspec
 
-from anyy.domain.entries import Attachment, Entry, EntryKind, NewEntry, UserData
-from anyy.domain.errors import InvalidInput
+from anyy.domain.entries import Entry, EntryKind, NewEntry, UserData
 from anyy.domain.queue import (
     ACTIVE_EXECUTION_STATES,
     FINAL_EXECUTION_STATES,
-    SUBMISSION_KINDS,
     Execution,
-    ExecutionState,
     NewSubmission,
     Submission,
-    SubmissionKind,
     check_editable,
-    check_execution_transition,
     check_new_submission,
-    outcome_for,
     same_send,
 )
 from anyy.storage import rules
-from anyy.storage.ownership import ToolProcess
+from anyy.storage.queue_sql import EXECUTION_FROM, SUBMISSION_FROM, QueueSql
 from anyy.storage.sqlite.core import StoreCore
 from anyy.storage.sqlite.entries import EntriesPart, Prepared
 from anyy.storage.sqlite.rows import (
@@ -37,26 +32,27 @@ from anyy.storage.sqlite.rows import (
 from commons.ids import new_id
 
 _json = msgspec.json.Encoder()
-_SUBMISSION_FROM = "FROM submissions s JOIN sessions x ON x.num = s.session_num"
-_EXECUTION_FROM = "FROM executions e JOIN sessions x ON x.num = e.session_num"
-_QUEUE_ORDER = "ORDER BY CASE s.kind WHEN 'steering' THEN 0 ELSE 1 END, s.position"
 
 
-class QueuePart(EntriesPart, StoreCore):
+class QueuePart(EntriesPart, StoreCore, QueueSql):
+    def _held_submission(self, submission_id: str) -> tuple[int, Submission]:
+        return self._submission(submission_id)  # the write transaction (IMMEDIATE) holds the whole file
+
+    def _held_execution(self, execution_id: str, *, fence: bool = False) -> tuple[int, int, Execution]:
+        return self._execution(execution_id)  # one Gateway per file: nobody to fence
+
+    def _notify(self, session_id: str, kind: str) -> None:
+        """Nobody else to tell: one Gateway per SQLite file."""
+
     # -- submissions -----------------------------------------------------------------------------
     def _submission(self, submission_id: str) -> tuple[int, Submission]:
         row = self._one(
-            f"SELECT s.num, {SUBMISSION_COLUMNS} {_SUBMISSION_FROM} WHERE s.id = ? AND x.status = 'active'",
+            f"SELECT s.num, {SUBMISSION_COLUMNS} {SUBMISSION_FROM} WHERE s.id = ? AND x.status = 'active'",
             (submission_id,),
         )
         if row is None:
             raise rules.missing_submission(self.profile, submission_id)
         return row[0], submission_from_row(row[1:])
-
-    def _refs_for(self, sub_num: int, attachments: Sequence[Attachment]) -> None:
-        self.conn.execute("DELETE FROM object_refs WHERE holder = ?", (-sub_num,))
-        for att in attachments:
-            self._add_object_ref(-sub_num, att.object, created=False)
 
     def add_submission(self, session_id: str, new: NewSubmission) -> Submission:
         new = check_new_submission(new)
@@ -87,75 +83,10 @@ class QueuePart(EntriesPart, StoreCore):
         assert cur.lastrowid is not None
         self._refs_for(cur.lastrowid, new.attachments)
 
-    def get_submission(self, submission_id: str) -> Submission:
-        return self._submission(submission_id)[1]
-
-    def list_submissions(self, session_id: str, *, states: Sequence[str] = ("pending",)) -> list[Submission]:
-        num = self._session_num(session_id)
-        marks = ",".join("?" * len(states))
-        rows = self.conn.execute(
-            f"SELECT {SUBMISSION_COLUMNS} {_SUBMISSION_FROM} WHERE s.session_num = ? AND s.state IN ({marks}) "
-            f"{_QUEUE_ORDER}",
-            (num, *states),
-        ).fetchall()
-        return [submission_from_row(row) for row in rows]
-
-    def update_submission(
-        self,
-        submission_id: str,
-        *,
-        version: int | None = None,
-        text: str | None = None,
-        attachments: Sequence[object] | None = None,
-        kind: SubmissionKind | None = None,
-    ) -> Submission:
-        if kind is not None and kind not in SUBMISSION_KINDS:
-            raise InvalidInput(f"unknown submission kind {kind!r}; use one of {', '.join(SUBMISSION_KINDS)}")
-        with self._tx() as conn:
-            sub_num, sub = self._submission(submission_id)
-            check_editable(sub, version)
-            new = NewSubmission(
-                kind=kind if kind is not None else sub.kind,
-                text=text if text is not None else sub.text,
-                attachments=(
-                    msgspec.convert(attachments, list[Attachment]) if attachments is not None else sub.attachments
-                ),
-            )
-            new = check_new_submission(new)
-            conn.execute(
-                "UPDATE submissions SET kind = ?, text = ?, attachments = ?, version = version + 1, "
-                "updated_at = ? WHERE num = ?",
-                (new.kind, new.text, _json.encode(new.attachments).decode(), self.clock(), sub_num),
-            )
-            if attachments is not None:
-                self._refs_for(sub_num, new.attachments)
-        return self.get_submission(submission_id)
-
-    def cancel_submission(self, submission_id: str, *, version: int | None = None) -> Submission:
-        with self._tx() as conn:
-            sub_num, sub = self._submission(submission_id)
-            check_editable(sub, version)
-            conn.execute(
-                "UPDATE submissions SET state = 'cancelled', version = version + 1, updated_at = ? WHERE num = ?",
-                (self.clock(), sub_num),
-            )
-        return self.get_submission(submission_id)
-
-    def clear_queue(self, session_id: str, *, kind: SubmissionKind | None = None) -> list[Submission]:
-        with self._tx() as conn:
-            num = self._session_num(session_id)
-            cleared = [sub for sub in self.list_submissions(session_id) if kind is None or sub.kind == kind]
-            conn.executemany(
-                "UPDATE submissions SET state = 'cleared', version = version + 1, updated_at = ? "
-                "WHERE id = ? AND session_num = ?",
-                [(self.clock(), sub.id, num) for sub in cleared],
-            )
-        return [self.get_submission(sub.id) for sub in cleared]
-
     # -- executions ------------------------------------------------------------------------------
     def _execution(self, execution_id: str) -> tuple[int, int, Execution]:
         row = self._one(
-            f"SELECT e.session_num, {EXECUTION_COLUMNS} {_EXECUTION_FROM} WHERE e.id = ? AND x.status = 'active'",
+            f"SELECT e.session_num, {EXECUTION_COLUMNS} {EXECUTION_FROM} WHERE e.id = ? AND x.status = 'active'",
             (execution_id,),
         )
         if row is None:
@@ -259,30 +190,6 @@ class QueuePart(EntriesPart, StoreCore):
             self._drop_running_pass(exe_num)
         return appended
 
-    def set_execution_state(
-        self, execution_id: str, state: ExecutionState, *, error: str | None = None, note: str | None = None
-    ) -> Execution:
-        with self._tx() as conn:
-            _num, exe_num, execution = self._execution(execution_id)
-            check_execution_transition(execution.state, state)
-            final = state in FINAL_EXECUTION_STATES
-            conn.execute(
-                "UPDATE executions SET state = ?, error = coalesce(?, error), note = coalesce(?, note), "
-                "ended_at = ? WHERE num = ?",
-                (state, error, note, self.clock() if final else None, exe_num),
-            )
-            conn.execute(
-                "UPDATE submissions SET state = ?, error = coalesce(?, error), version = version + 1, "
-                "updated_at = ? WHERE execution_id = ? AND state IN ('taken', 'suspended')",
-                (outcome_for(state), error, self.clock(), execution_id),
-            )
-            if final:
-                self._drop_running_pass(exe_num)
-        return self.get_execution(execution_id)
-
-    def get_execution(self, execution_id: str) -> Execution:
-        return self._execution(execution_id)[2]
-
     def list_executions(self, session_id: str, *, active_only: bool = False) -> list[Execution]:
         num = self._session_num(session_id)
         where = " AND e.state IN ('running', 'retry_wait', 'suspended')" if active_only else ""
@@ -305,9 +212,7 @@ class QueuePart(EntriesPart, StoreCore):
         self, execution_id: str, text: str, *, provider: str, model: str, first: bool = False, thinking: str = ""
     ) -> None:
         with self._tx() as conn:
-            _num, exe_num, execution = self._execution(execution_id)
-            if execution.state in FINAL_EXECUTION_STATES:
-                raise rules.execution_ended(execution_id, execution.state)
+            exe_num = self._running_exe(execution_id)
             if first:
                 conn.execute("DELETE FROM stream_texts WHERE exe_num = ?", (exe_num,))
             for kind, piece in rules.stream_pieces(text, thinking):
@@ -316,71 +221,6 @@ class QueuePart(EntriesPart, StoreCore):
                     "(SELECT coalesce(max(seq), 0) + 1 FROM stream_texts WHERE exe_num = ?), ?, ?, ?, ?, ?)",
                     (exe_num, exe_num, kind, provider, model, piece, self.clock()),
                 )
-
-    def record_tool_call(
-        self,
-        execution_id: str,
-        call_id: str,
-        *,
-        name: str,
-        arguments: dict[str, Any],
-        pid: int | None = None,
-        started: int | None = None,
-        parent: str = "",
-    ) -> None:
-        encoded = msgspec.json.encode(arguments).decode()
-        with self._tx() as conn:
-            exe_num = self._running_exe(execution_id)
-            conn.execute(
-                "INSERT INTO tool_runs (exe_num, call_id, seq, name, arguments, pid, started, parent) VALUES (?, "
-                "?, (SELECT count(*) FROM tool_runs WHERE exe_num = ?), ?, ?, ?, ?, ?) "
-                "ON CONFLICT (exe_num, call_id) DO UPDATE SET pid = coalesce(excluded.pid, tool_runs.pid), "
-                "started = coalesce(excluded.started, tool_runs.started)",
-                (exe_num, call_id, exe_num, name, encoded, pid, started, parent),
-            )
-
-    def save_tool_output(self, execution_id: str, call_id: str, text: str, *, result: bool = False) -> None:
-        with self._tx() as conn:
-            exe_num = self._running_exe(execution_id)
-            sql = (
-                "UPDATE tool_runs SET output = ?, done = 1 WHERE exe_num = ? AND call_id = ?"
-                if result
-                else "UPDATE tool_runs SET output = output || ? WHERE exe_num = ? AND call_id = ?"
-            )
-            conn.execute(sql, (text, exe_num, call_id))
-
-    def leftover_tools(self) -> list[ToolProcess]:
-        rows = self.conn.execute(
-            "SELECT e.id, t.call_id, t.pid, t.started FROM tool_runs t JOIN executions e ON e.num = t.exe_num "
-            "WHERE e.state IN ('running', 'retry_wait') AND t.pid IS NOT NULL AND done = 0 ORDER BY e.num, t.seq"
-        ).fetchall()
-        return [ToolProcess(execution_id=r[0], call_id=r[1], pid=r[2], started=r[3]) for r in rows]
-
-    def _drop_running_pass(self, exe_num: int) -> None:
-        self.conn.execute("DELETE FROM stream_texts WHERE exe_num = ?", (exe_num,))
-        self.conn.execute("DELETE FROM tool_runs WHERE exe_num = ?", (exe_num,))
-
-    def _running_exe(self, execution_id: str) -> int:
-        _num, exe_num, execution = self._execution(execution_id)
-        if execution.state in FINAL_EXECUTION_STATES:
-            raise rules.execution_ended(execution_id, execution.state)
-        return exe_num
-
-    def _kept_calls(self, exe_num: int) -> list[rules.KeptCall]:
-        rows = self.conn.execute(
-            "SELECT call_id, name, arguments, output, done, parent FROM tool_runs WHERE exe_num = ? ORDER BY seq",
-            (exe_num,),
-        ).fetchall()
-        return [
-            rules.KeptCall(call_id=r[0], name=r[1], arguments=r[2], output=r[3], done=bool(r[4]), parent=r[5])
-            for r in rows
-        ]
-
-    def _kept_stream(self, exe_num: int) -> rules.KeptStream | None:
-        rows = self.conn.execute(
-            "SELECT kind, provider, model, text FROM stream_texts WHERE exe_num = ? ORDER BY seq", (exe_num,)
-        ).fetchall()
-        return rules.kept_stream(rows)
 
     def recover_interrupted(self, note: str) -> list[Execution]:
         rows = self.conn.execute(
