@@ -224,3 +224,18 @@ def test_u4_answer_approves_a_tool_call_then_follows_the_turn(start_gateway: Sta
     assert code == 0, err
     assert record["result"] == "completed"
     assert "approved-and-ran" in record["response"]
+
+
+def test_u1_chat_creates_its_session_with_the_message_or_not_at_all(start_gateway: StartGateway, home: Path) -> None:
+    live = start_gateway()
+    refused = run(home, "chat", "--provider", "offline", "--model", "no-such-model", "hello")
+    assert refused.returncode == 1
+    assert "no-such-model" in refused.stderr
+    with live.client() as client:
+        assert client.call("session.list", {})["items"] == []  # a refused first message makes no session
+    code, record, err = chat_json(home, "--model", "offline", "hello")
+    assert code == 0, err
+    with live.client() as client:
+        [session] = client.call("session.list", {})["items"]
+        first = client.call("session.wait", {"submission_id": record["submission"]["id"], "timeout": 0})
+    assert (session["id"], first["session_id"], first["position"]) == (record["session_id"], session["id"], 1)

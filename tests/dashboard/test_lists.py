@@ -3,6 +3,8 @@ pages (older ones on scrolling up), rename."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from playwright.sync_api import Browser, expect
 
 from tests.dashboard.conftest import Dashboard
@@ -99,6 +101,33 @@ def test_u1_a_new_session_is_created_by_its_first_message(dashboard: Dashboard) 
     assert len(listed) == 1
     expect(page.locator("#sessions li")).to_have_count(1)
     assert page.url.endswith(f"#session={listed[0]['id']}")
+
+
+def test_u1_a_refused_first_message_creates_no_session_and_keeps_the_draft(
+    dashboard: Dashboard, tmp_path: Path
+) -> None:
+    """The first send creates the session and takes the message in one call: refused (here a file the
+    Gateway does not hold, as if swept after its upload), nothing is created and the text stays."""
+    live = dashboard.live
+    page = dashboard.open()
+    lost = {"object": "0" * 64, "name": "gone.txt", "media_type": "text/plain", "size": 3}
+    page.route("**/upload*", lambda route: route.fulfill(status=200, json=lost))
+    page.get_by_role("button", name="New session").click()
+    note = tmp_path / "gone.txt"
+    note.write_bytes(b"abc")
+    page.locator("#file-input").set_input_files(str(note))
+    expect(page.locator("#attachments .chip[data-state=attached]")).to_have_count(1)
+    page.get_by_label("Message").fill("look at this")
+    page.keyboard.press("Enter")
+    expect(page.locator("#banner")).to_contain_text("0000000000")
+    assert live.call("session.list", {"kind": "chat"})["items"] == []
+    expect(page.get_by_label("Message")).to_have_value("look at this")
+    page.unroute("**/upload*")
+    page.get_by_role("button", name="Remove gone.txt").click()
+    live.model.enqueue("Now it is.")
+    page.get_by_label("Message").press("Enter")
+    expect(page.locator("#entries .kind-assistant")).to_have_text(["Now it is."])
+    assert len(live.call("session.list", {"kind": "chat"})["items"]) == 1
 
 
 def test_x1_missing_conversation_names_the_profile_and_lists(dashboard: Dashboard) -> None:

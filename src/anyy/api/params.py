@@ -52,8 +52,25 @@ class RenameParams(Params):
     title: str
 
 
-class SendParams(Params):
-    session_id: str
+class NewSessionParams(Params):
+    """A session ``session.send`` creates with its first message (U1): the ``session.create`` fields, and
+    the settings a client may choose before that message (None: the profile's)."""
+
+    kind: SessionKind = "chat"
+    title: str = ""
+    role: str = "default"
+    provider: str | None = None
+    model: str | None = None
+    effort: str | None = None
+    tools: list[str] | None = None  # the enabled tools; None: the profile's selection
+    codemode: bool | None = None
+
+
+class SendParams(Params, kw_only=True):
+    session_id: str | None = None  # the session to send to; or else `new`
+    # A session to create with this message, both written or neither (U1): kind, title, role, and optionally
+    # provider, model, effort, tools (names), codemode (null: the profile's).
+    new: NewSessionParams | None = None  # kind, title, role, provider, model, effort, tools, codemode
     text: str
     kind: SubmissionKind = "prompt"
     attachments: list[Attachment] = []

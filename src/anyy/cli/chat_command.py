@@ -5,9 +5,9 @@ waiting question: :mod:`anyy.cli.chat_answer`."""
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,8 +18,8 @@ from anyy.cli.context import with_profile
 
 if TYPE_CHECKING:
     from anyy.api.entries import Attachment
-    from anyy.api.params import SendParams
-    from anyy.api.sessions import Execution, Session, Submission
+    from anyy.api.params import NewSessionParams, SendParams
+    from anyy.api.sessions import Execution, Submission
     from anyy.cli.chat_follow import Recorded, Streamer, Waited
     from anyy.client.sync import Client
     from anyy.profiles import Profile
@@ -113,12 +113,15 @@ class Turn:
     text: str
     attachments: list[Attachment] = field(default_factory=list)
     answer: bool = False
+    new: NewSessionParams | None = None  # a session to create with the message (U1), instead of one named
+    created: Callable[[str], None] | None = None  # told the new session's id once the Gateway took the message
 
 
 def _send_and_wait(
-    client: Client, profile: Profile, session_id: str, turn: Turn, *, timeout: float | None, stream: bool
+    client: Client, profile: Profile, session_id: str | None, turn: Turn, *, timeout: float | None, stream: bool
 ) -> tuple[Waited, Streamer | None] | Lost | int:
-    """Send the message and wait for its outcome; the exit status instead when Ctrl+C stopped the waiting."""
+    """Send the message and wait for its outcome; the exit status instead when Ctrl+C stopped the waiting.
+    Without ``session_id``, the send creates ``turn.new`` with the message, at once (U1)."""
     from anyy.api import methods as m
     from anyy.api.params import SendParams, SubscribeParams
     from anyy.cli.chat_answer import answer_question, await_resumed
@@ -130,13 +133,15 @@ def _send_and_wait(
     streamer = None
     try:  # Ctrl+C from here on stops the waiting only, whenever it comes
         if turn.answer:
-            resumed, sent = answer_question(client, session_id, turn.text)
+            resumed, sent = answer_question(client, session_id or "", turn.text)  # answers name their session
         else:
-            client.call(m.EVENTS_SUBSCRIBE, SubscribeParams(session_id=session_id))  # for retry notices too
+            # For retry notices too; a session not made yet: every session's events (its own are picked out).
+            client.call(m.EVENTS_SUBSCRIBE, SubscribeParams(session_id=session_id))
             # A key of our own: should the reply be lost, asking again with it tells whether the message was
-            # taken, and never queues it twice (D8).
+            # taken, and never queues it twice, nor makes its new session twice (D8).
             params = SendParams(
                 session_id=session_id,
+                new=turn.new if session_id is None else None,
                 text=turn.text,
                 attachments=turn.attachments,
                 idempotency_key=uuid.uuid4().hex,
@@ -145,6 +150,8 @@ def _send_and_wait(
                 sent = client.call(m.SESSION_SEND, params)
             except GatewayUnavailable as exc:
                 return Lost(submission=_ask_again(profile, params), why=str(exc))
+            if turn.created is not None and session_id is None:
+                turn.created(sent.session_id)
         if stream:
             streamer = Streamer(submission_id=sent.id, write=_stdout_writer())
         follower = Follower(submission_id=sent.id, streamer=streamer, say=lambda line: click.echo(line, err=True))
@@ -156,7 +163,8 @@ def _send_and_wait(
     except KeyboardInterrupt:
         if streamer is not None and streamer.streamed:
             click.echo()
-        _say_stopped(profile, session_id, _settled(profile, sent, params, answering=turn.answer))
+        settled = _settled(profile, sent, params, answering=turn.answer)
+        _say_stopped(profile, settled.submission.session_id if settled.submission else session_id, settled)
         return EXIT_CTRL_C
 
 
@@ -183,9 +191,10 @@ def _settled(profile: Profile, sent: Submission | None, params: SendParams | Non
         return Settled(submission=None, sent=True)
 
 
-def _say_stopped(profile: Profile, session_id: str, settled: Settled) -> None:
-    """The one line Ctrl+C ends with: what became of the message, and where to follow it."""
-    look = f"`anyy sessions show {session_id} --profile {profile.name}`"
+def _say_stopped(profile: Profile, session_id: str | None, settled: Settled) -> None:
+    """The one line Ctrl+C ends with: what became of the message, and where to follow it (no session id:
+    a new session's first message, whose session is not known to exist)."""
+    look = _look(profile, session_id)
     submission = settled.submission
     if submission is not None:
         click.echo(
@@ -200,15 +209,20 @@ def _say_stopped(profile: Profile, session_id: str, settled: Settled) -> None:
             err=True,
         )
     elif not settled.sent:
-        click.echo(
-            f"stopped (Ctrl+C) before your message was sent: nothing was queued in session {session_id}", err=True
-        )
+        where = f"in session {session_id}" if session_id else "and no session was created"
+        click.echo(f"stopped (Ctrl+C) before your message was sent: nothing was queued {where}", err=True)
     else:
         click.echo(
             "stopped (Ctrl+C) before the Gateway acknowledged your message, and it could not be asked again: "
             f"it may or may not be queued; look with {look}",
             err=True,
         )
+
+
+def _look(profile: Profile, session_id: str | None) -> str:
+    if session_id is None:
+        return f"`anyy sessions list --profile {profile.name}`"
+    return f"`anyy sessions show {session_id} --profile {profile.name}`"
 
 
 def _ask_again(profile: Profile, params: SendParams) -> Submission | None:
@@ -286,24 +300,20 @@ def _uploads(client: Client, setup: Setup) -> list[Attachment]:
     return [upload(client, path) for path in setup.attach]
 
 
-def _create(client: Client, role: str | None, setup: Setup) -> tuple[Session, list[Attachment]]:
-    """A new session, made just before its first message (U1): files are uploaded first (a refused one
-    makes no session); when a setting or tool is refused (an unknown model or tool), the session, still
-    empty, is deleted: a failed command leaves nothing behind."""
-    from anyy.api import methods as m
-    from anyy.api.params import CreateParams, SessionRef
-    from anyy.cli.chat_input import configure_session
-    from anyy.domain.errors import AnyyError
+def _new_turn(client: Client, text: str, role: str | None, setup: Setup, *, as_json: bool) -> Turn:
+    """A new session's first message (U1): files are uploaded first, then one ``session.send`` creates the
+    session with its role, model and tools and takes the message, or, refused (an unknown model or tool),
+    creates nothing: a failed or killed command leaves no empty session behind."""
+    from anyy.api.params import NewSessionParams
 
-    attachments = _uploads(client, setup)
-    session = client.call(m.SESSION_CREATE, CreateParams(role=role or "default"))
-    try:
-        configure_session(client, session.id, provider=setup.provider, model=setup.model, tools=setup.tools)
-    except AnyyError:
-        with contextlib.suppress(AnyyError):
-            client.call(m.SESSION_DELETE, SessionRef(session_id=session.id))
-        raise
-    return session, attachments
+    role_name = role or "default"
+    new = NewSessionParams(role=role_name, provider=setup.provider, model=setup.model, tools=setup.tools)
+
+    def created(session_id: str) -> None:
+        if not as_json:
+            click.echo(f"session {session_id} (new, role {role_name})", err=True)
+
+    return Turn(text=text, attachments=_uploads(client, setup), new=new, created=created)
 
 
 def run_chat(
@@ -327,21 +337,20 @@ def run_chat(
     setup = setup or Setup()
     with profile_client(profile) as client:
         if session_id is None:
-            session, attachments = _create(client, role, setup)
-            session_id = session.id
-            if not as_json:
-                click.echo(f"session {session_id} (new, role {session.role})", err=True)
+            turn = _new_turn(client, text, role, setup, as_json=as_json)
         else:
             say_what_waits(client, session_id, answering=answer)
             attachments = _prepare(client, session_id, setup, answering=answer)
-        turn = Turn(text=text, attachments=attachments, answer=answer)
+            turn = Turn(text=text, attachments=attachments, answer=answer)
         followed = _send_and_wait(client, profile, session_id, turn, timeout=timeout, stream=stream)
         if isinstance(followed, int):
             return followed
         if isinstance(followed, Lost):
-            return _lost(profile, session_id, followed, as_json=as_json)
+            known = followed.submission.session_id if followed.submission is not None else session_id
+            return _lost(profile, known, followed, as_json=as_json)
         waited, streamer = followed
         submission = waited.submission
+        session_id = submission.session_id
         recorded = recorded_answer(client, session_id, submission)
         execution = None
         if submission.execution_id is not None and as_json:
@@ -371,7 +380,7 @@ def _print_answer(streamer: Streamer | None, recorded: Recorded, result: str) ->
         click.echo(recorded.response)
 
 
-def _lost(profile: Profile, session_id: str, lost: Lost, *, as_json: bool) -> int:
+def _lost(profile: Profile, session_id: str | None, lost: Lost, *, as_json: bool) -> int:
     """The Gateway went away mid-turn: say what is known (the session, the submission if acknowledged)."""
     submission = lost.submission
     if as_json:
@@ -398,9 +407,9 @@ def _lost(profile: Profile, session_id: str, lost: Lost, *, as_json: bool) -> in
     )
     click.echo(
         f"unknown: the Gateway was lost before the answer ended; {acknowledged}. A Gateway that restarts marks "
-        f"unfinished work interrupted: look with `anyy sessions show {session_id} --profile {profile.name}`; "
+        f"unfinished work interrupted: look with {_look(profile, session_id)}; "
         f"start it again with `anyy gateway start --profile {profile.name}`, then go on with "
-        f'`anyy chat --session {session_id} "TEXT"`',
+        f'`anyy chat --session {session_id or "ID"} "TEXT"`',
         err=True,
     )
     return EXIT_UNKNOWN

@@ -639,9 +639,11 @@ async function openSession(id, entryId = null, { push = true } = {}) {
   }
   const page = await rpc.call("session.history", { session_id: id, limit: PAGE });
   if (generation !== state.openGeneration) return;
-  const entries = page.items.slice().reverse();
+  // Entries an event showed while this page was read (a session opened as its first message runs) are
+  // newer than the rest of the page: the page goes before them, each entry once.
+  const entries = page.items.slice().reverse().filter((entry) => !state.history.shown.has(entry.id));
   for (const entry of entries) state.history.shown.add(entry.id);
-  $("entries").append(...entries.map(entryNode));
+  $("entries").prepend(...entries.map(entryNode));
   state.history.cursor = page.next_cursor;
   scrollToBottom();
   markFirstPage(started, generation);
@@ -761,19 +763,14 @@ function showDraftSettings() {
   $("effort-select").value = effort || "";
 }
 
-async function createFromDraft() {
-  const session = await state.rpc.call("session.create", { kind: state.draft.kind });
-  const settings = state.draft.settings;
-  if (Object.keys(settings).length) {
-    try {
-      await state.rpc.call("session.settings", { session_id: session.id, ...settings });
-    } catch (error) {
-      // Refused: the session, still empty, is not kept (U1); the draft and its text stay.
-      await state.rpc.call("session.delete", { session_id: session.id }).catch(() => {});
-      throw error;
-    }
-  }
-  await openSession(session.id, null, { push: false });
+async function sendFirst(message) {
+  // The draft's first message creates its session with the draft's kind and settings in one call: both
+  // or, refused (an unknown model, a lost file), neither, and the draft and its text stay (U1).
+  const submission = await state.rpc.call("session.send", {
+    new: { kind: state.draft.kind, ...state.draft.settings },
+    ...message,
+  });
+  await openSession(submission.session_id, null, { push: false });
   resetSessions().catch(report);
 }
 
@@ -1227,15 +1224,17 @@ async function send() {
     notice("A file is still being uploaded: send again when it is attached.");
     return;
   }
-  if (!state.session) await createFromDraft();
-  if (!state.session) return;
   const kind = state.running ? "follow_up" : "prompt";
   const sent = state.attachments.slice();
   const attachments = sent.map(({ object, name, media_type, size }) => ({ object, name, media_type, size }));
   askNotificationPermission();
   // A key of the page's own (D8): a send retried after a lost reply is never queued twice.
   const idempotency_key = crypto.randomUUID();
-  await state.rpc.call("session.send", { session_id: state.session.id, text, kind, attachments, idempotency_key });
+  if (state.session) {
+    await state.rpc.call("session.send", { session_id: state.session.id, text, kind, attachments, idempotency_key });
+  } else {
+    await sendFirst({ text, kind, attachments, idempotency_key });
+  }
   // Only what was sent leaves the editor (the user may have typed or attached on meanwhile).
   editor.value = editor.value.startsWith(text) ? editor.value.slice(text.length) : editor.value;
   state.attachments = state.attachments.filter((file) => !sent.includes(file));

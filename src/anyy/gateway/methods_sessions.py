@@ -3,6 +3,8 @@ compact, settings, export, fork, delete."""
 
 from __future__ import annotations
 
+import msgspec
+
 from anyy.api import methods as api
 from anyy.api import sessions as wire
 from anyy.api.entries import EntryView
@@ -14,6 +16,7 @@ from anyy.api.params import (
     ForkParams,
     ListParams,
     NavigateParams,
+    NewSessionParams,
     PageParams,
     RenameParams,
     SearchParams,
@@ -22,13 +25,14 @@ from anyy.api.params import (
     SettingsParams,
 )
 from anyy.domain.entries import Attachment
-from anyy.domain.errors import NotFound
+from anyy.domain.errors import InvalidInput, NotFound
 from anyy.domain.queue import NewSubmission
-from anyy.domain.sessions import Page, Session
+from anyy.domain.sessions import NewSession, Page, Session
 from anyy.gateway.state import Connection, Gateway
 from anyy.gateway.table import TABLE
 from anyy.runtime import views
 from anyy.runtime.assembly import new_session
+from anyy.runtime.runtime import chosen_model
 from anyy.storage import reads
 from anyy.storage.protocol import SessionStore
 
@@ -136,11 +140,37 @@ async def send(gw: Gateway, conn: Connection | None, p: SendParams) -> wire.Subm
     """Send a prompt, a steering message or a follow-up. The submission is on disk before this answers;
     it starts at once if the session is idle, else it waits in its queue (steering is read at the next
     checkpoint, a follow-up when the response ends). With ``idempotency_key``, a send repeated after a
-    lost reply returns the submission the first one made (whatever became of it) and adds nothing."""
+    lost reply returns the submission the first one made (whatever became of it) and adds nothing.
+
+    With ``new`` instead of ``session_id``, the message is a new session's first (U1): the session (its
+    role, provider, model, effort and tools checked first) and the submission are written together, or
+    nothing is; the submission names the session made. Retried with the same key, it returns that
+    submission, and no second session is made."""
     new = NewSubmission(
         kind=p.kind, text=p.text, attachments=views.convert(p.attachments, list[Attachment]), key=p.idempotency_key
     )
-    return views.submission(await gw.runtime.submit(p.session_id, new))
+    if (p.session_id is None) == (p.new is None):
+        raise InvalidInput(
+            "session.send needs exactly one of session_id (the session to send to) and new (a session to "
+            "create with this message)"
+        )
+    if p.new is None:
+        return views.submission(await gw.runtime.submit(p.session_id or "", new))
+    _, submission = await gw.runtime.start_session(_new_spec(gw, p.new), new)
+    return views.submission(submission)
+
+
+def _new_spec(gw: Gateway, p: NewSessionParams) -> NewSession:
+    """The session ``session.send`` creates: the profile's settings, the client's choices over them."""
+    gw.profile.load_role(p.role)  # an unknown role is a clear error listing the roles
+    spec = new_session(gw.profile.load_config(), role=p.role, kind=p.kind, title=p.title)
+    provider, model, effort = chosen_model(gw.runtime.deps.models, spec, p.provider, p.model, p.effort)
+    tools = dict(spec.tools)
+    if p.tools is not None:
+        tools["enabled"] = list(p.tools)
+    if p.codemode is not None:
+        tools["codemode"] = p.codemode
+    return msgspec.structs.replace(spec, provider=provider, model=model, effort=effort, tools=tools)
 
 
 @TABLE.method(api.SESSION_STOP)

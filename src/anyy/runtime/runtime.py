@@ -28,7 +28,7 @@ from anyy.domain.entries import (
 )
 from anyy.domain.errors import Conflict, InvalidInput, NotFound
 from anyy.domain.queue import FINAL_SUBMISSION_STATES, Execution, NewSubmission, Submission
-from anyy.domain.sessions import Goal, Session, SessionPatch
+from anyy.domain.sessions import Goal, NewSession, Session, SessionPatch
 from anyy.runtime.actor import Actors, SessionActor
 from anyy.runtime.announce import Announcer
 from anyy.runtime.bus import Subscription
@@ -238,13 +238,38 @@ class Runtime(SessionWrites):
             return added, store.list_submissions(session_id) if listened else [], named
 
         submission, pending, named = await self.deps.owner.call(add)
-        if listened:
+        self._accepted(submission, pending if listened else None, named)
+        return submission
+
+    async def start_session(self, spec: NewSession, new: NewSubmission) -> tuple[Session, Submission]:
+        """A new session with its first message (U1), both written in one transaction or neither; its
+        settings are checked first (:func:`chosen_model`, the tools). A retry with the same key (D8) gets
+        the session and submission the first one made."""
+        self.deps.models.resolve(spec.provider, spec.model, None)
+        enabled = spec.tools.get("enabled")
+        if isinstance(enabled, list):
+            if self.deps.tool_servers is not None:
+                await self.deps.tool_servers.ready()
+            self.deps.tools.tools_for(enabled, codemode=bool(spec.tools.get("codemode")))  # unknown: InvalidInput
+
+        def add(store: SessionStore) -> tuple[Session, Submission, list[Submission], Session | None]:
+            session, added = store.start_session(spec, new)
+            named = name_from_first(store, session.id, new)  # a retry finds it named: None
+            return session, added, store.list_submissions(session.id), named
+
+        session, submission, pending, named = await self.deps.owner.call(add)
+        self._accepted(submission, pending if self.deps.bus.listened(session.id) else None, named)
+        return named or session, submission
+
+    def _accepted(self, submission: Submission, pending: list[Submission] | None, named: Session | None) -> None:
+        """What follows an accepted input: the queue announced, the session named, its actor poked."""
+        session_id = submission.session_id
+        if pending is not None:
             self._announce.queue_now(session_id, pending)
         if named is not None:
             self._announce.renamed(named)
             self.titles.refine_after(named, submission.id)
         self._actor(session_id).poke()
-        return submission
 
     async def start_queued(self, session_id: str) -> None:
         """Input another part of the Gateway queued in the store itself (a schedule's run, claimed with
@@ -524,12 +549,7 @@ class Runtime(SessionWrites):
             # Read, check and write in one unit of work on the store's thread: two changes sent at once
             # (effort, then model) each keep what the other set.
             current = store.get_session(session_id)
-            new_provider = current.provider if provider is None else provider
-            new_model = current.model if model is None else model
-            if model is None and new_provider != current.provider:
-                new_model = _default_model(models, new_provider)  # never the old provider's model name
-            new_effort = current.effort if effort is None else effort
-            models.resolve(new_provider, new_model, None)  # unknown provider or model: an error, nothing written
+            new_provider, new_model, new_effort = chosen_model(models, current, provider, model, effort)
             store.update_session(session_id, SessionPatch(provider=new_provider, model=new_model, effort=new_effort))
             entry = NewEntry(
                 kind=EntryKind.MODEL_CHANGE,
@@ -602,6 +622,19 @@ def _as_item(entry: Entry) -> ContextItem:
 
 
 __all__ = ["Footprint", "NavigateResult", "Outcome", "ReloadStep", "Runtime"]
+
+
+def chosen_model(
+    models: ModelSource, current: Session | NewSession, provider: str | None, model: str | None, effort: str | None
+) -> tuple[str, str, str]:
+    """The provider, model and effort a change makes of ``current``'s (None keeps one): a provider changed
+    alone takes its first listed model. An unknown provider or model is an error (M1)."""
+    new_provider = current.provider if provider is None else provider
+    new_model = current.model if model is None else model
+    if model is None and new_provider != current.provider:
+        new_model = _default_model(models, new_provider)  # never the old provider's model name
+    models.resolve(new_provider, new_model, None)
+    return new_provider, new_model, current.effort if effort is None else effort
 
 
 def _default_model(models: ModelSource, provider: str) -> str:

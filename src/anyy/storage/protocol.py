@@ -122,6 +122,12 @@ class SessionStore(Protocol):
 
     # -- submissions (the two queues) ------------------------------------------------------------
     def add_submission(self, session_id: str, new: NewSubmission) -> Submission: ...
+    def start_session(self, new: NewSession, first: NewSubmission) -> tuple[Session, Submission]:
+        """A new session and its first submission in one transaction: both or neither (U1). With a key
+        (D8) already used by an active session's submission, that session and submission, nothing added
+        (a different message under that key is a conflict)."""
+        ...
+
     def get_submission(self, submission_id: str) -> Submission: ...
     def list_submissions(self, session_id: str, *, states: Sequence[str] = ("pending",)) -> list[Submission]:
         """Steering first, then follow-ups and prompts, each in queue order."""

@@ -226,42 +226,20 @@ class AnyyApp(App[None]):
     def drafting(self) -> bool:
         return is_draft(self.state.session)
 
-    async def create_from_draft(self) -> bool:
-        """The first send: create the draft's session with its role and model choices, and follow it (its
-        events from now on). False, said and nothing kept, when the Gateway refused."""
+    def first_send(self, params: SendParams) -> SendParams:
+        """A draft's first send (U1): ``session.send`` creates the session with its role and model choices
+        and takes the message at once, or, refused, creates nothing (the draft stays as it is)."""
         draft = self.state.session
-        if draft is None:
-            return False
-        made = creation(draft, self.draft_defaults or draft)
-        try:
-            session = await self.call(m.SESSION_CREATE, made.create)
-        except GatewayError as exc:
-            await self.say(f"Not sent (the draft and the attached files are kept): {exc}")
-            return False
-        try:
-            if made.settings is not None:
-                params = msgspec.structs.replace(made.settings, session_id=session.id)
-                session = await self.call(m.SESSION_SETTINGS, params)
-            subscribed = await self.call(m.EVENTS_SUBSCRIBE, SubscribeParams(session_id=session.id))
-        except GatewayError as exc:
-            await self.discard(session.id)
-            await self.say(f"Not sent (the draft and the attached files are kept): {exc}")
-            return False
-        self.subscription = subscribed.subscription
-        self.state.session = session
-        self.history.reset(session.id)
-        return True
+        assert draft is not None
+        new = creation(draft, self.draft_defaults or draft)
+        return msgspec.structs.replace(params, session_id=None, new=new)
 
-    async def discard(self, session_id: str) -> None:
-        """Delete a session this app just made, still empty, after its first send was refused; back to the
-        draft as it was (its model choices kept)."""
-        with contextlib.suppress(GatewayError):
-            await self.call(m.SESSION_DELETE, SessionRef(session_id=session_id))
-        await self._unsubscribe()
-        shown = self.state.session
-        if shown is not None and not is_draft(shown):
-            self.state.session = msgspec.structs.replace(shown, id=DRAFT_ID)
-        self.history.reset(DRAFT_ID)
+    async def follow_created(self, session_id: str) -> None:
+        """Show the session the first send made in place of the draft: its events from now on, and what
+        happened before they were followed (its history, its running execution)."""
+        made = await self.call(m.SESSION_GET, SessionRef(session_id=session_id))
+        await self.conversation.clear()
+        await self.open_session(made.session, None)  # read again once subscribed: nothing falls in between
 
     async def _unsubscribe(self) -> None:
         if self.subscription is not None:
@@ -280,6 +258,7 @@ class AnyyApp(App[None]):
         self.subscription = subscribed.subscription
         if live is None:
             live = await self.call(m.SESSION_GET, SessionRef(session_id=session.id))
+            self.state.session = live.session  # as it is now, a rename made meanwhile included
         await self.show_history(live)
         running = live.running_execution
         if running:
@@ -380,22 +359,22 @@ class AnyyApp(App[None]):
         if self.busy or waiting is not None:
             kind = "follow_up" if message.follow_up else "steering"
         first = self.drafting
-        if first and not await self.create_from_draft():
-            return
         files = self.state.attachments
         # A key of its own (D8): a send retried after a lost reply is never queued twice.
         params = SendParams(
             session_id=self.session_id, text=text, kind=kind, attachments=files, idempotency_key=uuid.uuid4().hex
         )
+        if first:
+            params = self.first_send(params)
         try:
-            await self.call(m.SESSION_SEND, params)
+            sent = await self.call(m.SESSION_SEND, params)
         except GatewayError as exc:
-            if first and isinstance(exc, CallFailed):  # refused: the session made for it is not kept
-                await self.discard(params.session_id)
             await self.say(f"Not sent (the draft and the attached files are kept): {exc}")
             return
         self.editor.clear()
         self.state.attachments = []
+        if first:
+            await self.follow_created(sent.session_id)
 
     async def answer(self, waiting: Waiting, text: str) -> None:
         """Enter while a question waits: the editor's text is its answer (``session.answer``), not a message;

@@ -4,19 +4,19 @@ Opening the TUI (or ``/new``) shows a *draft*: the role it was opened with and t
 and effort, as a session created now would have them. Nothing is written to the Gateway until the first
 message is sent, so a TUI that is closed, crashes or is killed before that leaves no empty session behind.
 ``/provider``, ``/model`` and ``/effort`` change the draft, checked against the Gateway's catalogue
-(``models.list``) by the rules ``session.settings`` applies; the first send creates the session with the
-role, applies those choices (``session.settings``, which stays the judge), then sends.
+(``models.list``) by the rules ``session.settings`` applies; the first send is one ``session.send`` with
+``new`` (the role and those choices, the Gateway staying the judge): the session and its first message are
+created together, or, refused, neither is.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import msgspec
 
 from anyy.api.gateway import Models
-from anyy.api.params import CreateParams, SettingsParams
+from anyy.api.params import NewSessionParams
 from anyy.api.sessions import Session
 from anyy.profiles.profile import Profile
 
@@ -102,19 +102,10 @@ def _check(catalog: Models, listed: dict[str, list[str]], provider: str, model: 
         raise DraftRefused(f"unknown model {model!r} for the provider {provider!r}; {said}")
 
 
-@dataclass(frozen=True)
-class Creation:
-    """What the first send makes of a draft: ``session.create``, then ``session.settings`` if the draft's
-    model differs from the profile's (None: nothing to change)."""
-
-    create: CreateParams
-    settings: SettingsParams | None
-
-
-def creation(draft: Session, defaults: Session) -> Creation:
-    """How to create ``draft``; ``defaults`` is the draft as first shown (the profile's values)."""
+def creation(draft: Session, defaults: Session) -> NewSessionParams:
+    """The ``new`` of the first send's ``session.send``: the draft's role, and its provider, model and effort
+    when they differ from ``defaults`` (the draft as first shown: the profile's values)."""
     changed = (draft.provider, draft.model, draft.effort) != (defaults.provider, defaults.model, defaults.effort)
-    settings = None
-    if changed:
-        settings = SettingsParams(session_id="", provider=draft.provider, model=draft.model, effort=draft.effort)
-    return Creation(create=CreateParams(role=draft.role), settings=settings)
+    if not changed:
+        return NewSessionParams(role=draft.role)
+    return NewSessionParams(role=draft.role, provider=draft.provider, model=draft.model, effort=draft.effort)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 
@@ -70,28 +71,22 @@ class QueuePart(EntriesPart, PgCore, QueueSql):
                 ).fetchone()
                 if found is not None:  # a retried send: the first one's submission, nothing added
                     return same_send(self.get_submission(found[0]), new)
-            cur = conn.execute(
-                "INSERT INTO submissions (id, session_num, kind, text, attachments, state, position, "
-                "created_at, updated_at, idem_key) SELECT %s, %s, %s, %s, %s, 'pending', "
-                "coalesce(max(position), 0) + 1, %s, %s, %s FROM submissions WHERE session_num = %s RETURNING num",
-                (
-                    submission_id,
-                    num,
-                    new.kind,
-                    new.text,
-                    _json.encode(new.attachments).decode(),
-                    now,
-                    now,
-                    new.key,
-                    num,
-                ),
-            )
-            inserted = cur.fetchone()
-            assert inserted is not None
-            self._refs_for(inserted[0], new.attachments)
+            self._insert_submission(conn, num, submission_id, new, now)
             self._notify(session_id, "work")
             self._notify(session_id, "change")
         return self.get_submission(submission_id)
+
+    def _insert_submission(self, conn: Any, num: int, submission_id: str, new: NewSubmission, now: float) -> None:
+        """Inside a transaction: a checked submission at the end of session ``num``'s queue."""
+        cur = conn.execute(
+            "INSERT INTO submissions (id, session_num, kind, text, attachments, state, position, "
+            "created_at, updated_at, idem_key) SELECT %s, %s, %s, %s, %s, 'pending', "
+            "coalesce(max(position), 0) + 1, %s, %s, %s FROM submissions WHERE session_num = %s RETURNING num",
+            (submission_id, num, new.kind, new.text, _json.encode(new.attachments).decode(), now, now, new.key, num),
+        )
+        inserted = cur.fetchone()
+        assert inserted is not None
+        self._refs_for(inserted[0], new.attachments)
 
     # -- executions ------------------------------------------------------------------------------
     def _execution(self, execution_id: str, *, lock: bool = False) -> tuple[int, int, Execution]:

@@ -9,9 +9,10 @@ from anyy.storage.postgres.leases import LeasesPart
 from anyy.storage.postgres.residents import PgResidentsSql
 from anyy.storage.postgres.schedules import SchedulesPart
 from anyy.storage.postgres.snapshot import SnapshotPart
+from anyy.storage.postgres.starts import StartsPart
 
 
-class PostgresStore(SchedulesPart, LeasesPart, CheckPart, SnapshotPart, PgDelegationSql, PgResidentsSql):
+class PostgresStore(StartsPart, SchedulesPart, LeasesPart, CheckPart, SnapshotPart, PgDelegationSql, PgResidentsSql):
     """Sessions, entries, submissions, executions and objects in one PostgreSQL database.
 
     One connection, used from the thread that created it; from an event loop, through

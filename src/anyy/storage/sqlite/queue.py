@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 
@@ -64,27 +65,22 @@ class QueuePart(EntriesPart, StoreCore, QueueSql):
                 ).fetchone()
                 if found is not None:  # a retried send: the first one's submission, nothing added
                     return same_send(self.get_submission(found[0]), new)
-            (position,) = conn.execute(
-                "SELECT coalesce(max(position), 0) + 1 FROM submissions WHERE session_num = ?", (num,)
-            ).fetchone()
-            cur = conn.execute(
-                "INSERT INTO submissions (id, session_num, kind, text, attachments, state, position, "
-                "created_at, updated_at, idem_key) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
-                (
-                    submission_id,
-                    num,
-                    new.kind,
-                    new.text,
-                    _json.encode(new.attachments).decode(),
-                    position,
-                    now,
-                    now,
-                    new.key,
-                ),
-            )
-            assert cur.lastrowid is not None
-            self._refs_for(cur.lastrowid, new.attachments)
+            self._insert_submission(conn, num, submission_id, new, now)
         return self.get_submission(submission_id)
+
+    def _insert_submission(self, conn: Any, num: int, submission_id: str, new: NewSubmission, now: float) -> None:
+        """Inside a write transaction: a checked submission at the end of session ``num``'s queue."""
+        (position,) = conn.execute(
+            "SELECT coalesce(max(position), 0) + 1 FROM submissions WHERE session_num = ?", (num,)
+        ).fetchone()
+        attachments = _json.encode(new.attachments).decode()
+        cur = conn.execute(
+            "INSERT INTO submissions (id, session_num, kind, text, attachments, state, position, "
+            "created_at, updated_at, idem_key) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
+            (submission_id, num, new.kind, new.text, attachments, position, now, now, new.key),
+        )
+        assert cur.lastrowid is not None
+        self._refs_for(cur.lastrowid, new.attachments)
 
     # -- executions ------------------------------------------------------------------------------
     def _execution(self, execution_id: str) -> tuple[int, int, Execution]:

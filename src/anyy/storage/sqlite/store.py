@@ -11,9 +11,10 @@ from anyy.storage.sqlite.delegation import DelegationSql
 from anyy.storage.sqlite.residents import ResidentsSql
 from anyy.storage.sqlite.schedules import SchedulesPart
 from anyy.storage.sqlite.snapshot import SnapshotPart
+from anyy.storage.sqlite.starts import StartsPart
 
 
-class SqliteStore(SchedulesPart, CheckPart, SnapshotPart, SoloOwnership, DelegationSql, ResidentsSql):
+class SqliteStore(StartsPart, SchedulesPart, CheckPart, SnapshotPart, SoloOwnership, DelegationSql, ResidentsSql):
     """Sessions, entries, submissions and executions in one ``state.db``; large bodies in ``objects/``.
 
     Use it from the thread that created it; from an event loop, through ``anyy.storage.owner``. Its
