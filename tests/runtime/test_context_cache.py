@@ -146,7 +146,7 @@ def test_n5_a_contexts_images_come_with_it_not_entry_by_entry(store: SessionStor
         kept = cache.context(cast(SessionStore, counting), session.id)
         messages = cache.messages(cast(SessionStore, counting), session.id, kept)
         with_images = [m for m in messages if getattr(m, "images", ())]
-        assert [m.text for m in with_images] == ["see"]  # type: ignore[attr-defined]
+        assert [m.text for m in with_images] == ["see"]
     assert counting.entries_read == 0
 
 
