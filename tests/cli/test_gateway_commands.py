@@ -61,7 +61,7 @@ def test_g1_stop_removes_the_address_file(start_gateway: StartGateway, home: Pat
 
     stopped = run(home, "gateway", "stop")
     assert stopped.returncode == 0, stopped.stderr
-    assert f"stopped (pid {pid})" in stopped.stdout
+    assert f"stopped (pid {pid}, " in stopped.stdout  # and its address
     assert not address_file.exists()
     assert not alive(pid), f"pid {pid} still runs after `anyy gateway stop`"
 

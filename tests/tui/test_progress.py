@@ -34,7 +34,7 @@ def test_u3_elapsed_time_reads_like_a_clock() -> None:
 
 async def test_u3_working_shows_a_spinner_and_the_time_spent_never_an_id(start_gateway: StartGateway) -> None:
     live = start_gateway()
-    app = make_app(live)
+    app = make_app(live, session_id=new_session(live))
     async with app.run_test(size=(120, 30)) as pilot:
         await opened(app)
         execution = await start_slow_turn(app, pilot)
@@ -100,7 +100,7 @@ async def test_u3_a_failed_response_is_said_once(start_gateway: StartGateway) ->
 
 async def test_u3_items_left_after_a_stop_offer_continue_and_clear(start_gateway: StartGateway) -> None:
     live = start_gateway()
-    app = make_app(live)
+    app = make_app(live, session_id=new_session(live))
     async with app.run_test(size=(120, 30)) as pilot:
         await opened(app)
         await start_slow_turn(app, pilot, follow_up="first later")
