@@ -19,6 +19,7 @@ from anyy.storage.protocol import SessionStore
 
 ImageRef = tuple[str, str, str]  # object, media type, name
 _decoder = msgspec.json.Decoder(dict[str, Any])
+_USER = int(EntryKind.USER)
 
 
 def image_refs(data: dict[str, Any]) -> tuple[ImageRef, ...]:
@@ -40,10 +41,12 @@ def read_images(store: SessionStore, refs: tuple[ImageRef, ...]) -> tuple[ImageP
 def context_images(store: SessionStore, session_id: str, context: ModelContext) -> dict[int, tuple[ImagePart, ...]]:
     """The image attachments of every user entry of ``context``, by entry id (run on the store thread)."""
     images: dict[int, tuple[ImagePart, ...]] = {}
-    for item in context.items:
-        if item[1] != EntryKind.USER or item[3] is None:
-            continue  # a user message without attachments comes without its payload
-        refs = image_refs(_decoder.decode(item[3]))
+    # Only a user message with attachments comes with its payload: the rest (~all of a long context) is passed
+    # over with two plain comparisons (kinds as ints, no attribute lookup per item).
+    for item_id, kind, _text, raw in context.items:
+        if raw is None or kind != _USER:
+            continue
+        refs = image_refs(_decoder.decode(raw))
         if refs:
-            images[item[0]] = read_images(store, refs)
+            images[item_id] = read_images(store, refs)
     return images

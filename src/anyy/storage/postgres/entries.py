@@ -15,7 +15,6 @@ import msgspec
 
 from anyy.domain import entry_ids
 from anyy.domain.context import (
-    CONTEXT_KINDS,
     ContextItem,
     ModelContext,
     assemble_context,
@@ -29,10 +28,10 @@ from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
 from anyy.domain.sessions import UNSET, Page, Unset
 from anyy.domain.tree import TreeRow, TreeView, build_tree
 from anyy.storage import rules
+from anyy.storage.context_sql import CONTEXT_KIND_LIST, context_columns
 from anyy.storage.postgres.core import ACTIVITY_RESOLUTION, PgCore, hash_of
 from anyy.storage.sqlite.rows import ENTRY_COLUMNS, entry_from_row
 
-_CONTEXT_KIND_LIST = ",".join(str(int(k)) for k in CONTEXT_KINDS)
 # The runs of a path, as a relation: (lo, hi, i) with i the run's place on the path.
 _RUNS = (
     "unnest(%s::bigint[], %s::bigint[]) WITH ORDINALITY AS r(lo, hi, i) JOIN entries e ON e.id BETWEEN r.lo AND r.hi"
@@ -46,12 +45,14 @@ _HISTORY_PAGE = (
     f"(SELECT {_ENTRY_COLUMNS} FROM entries e WHERE e.id BETWEEN r.lo AND r.hi ORDER BY e.id DESC LIMIT %s) x "
     "ORDER BY r.i, x.id DESC LIMIT %s"
 )
-_CONTEXT_COLUMNS = (
-    "e.id, e.kind, e.text, CASE WHEN e.kind IN (3, 4) "
-    "OR (e.kind = 2 AND e.data LIKE '%%\"interrupted\":true%%') "
-    "OR (e.kind = 1 AND e.data LIKE '%%\"attachments\":[%%') THEN e.data END"
-)
-_CONTEXT_WHERE = f" WHERE e.kind IN ({_CONTEXT_KIND_LIST})"
+_CONTEXT_COLUMNS = context_columns("e.", "strpos")
+_CONTEXT_WHERE = f" WHERE e.kind IN ({CONTEXT_KIND_LIST})"
+# The entries of a context that are not items, each kind read through its partial index (one condition
+# with OR would read every row of the path on the server: ~20 ms at 100k entries).
+_CONTEXT_COMPACTIONS = f"SELECT e.id, e.text, e.data, e.obj FROM {_RUNS} WHERE e.kind = {int(EntryKind.COMPACTION)}"
+_CONTEXT_BODIES = f"SELECT e.id, e.obj FROM {_RUNS} WHERE e.obj IS NOT NULL"
+# Rows of a context read per round of the stream: the client decodes a round while the server reads the next.
+CONTEXT_CHUNK = 1_000
 _APPEND_STATE = (
     "SELECT s.num, s.head, s.updated_at, e.id, e.run, (SELECT o.num FROM sessions o "
     "WHERE o.status = 'active' AND o.kind = s.kind ORDER BY o.updated_at DESC, o.num DESC LIMIT 1) "
@@ -315,14 +316,9 @@ class EntriesPart(PgCore):
         compactions: dict[int, tuple[str | None, str, str | None]] = {}
         bodies: dict[int, str] = {}  # entries whose body is an object: id -> the object
         if runs:
-            for entry_id, kind, text, data, obj in self._all(
-                f"SELECT e.id, e.kind, e.text, e.data, e.obj FROM {_RUNS} WHERE e.kind = 7 OR e.obj IS NOT NULL",
-                runs_arrays(runs),
-            ):
-                if kind == EntryKind.COMPACTION:
-                    compactions[entry_id] = (text, data, obj)
-                if obj is not None:
-                    bodies[entry_id] = obj
+            arrays = runs_arrays(runs)
+            compactions = {row[0]: (row[1], row[2], row[3]) for row in self._all(_CONTEXT_COMPACTIONS, arrays)}
+            bodies = dict(self._all(_CONTEXT_BODIES, arrays))
         applied = newest_on_path(runs, compactions)
         summary = None
         if applied is not None:
@@ -347,8 +343,7 @@ class EntriesPart(PgCore):
         if not runs:
             return [], 0
         if _ascending(runs):
-            sql = f"SELECT {_CONTEXT_COLUMNS} FROM {_RUNS}{_CONTEXT_WHERE}"
-            items = cast(list[ContextItem], self._all(sql, runs_arrays(runs)))
+            items = self._streamed(f"SELECT {_CONTEXT_COLUMNS} FROM {_RUNS}{_CONTEXT_WHERE}", runs_arrays(runs))
             items.sort()  # by id: linear on rows in order (tuples of unique ints compare by their first item)
             after = 0 if applied is None else bisect.bisect_right(items, applied, key=operator.itemgetter(0))
             return items, after
@@ -359,6 +354,13 @@ class EntriesPart(PgCore):
         if applied_run is not None and applied is not None:
             after_compaction = sum(1 for row in rows if (row[-1] - 1, row[0]) <= (applied_run, applied))
         return [(row[0], row[1], row[2], row[3]) for row in rows], after_compaction
+
+    def _streamed(self, sql: str, params: tuple[Any, ...]) -> list[ContextItem]:
+        """The rows of a large read, in binary (no integer is parsed from text) and in rounds of
+        :data:`CONTEXT_CHUNK` rows, so the client decodes while the server goes on reading and sending,
+        and no result of the whole read is held twice (libpq's and Python's)."""
+        with self.conn.cursor(binary=True) as cursor:
+            return cast(list[ContextItem], list(cursor.stream(sql, params, size=CONTEXT_CHUNK)))
 
     def _entry_data(self, entry_id: int) -> str | None:
         found = self._one("SELECT data FROM entries WHERE id = %s", (entry_id,))

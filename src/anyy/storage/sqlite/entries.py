@@ -9,7 +9,6 @@ import msgspec
 
 from anyy.domain import entry_ids
 from anyy.domain.context import (
-    CONTEXT_KINDS,
     ContextItem,
     ModelContext,
     assemble_context,
@@ -23,10 +22,13 @@ from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
 from anyy.domain.sessions import UNSET, Page, Unset
 from anyy.domain.tree import TreeRow, TreeView, build_tree
 from anyy.storage import rules
+from anyy.storage.context_sql import CONTEXT_KIND_LIST, context_columns
 from anyy.storage.sqlite.core import ACTIVITY_RESOLUTION, AppendState, StoreCore
 from anyy.storage.sqlite.rows import ENTRY_COLUMNS, entry_from_row
 
-_CONTEXT_KIND_LIST = ",".join(str(int(k)) for k in CONTEXT_KINDS)
+_CONTEXT_ITEMS = (
+    f"SELECT {context_columns('', 'instr')} FROM entries WHERE id BETWEEN ? AND ? AND kind IN ({CONTEXT_KIND_LIST})"
+)
 
 
 class Prepared(NamedTuple):
@@ -290,16 +292,11 @@ class EntriesPart(StoreCore):
         for lo, hi in runs:
             if applied is not None and lo <= applied <= hi:
                 (before,) = conn.execute(
-                    f"SELECT count(*) FROM entries WHERE id BETWEEN ? AND ? AND kind IN ({_CONTEXT_KIND_LIST})",
+                    f"SELECT count(*) FROM entries WHERE id BETWEEN ? AND ? AND kind IN ({CONTEXT_KIND_LIST})",
                     (lo, applied),
                 ).fetchone()
                 after_compaction = len(items) + before
-            items += conn.execute(
-                "SELECT id, kind, text, CASE WHEN kind IN (3, 4) OR (kind = 2 AND data LIKE '%\"interrupted\":true%') "
-                "OR (kind = 1 AND data LIKE '%\"attachments\":[%') THEN data END FROM entries "
-                f"WHERE id BETWEEN ? AND ? AND kind IN ({_CONTEXT_KIND_LIST})",
-                (lo, hi),
-            ).fetchall()
+            items += conn.execute(_CONTEXT_ITEMS, (lo, hi)).fetchall()
             large.update(
                 conn.execute("SELECT id, obj FROM entries WHERE obj IS NOT NULL AND id BETWEEN ? AND ?", (lo, hi))
             )
