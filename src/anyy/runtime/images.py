@@ -8,6 +8,8 @@ messages, see ``anyy.runtime.contexts``).
 
 from __future__ import annotations
 
+import operator
+from itertools import compress
 from typing import Any
 
 import msgspec
@@ -20,6 +22,7 @@ from anyy.storage.protocol import SessionStore
 ImageRef = tuple[str, str, str]  # object, media type, name
 _decoder = msgspec.json.Decoder(dict[str, Any])
 _USER = int(EntryKind.USER)
+_payload_of = operator.itemgetter(3)
 
 
 def image_refs(data: dict[str, Any]) -> tuple[ImageRef, ...]:
@@ -41,10 +44,10 @@ def read_images(store: SessionStore, refs: tuple[ImageRef, ...]) -> tuple[ImageP
 def context_images(store: SessionStore, session_id: str, context: ModelContext) -> dict[int, tuple[ImagePart, ...]]:
     """The image attachments of every user entry of ``context``, by entry id (run on the store thread)."""
     images: dict[int, tuple[ImagePart, ...]] = {}
-    # Only a user message with attachments comes with its payload: the rest (~all of a long context) is passed
-    # over with two plain comparisons (kinds as ints, no attribute lookup per item).
-    for item_id, kind, _text, raw in context.items:
-        if raw is None or kind != _USER:
+    # Only a user message with attachments comes with its payload: the items without one (~90% of a long
+    # context) are passed over in C, the rest (tool calls and results, mostly) looked at here.
+    for item_id, kind, _text, raw in compress(context.items, map(_payload_of, context.items)):
+        if kind != _USER or raw is None:
             continue
         refs = image_refs(_decoder.decode(raw))
         if refs:
