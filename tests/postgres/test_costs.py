@@ -7,11 +7,15 @@ import os
 import tempfile
 from collections.abc import Iterator
 
+import msgspec
 import pytest
 
+from anyy.domain.context import CONTEXT_KINDS, carries_payload
+from anyy.domain.entries import AssistantData, CompactionData, EntryKind, NewEntry
 from anyy.domain.sessions import NewSession
 from anyy.storage.postgres import PostgresStore
-from tests.conformance.support import user
+from anyy.storage.postgres.entries import CONTEXT_CHUNK
+from tests.conformance.support import BIG, assistant, tool_call, tool_result, user
 
 PATH_LENGTH = 2_000
 PAGE = 10
@@ -113,3 +117,43 @@ def test_p1_a_path_whose_runs_go_down_in_ids_still_reads_in_path_order(store: Po
     expected = ["newer one", "newer two", "older one"]
     assert [entry.text for entry in store.path(older.id)] == expected
     assert [item[2] for item in store.context(older.id).items] == expected
+
+
+def test_p1_a_long_context_is_read_in_rounds_whole_and_in_order(store: PostgresStore) -> None:
+    """The context of a path longer than a few rounds of the stream (its items read in binary, in rounds of
+    CONTEXT_CHUNK rows) is the path's context items, payloads included where ``carries_payload`` says, an
+    object body read back, from the applied compaction on."""
+    session = store.create_session(NewSession())
+    entries: list[NewEntry] = []
+    for n in range(CONTEXT_CHUNK):
+        entries += [user(f"question {n}"), assistant(f"answer {n}"), tool_call(f"c{n}"), tool_result(f"c{n}", "ok")]
+    entries[5] = NewEntry(kind=EntryKind.ASSISTANT, text="cut short", data=AssistantData(interrupted=True))
+    entries[-4] = user("x" * (BIG + 1))  # a body stored as an object
+    first = store.append_entries(session.id, entries)
+    compaction = NewEntry(kind=EntryKind.COMPACTION, text="summary", data=CompactionData(first_kept=first[4].id))
+    store.append_entries(session.id, [compaction, user("after")])
+    path = store.path(session.id)
+    payloads = {e.id: msgspec.json.encode(e.data) for e in path}
+    expected = [
+        (e.id, int(e.kind), e.text, payloads[e.id] if carries_payload(e.kind, payloads[e.id].decode()) else None)
+        for e in path
+        if e.kind in CONTEXT_KINDS and e.id >= first[4].id
+    ]
+    context = store.context(session.id)
+    items = context.items
+    got = [(i, k, t, None if d is None else msgspec.json.encode(msgspec.json.decode(d))) for i, k, t, d in items]
+    assert len(got) > 3 * CONTEXT_CHUNK
+    assert got == expected
+    assert context.summary == "summary"
+
+
+def test_p1_a_context_read_leaves_the_connection_as_it_found_it(store: PostgresStore) -> None:
+    """libpq keeps the chunked mode of the context's read until the next statement sent outside a pipeline;
+    a pipeline opened next would get its first statement's rows in chunks, which psycopg refuses. A context
+    without answers (nothing else is read after its items) leaves a connection on which that works."""
+    session = store.create_session(NewSession())
+    store.append_entries(session.id, [user(f"message {n}") for n in range(3)])
+    assert [item[2] for item in store.context(session.id).items] == ["message 0", "message 1", "message 2"]
+    with store.conn.pipeline():
+        row = store.conn.execute("SELECT 1").fetchone()
+    assert row == (1,)

@@ -53,6 +53,7 @@ _CONTEXT_COMPACTIONS = f"SELECT e.id, e.text, e.data, e.obj FROM {_RUNS} WHERE e
 _CONTEXT_BODIES = f"SELECT e.id, e.obj FROM {_RUNS} WHERE e.obj IS NOT NULL"
 # Rows of a context read per round of the stream: the client decodes a round while the server reads the next.
 CONTEXT_CHUNK = 1_000
+_RESET = "SELECT NULL"
 _APPEND_STATE = (
     "SELECT s.num, s.head, s.updated_at, e.id, e.run, (SELECT o.num FROM sessions o "
     "WHERE o.status = 'active' AND o.kind = s.kind ORDER BY o.updated_at DESC, o.num DESC LIMIT 1) "
@@ -360,7 +361,12 @@ class EntriesPart(PgCore):
         :data:`CONTEXT_CHUNK` rows, so the client decodes while the server goes on reading and sending,
         and no result of the whole read is held twice (libpq's and Python's)."""
         with self.conn.cursor(binary=True) as cursor:
-            return cast(list[ContextItem], list(cursor.stream(sql, params, size=CONTEXT_CHUNK)))
+            rows = list(cursor.stream(sql, params, size=CONTEXT_CHUNK))
+        # libpq (17, 18) keeps a query's chunked mode until the next query sent outside a pipeline: the first
+        # statement of a pipeline opened next would come back in chunks, which psycopg refuses ("unexpected
+        # result status from query: TUPLES_CHUNK"). One plain statement (a round trip) leaves it as it was.
+        self.conn.execute(_RESET)
+        return cast(list[ContextItem], rows)
 
     def _entry_data(self, entry_id: int) -> str | None:
         found = self._one("SELECT data FROM entries WHERE id = %s", (entry_id,))
