@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple, cast
 
 import msgspec
+import psycopg
 
 from anyy.domain import entry_ids
 from anyy.domain.context import (
@@ -54,6 +55,8 @@ _CONTEXT_BODIES = f"SELECT e.id, e.obj FROM {_RUNS} WHERE e.obj IS NOT NULL"
 # Rows of a context read per round of the stream: the client decodes a round while the server reads the next.
 CONTEXT_CHUNK = 1_000
 _RESET = "SELECT NULL"
+# Reading a result in chunks needs libpq 17 and psycopg 3.2; with older ones the read is whole, as before.
+_CHUNKS = bool(getattr(psycopg, "capabilities", None) and psycopg.capabilities.has_stream_chunked())
 _APPEND_STATE = (
     "SELECT s.num, s.head, s.updated_at, e.id, e.run, (SELECT o.num FROM sessions o "
     "WHERE o.status = 'active' AND o.kind = s.kind ORDER BY o.updated_at DESC, o.num DESC LIMIT 1) "
@@ -361,6 +364,8 @@ class EntriesPart(PgCore):
         :data:`CONTEXT_CHUNK` rows, so the client decodes while the server goes on reading and sending,
         and no result of the whole read is held twice (libpq's and Python's)."""
         with self.conn.cursor(binary=True) as cursor:
+            if not _CHUNKS:
+                return cast(list[ContextItem], cursor.execute(sql, params).fetchall())
             rows = list(cursor.stream(sql, params, size=CONTEXT_CHUNK))
         # libpq (17, 18) keeps a query's chunked mode until the next query sent outside a pipeline: the first
         # statement of a pipeline opened next would come back in chunks, which psycopg refuses ("unexpected
