@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -67,7 +68,7 @@ from anyy.domain.model_io import (
     ToolCallEvent,
     UsageEvent,
 )
-from anyy.domain.queue import FINAL_EXECUTION_STATES, Execution
+from anyy.domain.queue import FINAL_EXECUTION_STATES, Execution, Submission
 from anyy.domain.sessions import Session, SessionPatch
 from anyy.providers.base import ProviderError
 from anyy.runtime.announce import Announcer, question_in
@@ -83,6 +84,7 @@ from anyy.tools.approvals import denied_by_user, gate
 from anyy.tools.base import ToolContext, ToolOutcome
 
 T = TypeVar("T")
+log = logging.getLogger("anyy.runtime")
 
 SKIPPED_FOR_STEERING = "Not run: the user sent a steering message before this call started."
 NOT_RUN_STOPPED = "Not run: the user stopped the response before this call started."
@@ -148,7 +150,7 @@ class PassPlan:
 
 
 class ExecutionRun:
-    def __init__(self, deps: Deps, session_id: str, execution_id: str) -> None:
+    def __init__(self, deps: Deps, session_id: str, execution_id: str, *, release_when_done: bool = False) -> None:
         self.deps = deps
         self.session_id = session_id
         self.execution_id = execution_id
@@ -165,6 +167,11 @@ class ExecutionRun:
         self.approved_once: set[str] = set()  # call ids the user approved (N2)
         self.granted: set[str] = set()  # what the user approved for the session (session.tools["approved"])
         self.queue_was_empty = False
+        self.pending_at_end: list[Submission] | None = None  # the queue as its completion left it (same unit)
+        # Completed with nothing pending, the session's lease goes back in the record's unit of work (the
+        # actor would release it next, writing nothing in between): ``released`` once it did.
+        self.release_when_done = release_when_done
+        self.released = False
         self.unsettled: EndState | None = None  # the end reached but not written (D1)
         self._fallback_noted = False  # nothing was pending when it completed: the actor need not look again
         self._awaiting: asyncio.Task[Any] | None = None
@@ -514,6 +521,9 @@ class ExecutionRun:
             if ending and not self.stop_requested and not any(sub.kind == "steering" for sub in pending):
                 completed = store.set_execution_state(self.execution_id, "completed")
                 self.queue_was_empty = not pending
+                self.pending_at_end = pending
+                if self.queue_was_empty and self.release_when_done:
+                    self.released = _release(store, self.session_id)
                 return appended, completed
             return appended, None
 
@@ -782,6 +792,16 @@ class ExecutionRun:
             store.update_session(self.session_id, SessionPatch(tools=tools))
 
         await self._store(work)
+
+
+def _release(store: SessionStore, session_id: str) -> bool:
+    """Give the session's lease back; False when that failed (the actor tries again)."""
+    try:
+        store.release_session(session_id)
+    except Exception as exc:
+        log.debug("lease of %s not released with the record: %s", session_id, exc)
+        return False
+    return True
 
 
 def _steering_pending(store: SessionStore, session_id: str) -> bool:
