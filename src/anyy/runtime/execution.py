@@ -436,18 +436,19 @@ class ExecutionRun:
     async def _read_stream(
         self, stream: AsyncIterator[ProviderEvent], result: StreamResult, keeper: StreamKeeper, pieces: list[str]
     ) -> None:
-        bus = self._announce
+        # Once per streamed delta: the names it uses are bound here.
+        publish, piece, keep = self._announce.event, pieces.append, keeper.add
+        session_id, execution_id = self.session_id, self.execution_id
         async for event in stream:
             if isinstance(event, TextDelta):
-                pieces.append(event.text)
-                keeper.add(event.text)
-                bus.event(TextDeltaEvent(session_id=self.session_id, execution_id=self.execution_id, text=event.text))
+                text = event.text
+                piece(text)
+                keep(text)
+                publish(TextDeltaEvent(session_id=session_id, execution_id=execution_id, text=text))
             elif isinstance(event, ThinkingDelta):
                 result.thinking += event.text
                 keeper.add_thinking(event.text)
-                bus.event(
-                    ThinkingDeltaEvent(session_id=self.session_id, execution_id=self.execution_id, text=event.text)
-                )
+                publish(ThinkingDeltaEvent(session_id=session_id, execution_id=execution_id, text=event.text))
             elif isinstance(event, ReasoningEvent):
                 result.reasoning.append(event.block)
             elif isinstance(event, ToolCallEvent):
