@@ -33,13 +33,15 @@ from anyy.domain.queue import Execution, Submission
 from anyy.runtime.announce import Announcer
 from anyy.runtime.cluster import end_leftovers
 from anyy.runtime.deps import Deps
-from anyy.runtime.execution import EndState, ExecutionRun, Outcome, unwritable
+from anyy.runtime.execution import Checkpoint, EndState, ExecutionRun, Outcome, first_checkpoint, unwritable
 from anyy.storage.ownership import Claim, LeaseLost
 from anyy.storage.protocol import SessionStore
 
 Job = Callable[[], Awaitable[Any]]
 Started = tuple[Execution, list[Entry], list[Submission]]  # the execution, its inputs, what stays pending
 StartFn = Callable[[SessionStore], Started | None]
+Begun = tuple[Started, Checkpoint | Exception | None]  # with its first checkpoint (read, failed, or left to it)
+BeginFn = Callable[[SessionStore], Begun | None]
 log = logging.getLogger("anyy.runtime")
 SETTLE_RETRY_FIRST = 0.5  # seconds before writing a blocked end again; doubles, up to the next
 SETTLE_RETRY_MAX = 5.0
@@ -198,7 +200,7 @@ class SessionActor:
         if self._pokes <= self._halted_upto:
             await self._release()
             return
-        owned, first = await self._claim(functools.partial(_start_next, session_id=self.session_id))
+        owned, first = await self._claim(self._beginning(functools.partial(_start_next, session_id=self.session_id)))
         if not owned:
             return  # another Gateway runs this session; it was told (a hint) and reads the queue itself
         try:
@@ -208,7 +210,7 @@ class SessionActor:
         finally:
             await self._release()
 
-    async def _claim(self, start: StartFn | None = None) -> tuple[bool, FirstStart | None]:
+    async def _claim(self, start: BeginFn | None = None) -> tuple[bool, FirstStart | None]:
         """Hold the session's lease for the work about to run (always, with a store this Gateway has to
         itself); what a dead owner left running is announced as interrupted. With ``start``, the first
         start from the queue is made in the claim's unit of work (one hand-off to the store fewer)."""
@@ -235,21 +237,15 @@ class SessionActor:
     async def _drain_owned(self, first: FirstStart | None = None) -> None:
         """Run the queue's executions one after another; ``first``: the start the claim already made.
         Called with the lease held; the caller releases it after."""
-        owner = self.deps.owner
+        begin = self._beginning(functools.partial(_start_next, session_id=self.session_id))
         while True:
             if first is not None:
-                started, first = first.take(), None
+                begun, first = first.take(), None
             else:
-                started = await owner.call(functools.partial(_start_next, session_id=self.session_id))
-            if started is None:
+                begun = await self.deps.owner.call(begin)
+            if begun is None:
                 return
-            execution, inputs, pending = started
-            self._announce.queue_now(self.session_id, pending)
-            self._announce.entries(self.session_id, inputs)
-            self._announce.execution(execution)
-            run = ExecutionRun(self.deps, self.session_id, execution.id, release_when_done=True)
-            outcome = await self._run(run, None)
-            self._released = run.released
+            run, outcome = await self._run_begun(begun)
             if outcome is not Outcome.DONE:
                 self._halted_upto = self._pokes
                 return
@@ -266,20 +262,14 @@ class SessionActor:
             if self.blocked is not None and not await self.settle_blocked():
                 return
             owned, first = await self._claim(
-                functools.partial(_start_one, session_id=self.session_id, submission_id=submission_id)
+                self._beginning(functools.partial(_start_one, session_id=self.session_id, submission_id=submission_id))
             )
             if not owned:
                 return
             try:
-                started = first.take() if first is not None else None
-                if started is not None:
-                    execution, inputs, pending = started
-                    self._announce.queue_now(self.session_id, pending)
-                    self._announce.entries(self.session_id, inputs)
-                    self._announce.execution(execution)
-                    run = ExecutionRun(self.deps, self.session_id, execution.id, release_when_done=True)
-                    await self._run(run, None)
-                    self._released = run.released
+                begun = first.take() if first is not None else None
+                if begun is not None:
+                    await self._run_begun(begun)
             except LeaseLost as exc:
                 log.warning("session %s: %s", self.session_id, exc)
             finally:
@@ -288,6 +278,20 @@ class SessionActor:
             log.info("session %s is gone; its run %s does not start", self.session_id, submission_id)
         finally:
             self._halted_upto = max(self._halted_upto, upto)
+
+    def _beginning(self, start: StartFn) -> BeginFn:
+        return functools.partial(_begin, start=start, deps=self.deps, session_id=self.session_id)
+
+    async def _run_begun(self, begun: Begun) -> tuple[ExecutionRun, Outcome]:
+        """Announce an execution just started from the queue, and run it."""
+        (execution, inputs, pending), first = begun
+        self._announce.queue_now(self.session_id, pending)
+        self._announce.entries(self.session_id, inputs, told=True)  # the kept context was told in the unit
+        self._announce.execution(execution)
+        run = ExecutionRun(self.deps, self.session_id, execution.id, release_when_done=True, first=first)
+        outcome = await self._run(run, None)
+        self._released = run.released
+        return run, outcome
 
     async def _run(self, run: ExecutionRun, answer: str | None, *, delegated: bool = False) -> Outcome:
         self.current = run
@@ -409,17 +413,30 @@ class FirstStart:
     """What the claim's unit of work got from starting the queue: an execution, nothing, or the error the
     start raised (raised again on the loop by ``take``, once the claim's recoveries were announced)."""
 
-    def __init__(self, started: Started | None, error: Exception | None = None) -> None:
-        self._started = started
+    def __init__(self, begun: Begun | None, error: Exception | None = None) -> None:
+        self._begun = begun
         self._error = error
 
-    def take(self) -> Started | None:
+    def take(self) -> Begun | None:
         if self._error is not None:
             raise self._error
-        return self._started
+        return self._begun
 
 
-def _claim_then(store: SessionStore, *, session_id: str, start: StartFn | None) -> tuple[Claim, FirstStart | None]:
+def _begin(store: SessionStore, *, start: StartFn, deps: Deps, session_id: str) -> Begun | None:
+    """A start from the queue and, in the same unit of work, the execution's first checkpoint, read once
+    the kept context was told the inputs the start recorded (as the announcer would have told it)."""
+    started = start(store)
+    if started is None:
+        return None
+    deps.contexts.appended(session_id, started[1])
+    try:
+        return started, first_checkpoint(store, deps=deps, session_id=session_id)
+    except Exception as exc:  # the execution started: it fails at its first checkpoint, as it would have
+        return started, exc
+
+
+def _claim_then(store: SessionStore, *, session_id: str, start: BeginFn | None) -> tuple[Claim, FirstStart | None]:
     """The session's claim and, once this Gateway holds it, the first start from its queue: one unit of
     work on the store's thread. Each still commits on its own, the start fenced by the lease just taken."""
     claim = store.claim_session(session_id)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -150,8 +151,17 @@ class PassPlan:
 
 
 class ExecutionRun:
-    def __init__(self, deps: Deps, session_id: str, execution_id: str, *, release_when_done: bool = False) -> None:
+    def __init__(
+        self,
+        deps: Deps,
+        session_id: str,
+        execution_id: str,
+        *,
+        release_when_done: bool = False,
+        first: Checkpoint | Exception | None = None,
+    ) -> None:
         self.deps = deps
+        self._first = first  # the first checkpoint, read (or failed) in the unit of work that started it
         self.session_id = session_id
         self.execution_id = execution_id
         self.stop_requested = False
@@ -326,24 +336,22 @@ class ExecutionRun:
 
     async def _checkpoint(self) -> tuple[Session, ModelContext]:
         """The checkpoint before a model call: take steering (one or all, per the session's mode) into
-        the conversation, then read what the model will see. One unit of work on the store."""
-
-        def work(store: SessionStore) -> tuple[Session, list[Entry], tuple[ModelContext, Sequence[Message]]]:
-            session = store.get_session(self.session_id)
-            pending = store.list_submissions(self.session_id)
-            chosen = [sub.id for sub in queue_rules.steering_to_take(pending, session.steering_mode)]
-            taken = list(store.take_submissions(self.execution_id, chosen, record_inputs=True)) if chosen else []
-            inputs = [store.get_entry(self.session_id, sub.entry_id) for sub in taken if sub.entry_id is not None]
-            context = self.deps.contexts.context(store, self.session_id)
-            return session, inputs, (context, self.deps.contexts.messages(store, self.session_id, context))
-
-        session, inputs, ready = await self._store(work)  # the messages too: one hand-off fewer
-        self._ready = ready
-        context = ready[0]
-        if inputs:
+        the conversation, then read what the model will see. One unit of work on the store (for the first
+        one, usually the start's: ``first``)."""
+        read, self._first = self._first, None
+        if isinstance(read, Exception):
+            raise read
+        if read is None:
+            read = await self._store(
+                functools.partial(
+                    checkpoint, deps=self.deps, session_id=self.session_id, execution_id=self.execution_id
+                )
+            )
+        self._ready = (read.context, read.messages)
+        if read.inputs:
             await self._announce.queue(self.session_id)
-            self._appended(inputs)  # the next state change lists these submissions with the others
-        return session, context
+            self._appended(read.inputs)  # the next state change lists these submissions with the others
+        return read.session, read.context
 
     # -- one pass --------------------------------------------------------------------------------
     async def _one_pass(self, session: Session, context: ModelContext) -> Outcome | PassEnd:
@@ -793,6 +801,40 @@ class ExecutionRun:
             store.update_session(self.session_id, SessionPatch(tools=tools))
 
         await self._store(work)
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """What a checkpoint read: the session, the steering it took (as entries), the context and its messages."""
+
+    session: Session
+    inputs: list[Entry]
+    context: ModelContext
+    messages: Sequence[Message]
+
+
+def checkpoint(store: SessionStore, *, deps: Deps, session_id: str, execution_id: str) -> Checkpoint:
+    """The checkpoint's unit of work: steering taken, then what the model will see."""
+    session = store.get_session(session_id)
+    pending = store.list_submissions(session_id)
+    chosen = [sub.id for sub in queue_rules.steering_to_take(pending, session.steering_mode)]
+    taken = list(store.take_submissions(execution_id, chosen, record_inputs=True)) if chosen else []
+    inputs = [store.get_entry(session_id, sub.entry_id) for sub in taken if sub.entry_id is not None]
+    return _seen(store, deps, session, inputs)
+
+
+def first_checkpoint(store: SessionStore, *, deps: Deps, session_id: str) -> Checkpoint | None:
+    """The first checkpoint, read in the unit of work that started the execution (one hand-off fewer);
+    ``None`` when steering waits to be taken: the execution's own checkpoint takes it, and announces it."""
+    session = store.get_session(session_id)
+    if queue_rules.steering_to_take(store.list_submissions(session_id), session.steering_mode):
+        return None
+    return _seen(store, deps, session, [])
+
+
+def _seen(store: SessionStore, deps: Deps, session: Session, inputs: list[Entry]) -> Checkpoint:
+    context = deps.contexts.context(store, session.id)
+    return Checkpoint(session, inputs, context, deps.contexts.messages(store, session.id, context))
 
 
 def _release(store: SessionStore, session_id: str) -> bool:
