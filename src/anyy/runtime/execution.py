@@ -159,6 +159,7 @@ class ExecutionRun:
         self._retry_early = False  # retry_now() ended the wait: go on with the retry
         self.state = "running"
         self._pieces: list[str] = []  # what the model has streamed so far in this pass (see partial_text)
+        self.running_tools: dict[str, ToolStarted] = {}  # started and not finished, by call id, oldest first
         self.retry_wait: tuple[RetryWaiting, float] | None = None  # the wait now, and when it ends (clock time)
         self.finished = asyncio.Event()  # set once the execution settled (the actor is done with it)
         self.question: Entry | None = None  # the question entry, while suspended on it
@@ -676,18 +677,19 @@ class ExecutionRun:
         )
 
     def _tool_started(self, call_id: str, name: str, arguments: dict[str, Any], *, parent: str = "") -> None:
-        self._announce.event(
-            ToolStarted(
-                session_id=self.session_id,
-                execution_id=self.execution_id,
-                call_id=call_id,
-                name=name,
-                arguments=arguments,
-                parent_call_id=parent,
-            )
+        started = ToolStarted(
+            session_id=self.session_id,
+            execution_id=self.execution_id,
+            call_id=call_id,
+            name=name,
+            arguments=arguments,
+            parent_call_id=parent,
         )
+        self.running_tools[call_id] = started
+        self._announce.event(started)
 
     def _tool_finished(self, call_id: str, name: str, *, is_error: bool, synthetic: bool, parent: str = "") -> None:
+        self.running_tools.pop(call_id, None)
         self._announce.event(
             ToolFinished(
                 session_id=self.session_id,
