@@ -129,12 +129,18 @@ class _Stopped(Exception):
 @dataclass
 class StreamResult:
     text: str = ""
-    thinking: str = ""
+    thought: list[str] = field(
+        default_factory=list
+    )  # the thinking deltas (joined once: += on long thinking is quadratic)
     reasoning: list[Reasoning] = field(default_factory=list)  # whole blocks to hand back with the calls
     calls: list[ToolCallEvent] = field(default_factory=list)
     usage: Usage | None = None
     stop: StopReason | None = None
     raw_stop: str = ""
+
+    @property
+    def thinking(self) -> str:
+        return "".join(self.thought)
 
 
 @dataclass
@@ -437,7 +443,7 @@ class ExecutionRun:
                 keeper.add(event.text)
                 bus.event(TextDeltaEvent(session_id=self.session_id, execution_id=self.execution_id, text=event.text))
             elif isinstance(event, ThinkingDelta):
-                result.thinking += event.text
+                result.thought.append(event.text)
                 keeper.add_thinking(event.text)
                 bus.event(
                     ThinkingDeltaEvent(session_id=self.session_id, execution_id=self.execution_id, text=event.text)
@@ -479,7 +485,7 @@ class ExecutionRun:
 
     async def _record_interrupted_text(self, result: StreamResult, provider: str, model: str) -> None:
         """A stopped stream: keep what was said, marked interrupted; calls not yet complete are dropped."""
-        if not result.text and not result.thinking:
+        if not result.text and not result.thought:
             return
         entry = _assistant_entry(result, provider, model, interrupted=True)
         self._appended(await self._store(lambda s: s.record_pass(self.execution_id, [entry])))
