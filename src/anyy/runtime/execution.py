@@ -132,12 +132,18 @@ class _Stopped(Exception):
 @dataclass
 class StreamResult:
     text: str = ""
-    thinking: str = ""
+    thought: list[str] = field(
+        default_factory=list
+    )  # the thinking deltas (joined once: += on long thinking is quadratic)
     reasoning: list[Reasoning] = field(default_factory=list)  # whole blocks to hand back with the calls
     calls: list[ToolCallEvent] = field(default_factory=list)
     usage: Usage | None = None
     stop: StopReason | None = None
     raw_stop: str = ""
+
+    @property
+    def thinking(self) -> str:
+        return "".join(self.thought)
 
 
 @dataclass
@@ -171,6 +177,7 @@ class ExecutionRun:
         self._retry_early = False  # retry_now() ended the wait: go on with the retry
         self.state = "running"
         self._pieces: list[str] = []  # what the model has streamed so far in this pass (see partial_text)
+        self.running_tools: dict[str, ToolStarted] = {}  # started and not finished, by call id, oldest first
         self.retry_wait: tuple[RetryWaiting, float] | None = None  # the wait now, and when it ends (clock time)
         self.finished = asyncio.Event()  # set once the execution settled (the actor is done with it)
         self.question: Entry | None = None  # the question entry, while suspended on it
@@ -454,7 +461,7 @@ class ExecutionRun:
                 keep(text)
                 publish(TextDeltaEvent(session_id=session_id, execution_id=execution_id, text=text))
             elif isinstance(event, ThinkingDelta):
-                result.thinking += event.text
+                result.thought.append(event.text)
                 keeper.add_thinking(event.text)
                 publish(ThinkingDeltaEvent(session_id=session_id, execution_id=execution_id, text=event.text))
             elif isinstance(event, ReasoningEvent):
@@ -494,7 +501,7 @@ class ExecutionRun:
 
     async def _record_interrupted_text(self, result: StreamResult, provider: str, model: str) -> None:
         """A stopped stream: keep what was said, marked interrupted; calls not yet complete are dropped."""
-        if not result.text and not result.thinking:
+        if not result.text and not result.thought:
             return
         entry = _assistant_entry(result, provider, model, interrupted=True)
         self._appended(await self._store(lambda s: s.record_pass(self.execution_id, [entry])))
@@ -695,18 +702,19 @@ class ExecutionRun:
         )
 
     def _tool_started(self, call_id: str, name: str, arguments: dict[str, Any], *, parent: str = "") -> None:
-        self._announce.event(
-            ToolStarted(
-                session_id=self.session_id,
-                execution_id=self.execution_id,
-                call_id=call_id,
-                name=name,
-                arguments=arguments,
-                parent_call_id=parent,
-            )
+        started = ToolStarted(
+            session_id=self.session_id,
+            execution_id=self.execution_id,
+            call_id=call_id,
+            name=name,
+            arguments=arguments,
+            parent_call_id=parent,
         )
+        self.running_tools[call_id] = started
+        self._announce.event(started)
 
     def _tool_finished(self, call_id: str, name: str, *, is_error: bool, synthetic: bool, parent: str = "") -> None:
+        self.running_tools.pop(call_id, None)
         self._announce.event(
             ToolFinished(
                 session_id=self.session_id,
