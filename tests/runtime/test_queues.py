@@ -19,6 +19,22 @@ def call(call_id: str, name: str, **arguments: object) -> ToolCallEvent:
     return ToolCallEvent(call_id=call_id, name=name, arguments=dict(arguments))
 
 
+async def _stopped_with(
+    h: Harness, session_id: str, sent: list[tuple[str, SubmissionKind]], *, then: str | None = None
+) -> None:
+    """A response held mid-stream, ``sent`` queued meanwhile, then stopped; ``then``: the model's next answer."""
+    gate = Gate()
+    h.model.enqueue([gate, TextDelta(text="never")], *([then] if then is not None else []))
+    await h.send(session_id, "start")
+    await asyncio.to_thread(gate.reached.wait_blocking, 10)
+    for text, kind in sent:
+        await h.send(session_id, text, kind=kind)
+    running = h.rt.running_execution(session_id)
+    assert running is not None
+    assert await h.rt.stop(session_id, running)
+    await h.state("interrupted", running)
+
+
 async def test_q1_steering_sent_during_a_tool_reaches_the_very_next_model_call(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
@@ -75,16 +91,7 @@ async def test_q7_left_over_steering_starts_one_item_and_the_first_checkpoint_ta
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()  # steering one at a time
-            gate = Gate()
-            h.model.enqueue([gate, TextDelta(text="never")], "took both")
-            await h.send(session.id, "start")
-            await asyncio.to_thread(gate.reached.wait_blocking, 10)
-            await h.send(session.id, "first", kind="steering")
-            await h.send(session.id, "second", kind="steering")
-            running = h.rt.running_execution(session.id)
-            assert running is not None
-            assert await h.rt.stop(session.id, running)
-            await h.state("interrupted", running)
+            await _stopped_with(h, session.id, [("first", "steering"), ("second", "steering")], then="took both")
             assert await h.pending(session.id) == ["steering:first", "steering:second"]
             await h.rt.continue_queue(session.id)
             completed = await h.state("completed")
@@ -188,16 +195,7 @@ async def test_q1_pending_items_stay_pending_after_a_stop(tmp_path: Path) -> Non
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
-            gate = Gate()
-            h.model.enqueue([gate, TextDelta(text="never")])
-            await h.send(session.id, "first")
-            await asyncio.to_thread(gate.reached.wait_blocking, 10)
-            await h.send(session.id, "next", kind="follow_up")
-            await h.send(session.id, "steer", kind="steering")
-            running = h.rt.running_execution(session.id)
-            assert running is not None
-            assert await h.rt.stop(session.id, running)
-            await h.state("interrupted", running)
+            await _stopped_with(h, session.id, [("next", "follow_up"), ("steer", "steering")])
             assert await h.pending(session.id) == ["steering:steer", "follow_up:next"]
             assert h.rt.running_execution(session.id) is None
 
