@@ -220,12 +220,15 @@ def test_m6_a_page_opened_while_a_script_runs_puts_its_calls_under_it(dashboard:
         client.call("session.send", {"session_id": session_id, "text": "run it"})
         client.event(lambda e: e.get("type") == "tool_started" and e.get("call_id") == "s1.2")
 
-    page = dashboard.open(f"session={session_id}")  # the script's start and first call were not seen
+    page = dashboard.open(f"session={session_id}")  # the script's start and its calls' came before it
+    lines = page.locator("#activity > li")
+    # session.get names the calls running now: the script, and its second call under it (the first ended)
+    expect(lines.locator(":scope > span")).to_have_text("run_script: running…")
+    expect(lines.locator(".inner-calls > li")).to_have_text([re.compile(r"shell\(command=head -n 1 .*\) → running…")])
     with open(fifo, "w", encoding="utf-8") as go:  # lets the second call end
         go.write("go\n")
     wait_gate(gate)  # the script ended; the next response is held while the page is looked at
-    lines = page.locator("#activity > li")
-    expect(lines.locator(".inner-calls > li")).to_have_text(["shell(…) → ok"])  # its start was not seen either
+    expect(lines.locator(".inner-calls > li")).to_have_text([re.compile(r"shell\(command=head -n 1 .*\) → ok")])
     expect(lines).to_have_count(1)  # one line for the script, its call under it
     expect(lines.locator(":scope > span")).to_have_text("run_script: done")
     gate.open()

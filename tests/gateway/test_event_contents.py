@@ -10,6 +10,7 @@ import msgspec
 
 from anyy import api
 from anyy.domain.model_io import TextDelta, ToolCallEvent
+from tests.fakes.gateways import MakeHold
 from tests.gateway.live import LiveGateway, busy_session, is_state
 
 
@@ -137,3 +138,21 @@ def test_m1_a_model_change_is_announced_with_its_entry(gateway: LiveGateway) -> 
         assert appended["entries"] == history
         assert appended["entries"][0]["kind"] == "model_change"
         assert appended["entries"][0]["data"]["effort"] == "high"
+
+
+def test_g2_session_get_names_the_tool_calls_running_now(gateway: LiveGateway, hold: MakeHold) -> None:
+    """A client that opens a session while a tool runs (its ``tool_started`` came before it followed) reads
+    that call in ``session.get``; once it ends, nothing is listed."""
+    held = hold()
+    arguments = {"command": held.command.removeprefix("run: ")}
+    with gateway.ws() as client:
+        session_id = client.call("session.create")["id"]
+        client.call("events.subscribe", {"session_id": session_id})
+        gateway.model.enqueue([ToolCallEvent(call_id="c1", name="shell", arguments=arguments)], "Done.")
+        client.call("session.send", {"session_id": session_id, "text": "wait for the line"})
+        client.event(lambda e: e["type"] == "tool_started")
+        running = client.call("session.get", {"session_id": session_id})["running_tools"]
+        assert running == [{"call_id": "c1", "name": "shell", "arguments": arguments, "parent_call_id": ""}]
+        held.release()
+        client.event(is_state("completed"))
+        assert client.call("session.get", {"session_id": session_id})["running_tools"] == []

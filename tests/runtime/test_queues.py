@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from anyy.api.events import EntriesAppended, QueueChanged
 from anyy.domain.model_io import TextDelta, ToolCallEvent, UserMessage
 from anyy.domain.queue import NewSubmission, SubmissionKind
 from anyy.providers.base import ProviderError
@@ -16,6 +17,22 @@ from tests.runtime.harness import Harness
 
 def call(call_id: str, name: str, **arguments: object) -> ToolCallEvent:
     return ToolCallEvent(call_id=call_id, name=name, arguments=dict(arguments))
+
+
+async def _stopped_with(
+    h: Harness, session_id: str, sent: list[tuple[str, SubmissionKind]], *, then: str | None = None
+) -> None:
+    """A response held mid-stream, ``sent`` queued meanwhile, then stopped; ``then``: the model's next answer."""
+    gate = Gate()
+    h.model.enqueue([gate, TextDelta(text="never")], *([then] if then is not None else []))
+    await h.send(session_id, "start")
+    await asyncio.to_thread(gate.reached.wait_blocking, 10)
+    for text, kind in sent:
+        await h.send(session_id, text, kind=kind)
+    running = h.rt.running_execution(session_id)
+    assert running is not None
+    assert await h.rt.stop(session_id, running)
+    await h.state("interrupted", running)
 
 
 async def test_q1_steering_sent_during_a_tool_reaches_the_very_next_model_call(tmp_path: Path) -> None:
@@ -63,6 +80,28 @@ async def test_q7_steering_one_at_a_time_takes_one_item_per_checkpoint(tmp_path:
             await h.state("completed")
             texts = await h.texts(session.id)
             assert texts[-4:] == ["user:first", "assistant:after first", "user:second", "assistant:after second"]
+
+    await scenario()
+
+
+async def test_q7_left_over_steering_starts_one_item_and_the_first_checkpoint_takes_the_next(tmp_path: Path) -> None:
+    """The first checkpoint is read in the unit of work that starts the execution, unless steering waits
+    to be taken: then the execution's own checkpoint takes it, announced like any other (queue, entries)."""
+
+    async def scenario() -> None:
+        async with Harness(tmp_path) as h:
+            session = await h.session()  # steering one at a time
+            await _stopped_with(h, session.id, [("first", "steering"), ("second", "steering")], then="took both")
+            assert await h.pending(session.id) == ["steering:first", "steering:second"]
+            await h.rt.continue_queue(session.id)
+            completed = await h.state("completed")
+            assert (await h.texts(session.id))[-3:] == ["user:first", "user:second", "assistant:took both"]
+            assert [m.text for m in h.model.requests[-1].messages[-2:]] == ["first", "second"]
+            assert len(completed.submission_ids) == 2  # both taken by that execution
+            taken = [e for e in h.seen if isinstance(e, EntriesAppended) and e.entries[0].text == "second"]
+            assert len(taken) == 1  # announced once, when the checkpoint took it
+            assert isinstance(h.seen[h.seen.index(taken[0]) - 1], QueueChanged)  # the queue without it, just before
+            assert await h.pending(session.id) == []
 
     await scenario()
 
@@ -156,16 +195,7 @@ async def test_q1_pending_items_stay_pending_after_a_stop(tmp_path: Path) -> Non
     async def scenario() -> None:
         async with Harness(tmp_path) as h:
             session = await h.session()
-            gate = Gate()
-            h.model.enqueue([gate, TextDelta(text="never")])
-            await h.send(session.id, "first")
-            await asyncio.to_thread(gate.reached.wait_blocking, 10)
-            await h.send(session.id, "next", kind="follow_up")
-            await h.send(session.id, "steer", kind="steering")
-            running = h.rt.running_execution(session.id)
-            assert running is not None
-            assert await h.rt.stop(session.id, running)
-            await h.state("interrupted", running)
+            await _stopped_with(h, session.id, [("next", "follow_up"), ("steer", "steering")])
             assert await h.pending(session.id) == ["steering:steer", "follow_up:next"]
             assert h.rt.running_execution(session.id) is None
 

@@ -10,7 +10,8 @@ import pytest
 
 from anyy.tui.app import AnyyApp
 from anyy.tui.status import SPINNER, elapsed
-from tests.cli.live import BROKEN_PROVIDER, StartGateway
+from anyy.tui.tool_activity import RUNNING, ToolActivity
+from tests.cli.live import BROKEN_PROVIDER, MakeHold, StartGateway, make_busy
 from tests.tui.pilot import TIMEOUT, make_app, new_session, notices, opened, type_text, until
 from tests.tui.test_queues_and_stops import gateway_queue, start_slow_turn
 
@@ -34,7 +35,7 @@ def test_u3_elapsed_time_reads_like_a_clock() -> None:
 
 async def test_u3_working_shows_a_spinner_and_the_time_spent_never_an_id(start_gateway: StartGateway) -> None:
     live = start_gateway()
-    app = make_app(live, session_id=new_session(live))
+    app = make_app(live)
     async with app.run_test(size=(120, 30)) as pilot:
         await opened(app)
         execution = await start_slow_turn(app, pilot)
@@ -45,6 +46,28 @@ async def test_u3_working_shows_a_spinner_and_the_time_spent_never_an_id(start_g
         await until(app, lambda: not app.busy, TIMEOUT)
         assert app.status.state == "idle"
         assert "exe_" not in notices(app)
+
+
+async def test_u3_a_session_opened_while_its_tool_runs_shows_that_tool(
+    start_gateway: StartGateway, hold: MakeHold
+) -> None:
+    """The TUI opened on a session whose tool started before it followed the session (another client's
+    turn, or the TUI's own first message) shows that call running, once, and its end."""
+    live = start_gateway()
+    session_id = new_session(live)
+    held = hold()
+    with live.client() as client:
+        client.call("events.subscribe", {"session_id": session_id})
+        make_busy(client, session_id, held)
+    app = make_app(live, session_id=session_id)
+    async with app.run_test(size=(120, 30)):
+        await opened(app)
+        await until(app, lambda: app.busy and len(app.query(ToolActivity)) == 1, TIMEOUT)
+        activity = app.query_one(ToolActivity)
+        assert (activity.tool_name, activity.outcome) == ("shell", RUNNING)
+        held.release()
+        await until(app, lambda: not app.busy, TIMEOUT)
+        assert [a.outcome for a in app.query(ToolActivity)] == ["done"]  # the recorded call is the same one
 
 
 async def test_u3_the_bell_rings_when_the_agent_asks(start_gateway: StartGateway) -> None:
@@ -100,7 +123,7 @@ async def test_u3_a_failed_response_is_said_once(start_gateway: StartGateway) ->
 
 async def test_u3_items_left_after_a_stop_offer_continue_and_clear(start_gateway: StartGateway) -> None:
     live = start_gateway()
-    app = make_app(live, session_id=new_session(live))
+    app = make_app(live)
     async with app.run_test(size=(120, 30)) as pilot:
         await opened(app)
         await start_slow_turn(app, pilot, follow_up="first later")

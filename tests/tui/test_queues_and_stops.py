@@ -57,7 +57,7 @@ def gateway_queue(live: LiveGateway, session_id: str) -> list[tuple[str, str]]:
 
 async def test_q4_busy_enter_adds_steering_and_alt_enter_a_follow_up(start_gateway: StartGateway) -> None:
     live = start_gateway()
-    app = make_app(live, session_id=new_session(live))
+    app = make_app(live)
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
         await start_slow_turn(app, pilot, follow_up="later")
@@ -72,7 +72,7 @@ async def test_q4_busy_enter_adds_steering_and_alt_enter_a_follow_up(start_gatew
 
 async def test_q5_alt_up_returns_pending_items_before_the_draft(start_gateway: StartGateway) -> None:
     live = start_gateway()
-    app = make_app(live, session_id=new_session(live))
+    app = make_app(live)
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
         execution = await start_slow_turn(app, pilot)
@@ -92,7 +92,7 @@ async def test_q5_alt_up_returns_pending_items_before_the_draft(start_gateway: S
 
 async def test_q5_an_item_taken_meanwhile_stays_and_the_user_is_told(start_gateway: StartGateway) -> None:
     live = start_gateway()
-    app = make_app(live, session_id=new_session(live))
+    app = make_app(live)
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
         await start_slow_turn(app, pilot, follow_up="gone")
@@ -112,7 +112,7 @@ async def test_q5_an_item_taken_meanwhile_stays_and_the_user_is_told(start_gatew
 
 async def test_s2_ctrl_c_stops_and_keeps_the_queue(start_gateway: StartGateway) -> None:
     live = start_gateway()
-    app = make_app(live, session_id=new_session(live))
+    app = make_app(live)
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
         await start_slow_turn(app, pilot, follow_up="afterwards")
@@ -125,7 +125,7 @@ async def test_s2_ctrl_c_stops_and_keeps_the_queue(start_gateway: StartGateway) 
 
 async def test_s3_esc_while_working_returns_pending_items_then_stops(start_gateway: StartGateway) -> None:
     live = start_gateway()
-    app = make_app(live, session_id=new_session(live))
+    app = make_app(live)
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
         await start_slow_turn(app, pilot, follow_up="back")
@@ -157,7 +157,7 @@ async def test_s4_esc_during_a_retry_wait_cancels_only_the_wait(start_gateway: S
 
 async def test_s6_stop_names_the_captured_execution(start_gateway: StartGateway) -> None:
     live = start_gateway()
-    app = make_app(live, session_id=new_session(live))
+    app = make_app(live)
     async with app.run_test(size=(100, 30)) as pilot:
         await opened(app)
         first = await start_slow_turn(app, pilot)

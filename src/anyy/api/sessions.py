@@ -156,6 +156,16 @@ class BlockedView(msgspec.Struct, kw_only=True):
     seconds: float  # how long the session has been waiting
 
 
+class RunningTool(msgspec.Struct, kw_only=True):
+    """A tool call the running execution has started and not finished (its ``tool_started`` event), for a
+    client that opens the session while it runs."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    parent_call_id: str = ""  # set for a call a Codemode script made: the script's call
+
+
 class SessionView(msgspec.Struct, kw_only=True):
     session: Session
     running_execution: str | None  # the execution running now, if any: what a stop would capture
@@ -165,6 +175,7 @@ class SessionView(msgspec.Struct, kw_only=True):
     context_budget: int = 0  # the profile's compaction budget: past it, older entries are summarised
     retry_wait: RetryView | None = None  # set while the running execution waits to retry a failed model call
     blocked: BlockedView | None = None  # set while the end of the last execution waits to be written (D1)
+    running_tools: list[RunningTool] = []  # the calls running now, oldest first (a script's before its own)
 
 
 class TreeNode(msgspec.Struct, kw_only=True):

@@ -626,6 +626,8 @@ async function openSession(id, entryId = null, { push = true } = {}) {
   setContext(view.context_tokens, view.context_budget);
   setRunning(view.running_execution);
   if (view.running_execution) setLive(view.live_text);
+  // The calls running as the session opens (their tool_started came before it was followed).
+  for (const tool of view.running_tools ?? []) toolLine({ type: "tool_started", ...tool });
   const waiting = view.waiting_question; // opened while an execution waits for an answer
   if (waiting) {
     setRunning(null, "Waiting for your answer");

@@ -51,6 +51,10 @@ async def _view(gw: Gateway, session_id: str) -> wire.SessionView:
         context_budget=gw.runtime.deps.settings.budget_tokens,
         retry_wait=_retry_view(gw, session_id),
         blocked=blocked_view(gw.runtime.blocked(session_id)),
+        running_tools=[
+            wire.RunningTool(call_id=t.call_id, name=t.name, arguments=t.arguments, parent_call_id=t.parent_call_id)
+            for t in gw.runtime.running_tools(session_id)
+        ],
     )
 
 

@@ -33,11 +33,15 @@ from anyy.domain.queue import Execution, Submission
 from anyy.runtime.announce import Announcer
 from anyy.runtime.cluster import end_leftovers
 from anyy.runtime.deps import Deps
-from anyy.runtime.execution import EndState, ExecutionRun, Outcome, unwritable
-from anyy.storage.ownership import LeaseLost
+from anyy.runtime.execution import Checkpoint, EndState, ExecutionRun, Outcome, first_checkpoint, unwritable
+from anyy.storage.ownership import Claim, LeaseLost
 from anyy.storage.protocol import SessionStore
 
 Job = Callable[[], Awaitable[Any]]
+Started = tuple[Execution, list[Entry], list[Submission]]  # the execution, its inputs, what stays pending
+StartFn = Callable[[SessionStore], Started | None]
+Begun = tuple[Started, Checkpoint | Exception | None]  # with its first checkpoint (read, failed, or left to it)
+BeginFn = Callable[[SessionStore], Begun | None]
 log = logging.getLogger("anyy.runtime")
 SETTLE_RETRY_FIRST = 0.5  # seconds before writing a blocked end again; doubles, up to the next
 SETTLE_RETRY_MAX = 5.0
@@ -89,6 +93,7 @@ class SessionActor:
         self.blocked: Blocked | None = None
         self._settle_timer: asyncio.Task[None] | None = None
         self._in_job = False
+        self._released = False  # the lease was given back with the last execution's record
 
     @property
     def busy(self) -> bool:
@@ -195,44 +200,52 @@ class SessionActor:
         if self._pokes <= self._halted_upto:
             await self._release()
             return
-        if not await self._claim():
+        owned, first = await self._claim(self._beginning(functools.partial(_start_next, session_id=self.session_id)))
+        if not owned:
             return  # another Gateway runs this session; it was told (a hint) and reads the queue itself
         try:
-            await self._drain_owned()
+            await self._drain_owned(first)
         except LeaseLost as exc:  # taken over between the claim and a write: the new owner has the queue
             log.warning("session %s: %s", self.session_id, exc)
         finally:
             await self._release()
 
-    async def _claim(self) -> bool:
+    async def _claim(self, start: BeginFn | None = None) -> tuple[bool, FirstStart | None]:
         """Hold the session's lease for the work about to run (always, with a store this Gateway has to
-        itself); what a dead owner left running is announced as interrupted."""
-        claim = await self.deps.owner.call(lambda s: s.claim_session(self.session_id))
+        itself); what a dead owner left running is announced as interrupted. With ``start``, the first
+        start from the queue is made in the claim's unit of work (one hand-off to the store fewer)."""
+        claim, first = await self.deps.owner.call(
+            functools.partial(_claim_then, session_id=self.session_id, start=start)
+        )
         end_leftovers(claim.leftovers)
         for execution in claim.recovered:
             self._announce.execution(execution, note=execution.note)
-        return bool(claim.owned)
+        return bool(claim.owned), first
 
     async def _release(self) -> None:
-        """Idle again: give the lease back, so any Gateway may run the session's next work."""
+        """Idle again: give the lease back, so any Gateway may run the session's next work (unless the
+        completed execution's record gave it back already, in its own unit of work)."""
+        if self._released:
+            self._released = False
+            return
         if self.current is None:
             try:
                 await self.deps.owner.call(lambda s: s.release_session(self.session_id))
             except Exception as exc:  # the store is closing: the lease runs out by itself
                 log.debug("lease of %s not released: %s", self.session_id, exc)
 
-    async def _drain_owned(self) -> None:
-        owner = self.deps.owner
+    async def _drain_owned(self, first: FirstStart | None = None) -> None:
+        """Run the queue's executions one after another; ``first``: the start the claim already made.
+        Called with the lease held; the caller releases it after."""
+        begin = self._beginning(functools.partial(_start_next, session_id=self.session_id))
         while True:
-            started = await owner.call(functools.partial(_start_next, session_id=self.session_id))
-            if started is None:
+            if first is not None:
+                begun, first = first.take(), None
+            else:
+                begun = await self.deps.owner.call(begin)
+            if begun is None:
                 return
-            execution, inputs, pending = started
-            self._announce.queue_now(self.session_id, pending)
-            self._announce.entries(self.session_id, inputs)
-            self._announce.execution(execution)
-            run = ExecutionRun(self.deps, self.session_id, execution.id)
-            outcome = await self._run(run, None)
+            run, outcome = await self._run_begun(begun)
             if outcome is not Outcome.DONE:
                 self._halted_upto = self._pokes
                 return
@@ -248,18 +261,15 @@ class SessionActor:
         try:
             if self.blocked is not None and not await self.settle_blocked():
                 return
-            if not await self._claim():
+            owned, first = await self._claim(
+                self._beginning(functools.partial(_start_one, session_id=self.session_id, submission_id=submission_id))
+            )
+            if not owned:
                 return
             try:
-                started = await self.deps.owner.call(
-                    functools.partial(_start_one, session_id=self.session_id, submission_id=submission_id)
-                )
-                if started is not None:
-                    execution, inputs, pending = started
-                    self._announce.queue_now(self.session_id, pending)
-                    self._announce.entries(self.session_id, inputs)
-                    self._announce.execution(execution)
-                    await self._run(ExecutionRun(self.deps, self.session_id, execution.id), None)
+                begun = first.take() if first is not None else None
+                if begun is not None:
+                    await self._run_begun(begun)
             except LeaseLost as exc:
                 log.warning("session %s: %s", self.session_id, exc)
             finally:
@@ -268,6 +278,20 @@ class SessionActor:
             log.info("session %s is gone; its run %s does not start", self.session_id, submission_id)
         finally:
             self._halted_upto = max(self._halted_upto, upto)
+
+    def _beginning(self, start: StartFn) -> BeginFn:
+        return functools.partial(_begin, start=start, deps=self.deps, session_id=self.session_id)
+
+    async def _run_begun(self, begun: Begun) -> tuple[ExecutionRun, Outcome]:
+        """Announce an execution just started from the queue, and run it."""
+        (execution, inputs, pending), first = begun
+        self._announce.queue_now(self.session_id, pending)
+        self._announce.entries(self.session_id, inputs, told=True)  # the kept context was told in the unit
+        self._announce.execution(execution)
+        run = ExecutionRun(self.deps, self.session_id, execution.id, release_when_done=True, first=first)
+        outcome = await self._run(run, None)
+        self._released = run.released
+        return run, outcome
 
     async def _run(self, run: ExecutionRun, answer: str | None, *, delegated: bool = False) -> Outcome:
         self.current = run
@@ -289,13 +313,17 @@ class SessionActor:
             if run.unsettled is not None:
                 self._block(run.execution_id, run.unsettled)
             run.finished.set()
-            await self._announce.queue(self.session_id)
+            if run.pending_at_end is not None:  # read with the completion, in its unit of work
+                self._announce.queue_now(self.session_id, run.pending_at_end)
+            else:
+                await self._announce.queue(self.session_id)
 
     async def resume(self, execution_id: str, answer: str | None, *, delegated: bool = False) -> Outcome:
         """Inside the actor: an answer (or, ``delegated``, a delegate call's recorded result, K2) resumes
         the suspended execution, then the queue goes on. When another Gateway holds the session, the
         answer is left for it (a durable control row)."""
-        if not await self._claim():
+        owned, _ = await self._claim()
+        if not owned:
             if answer is not None:
                 await self.deps.owner.call(lambda s: s.add_control(self.session_id, "answer", execution_id, answer))
             return Outcome.SUSPENDED
@@ -381,7 +409,46 @@ class SessionActor:
         return True
 
 
-def _start_next(store: SessionStore, *, session_id: str) -> tuple[Execution, list[Entry], list[Submission]] | None:
+class FirstStart:
+    """What the claim's unit of work got from starting the queue: an execution, nothing, or the error the
+    start raised (raised again on the loop by ``take``, once the claim's recoveries were announced)."""
+
+    def __init__(self, begun: Begun | None, error: Exception | None = None) -> None:
+        self._begun = begun
+        self._error = error
+
+    def take(self) -> Begun | None:
+        if self._error is not None:
+            raise self._error
+        return self._begun
+
+
+def _begin(store: SessionStore, *, start: StartFn, deps: Deps, session_id: str) -> Begun | None:
+    """A start from the queue and, in the same unit of work, the execution's first checkpoint, read once
+    the kept context was told the inputs the start recorded (as the announcer would have told it)."""
+    started = start(store)
+    if started is None:
+        return None
+    deps.contexts.appended(session_id, started[1])
+    try:
+        return started, first_checkpoint(store, deps=deps, session_id=session_id)
+    except Exception as exc:  # the execution started: it fails at its first checkpoint, as it would have
+        return started, exc
+
+
+def _claim_then(store: SessionStore, *, session_id: str, start: BeginFn | None) -> tuple[Claim, FirstStart | None]:
+    """The session's claim and, once this Gateway holds it, the first start from its queue: one unit of
+    work on the store's thread. Each still commits on its own, the start fenced by the lease just taken."""
+    claim = store.claim_session(session_id)
+    if not claim.owned or start is None:
+        return claim, None
+    try:
+        return claim, FirstStart(start(store))
+    except Exception as exc:  # the claim stands: its recoveries are announced before this is raised
+        return claim, FirstStart(None, exc)
+
+
+def _start_next(store: SessionStore, *, session_id: str) -> Started | None:
     """Start the next execution from the queue, if the session is idle and anything is pending: the
     items are taken and recorded as the user's messages in the same transaction (returned with it, and
     with what stays pending)."""
@@ -399,9 +466,7 @@ def _start_next(store: SessionStore, *, session_id: str) -> tuple[Execution, lis
     return execution, [store.get_entry(session_id, entry_id) for entry_id in entry_ids], left
 
 
-def _start_one(
-    store: SessionStore, *, session_id: str, submission_id: str
-) -> tuple[Execution, list[Entry], list[Submission]] | None:
+def _start_one(store: SessionStore, *, session_id: str, submission_id: str) -> Started | None:
     """Start an execution answering only that submission, if it is still pending and the session idle."""
     if store.list_executions(session_id, active_only=True):
         return None

@@ -29,9 +29,11 @@ class Announcer:
         """What needs no write: streamed text, tool activity, retry waits, notices."""
         self._deps.bus.publish(event)
 
-    def entries(self, session_id: str, appended: Sequence[Entry]) -> None:
-        """Entries just recorded, in order (nothing is said for none)."""
-        self._deps.contexts.appended(session_id, appended)  # the kept context extends with them
+    def entries(self, session_id: str, appended: Sequence[Entry], *, told: bool = False) -> None:
+        """Entries just recorded, in order (nothing is said for none); ``told``: the kept context was told
+        of them already, in the unit of work that wrote them."""
+        if not told:
+            self._deps.contexts.appended(session_id, appended)  # the kept context extends with them
         if appended and self._deps.bus.listened(session_id):
             self._deps.bus.publish(
                 api.EntriesAppended(

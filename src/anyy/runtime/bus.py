@@ -65,8 +65,19 @@ class EventBus:
         return session_id in self._full or None in self._full
 
     def publish(self, event: RuntimeEvent) -> None:
-        indexes = (self._full, self._states) if isinstance(event, ExecutionStateChanged) else (self._full,)
-        for index in indexes:
-            for key in (event.session_id, None):
-                for subscription in index.get(key, ()):
-                    subscription.queue.put_nowait(event)
+        # Called for every streamed delta: the common case (no state change, few subscribers) stays short.
+        _deliver(self._full, event)
+        if isinstance(event, ExecutionStateChanged):
+            _deliver(self._states, event)
+
+
+def _deliver(index: dict[str | None, set[Subscription]], event: RuntimeEvent) -> None:
+    """To the session's subscribers, then to those of every session."""
+    mine = index.get(event.session_id)
+    if mine:
+        for subscription in mine:
+            subscription.queue.put_nowait(event)
+    everyone = index.get(None)
+    if everyone:
+        for subscription in everyone:
+            subscription.queue.put_nowait(event)

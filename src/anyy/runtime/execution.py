@@ -22,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import functools
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -67,7 +69,7 @@ from anyy.domain.model_io import (
     ToolCallEvent,
     UsageEvent,
 )
-from anyy.domain.queue import FINAL_EXECUTION_STATES, Execution
+from anyy.domain.queue import FINAL_EXECUTION_STATES, Execution, Submission
 from anyy.domain.sessions import Session, SessionPatch
 from anyy.providers.base import ProviderError
 from anyy.runtime.announce import Announcer, question_in
@@ -83,6 +85,7 @@ from anyy.tools.approvals import denied_by_user, gate
 from anyy.tools.base import ToolContext, ToolOutcome
 
 T = TypeVar("T")
+log = logging.getLogger("anyy.runtime")
 
 SKIPPED_FOR_STEERING = "Not run: the user sent a steering message before this call started."
 NOT_RUN_STOPPED = "Not run: the user stopped the response before this call started."
@@ -129,12 +132,18 @@ class _Stopped(Exception):
 @dataclass
 class StreamResult:
     text: str = ""
-    thinking: str = ""
+    thought: list[str] = field(
+        default_factory=list
+    )  # the thinking deltas (joined once: += on long thinking is quadratic)
     reasoning: list[Reasoning] = field(default_factory=list)  # whole blocks to hand back with the calls
     calls: list[ToolCallEvent] = field(default_factory=list)
     usage: Usage | None = None
     stop: StopReason | None = None
     raw_stop: str = ""
+
+    @property
+    def thinking(self) -> str:
+        return "".join(self.thought)
 
 
 @dataclass
@@ -148,8 +157,17 @@ class PassPlan:
 
 
 class ExecutionRun:
-    def __init__(self, deps: Deps, session_id: str, execution_id: str) -> None:
+    def __init__(
+        self,
+        deps: Deps,
+        session_id: str,
+        execution_id: str,
+        *,
+        release_when_done: bool = False,
+        first: Checkpoint | Exception | None = None,
+    ) -> None:
         self.deps = deps
+        self._first = first  # the first checkpoint, read (or failed) in the unit of work that started it
         self.session_id = session_id
         self.execution_id = execution_id
         self.stop_requested = False
@@ -159,12 +177,18 @@ class ExecutionRun:
         self._retry_early = False  # retry_now() ended the wait: go on with the retry
         self.state = "running"
         self._pieces: list[str] = []  # what the model has streamed so far in this pass (see partial_text)
+        self.running_tools: dict[str, ToolStarted] = {}  # started and not finished, by call id, oldest first
         self.retry_wait: tuple[RetryWaiting, float] | None = None  # the wait now, and when it ends (clock time)
         self.finished = asyncio.Event()  # set once the execution settled (the actor is done with it)
         self.question: Entry | None = None  # the question entry, while suspended on it
         self.approved_once: set[str] = set()  # call ids the user approved (N2)
         self.granted: set[str] = set()  # what the user approved for the session (session.tools["approved"])
         self.queue_was_empty = False
+        self.pending_at_end: list[Submission] | None = None  # the queue as its completion left it (same unit)
+        # Completed with nothing pending, the session's lease goes back in the record's unit of work (the
+        # actor would release it next, writing nothing in between): ``released`` once it did.
+        self.release_when_done = release_when_done
+        self.released = False
         self.unsettled: EndState | None = None  # the end reached but not written (D1)
         self._fallback_noted = False  # nothing was pending when it completed: the actor need not look again
         self._awaiting: asyncio.Task[Any] | None = None
@@ -319,24 +343,22 @@ class ExecutionRun:
 
     async def _checkpoint(self) -> tuple[Session, ModelContext]:
         """The checkpoint before a model call: take steering (one or all, per the session's mode) into
-        the conversation, then read what the model will see. One unit of work on the store."""
-
-        def work(store: SessionStore) -> tuple[Session, list[Entry], tuple[ModelContext, Sequence[Message]]]:
-            session = store.get_session(self.session_id)
-            pending = store.list_submissions(self.session_id)
-            chosen = [sub.id for sub in queue_rules.steering_to_take(pending, session.steering_mode)]
-            taken = list(store.take_submissions(self.execution_id, chosen, record_inputs=True)) if chosen else []
-            inputs = [store.get_entry(self.session_id, sub.entry_id) for sub in taken if sub.entry_id is not None]
-            context = self.deps.contexts.context(store, self.session_id)
-            return session, inputs, (context, self.deps.contexts.messages(store, self.session_id, context))
-
-        session, inputs, ready = await self._store(work)  # the messages too: one hand-off fewer
-        self._ready = ready
-        context = ready[0]
-        if inputs:
+        the conversation, then read what the model will see. One unit of work on the store (for the first
+        one, usually the start's: ``first``)."""
+        read, self._first = self._first, None
+        if isinstance(read, Exception):
+            raise read
+        if read is None:
+            read = await self._store(
+                functools.partial(
+                    checkpoint, deps=self.deps, session_id=self.session_id, execution_id=self.execution_id
+                )
+            )
+        self._ready = (read.context, read.messages)
+        if read.inputs:
             await self._announce.queue(self.session_id)
-            self._appended(inputs)  # the next state change lists these submissions with the others
-        return session, context
+            self._appended(read.inputs)  # the next state change lists these submissions with the others
+        return read.session, read.context
 
     # -- one pass --------------------------------------------------------------------------------
     async def _one_pass(self, session: Session, context: ModelContext) -> Outcome | PassEnd:
@@ -429,18 +451,19 @@ class ExecutionRun:
     async def _read_stream(
         self, stream: AsyncIterator[ProviderEvent], result: StreamResult, keeper: StreamKeeper, pieces: list[str]
     ) -> None:
-        bus = self._announce
+        # Once per streamed delta: the names it uses are bound here.
+        publish, piece, keep = self._announce.event, pieces.append, keeper.add
+        session_id, execution_id = self.session_id, self.execution_id
         async for event in stream:
             if isinstance(event, TextDelta):
-                pieces.append(event.text)
-                keeper.add(event.text)
-                bus.event(TextDeltaEvent(session_id=self.session_id, execution_id=self.execution_id, text=event.text))
+                text = event.text
+                piece(text)
+                keep(text)
+                publish(TextDeltaEvent(session_id=session_id, execution_id=execution_id, text=text))
             elif isinstance(event, ThinkingDelta):
-                result.thinking += event.text
+                result.thought.append(event.text)
                 keeper.add_thinking(event.text)
-                bus.event(
-                    ThinkingDeltaEvent(session_id=self.session_id, execution_id=self.execution_id, text=event.text)
-                )
+                publish(ThinkingDeltaEvent(session_id=session_id, execution_id=execution_id, text=event.text))
             elif isinstance(event, ReasoningEvent):
                 result.reasoning.append(event.block)
             elif isinstance(event, ToolCallEvent):
@@ -478,7 +501,7 @@ class ExecutionRun:
 
     async def _record_interrupted_text(self, result: StreamResult, provider: str, model: str) -> None:
         """A stopped stream: keep what was said, marked interrupted; calls not yet complete are dropped."""
-        if not result.text and not result.thinking:
+        if not result.text and not result.thought:
             return
         entry = _assistant_entry(result, provider, model, interrupted=True)
         self._appended(await self._store(lambda s: s.record_pass(self.execution_id, [entry])))
@@ -514,6 +537,9 @@ class ExecutionRun:
             if ending and not self.stop_requested and not any(sub.kind == "steering" for sub in pending):
                 completed = store.set_execution_state(self.execution_id, "completed")
                 self.queue_was_empty = not pending
+                self.pending_at_end = pending
+                if self.queue_was_empty and self.release_when_done:
+                    self.released = _release(store, self.session_id)
                 return appended, completed
             return appended, None
 
@@ -676,18 +702,19 @@ class ExecutionRun:
         )
 
     def _tool_started(self, call_id: str, name: str, arguments: dict[str, Any], *, parent: str = "") -> None:
-        self._announce.event(
-            ToolStarted(
-                session_id=self.session_id,
-                execution_id=self.execution_id,
-                call_id=call_id,
-                name=name,
-                arguments=arguments,
-                parent_call_id=parent,
-            )
+        started = ToolStarted(
+            session_id=self.session_id,
+            execution_id=self.execution_id,
+            call_id=call_id,
+            name=name,
+            arguments=arguments,
+            parent_call_id=parent,
         )
+        self.running_tools[call_id] = started
+        self._announce.event(started)
 
     def _tool_finished(self, call_id: str, name: str, *, is_error: bool, synthetic: bool, parent: str = "") -> None:
+        self.running_tools.pop(call_id, None)
         self._announce.event(
             ToolFinished(
                 session_id=self.session_id,
@@ -782,6 +809,50 @@ class ExecutionRun:
             store.update_session(self.session_id, SessionPatch(tools=tools))
 
         await self._store(work)
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """What a checkpoint read: the session, the steering it took (as entries), the context and its messages."""
+
+    session: Session
+    inputs: list[Entry]
+    context: ModelContext
+    messages: Sequence[Message]
+
+
+def checkpoint(store: SessionStore, *, deps: Deps, session_id: str, execution_id: str) -> Checkpoint:
+    """The checkpoint's unit of work: steering taken, then what the model will see."""
+    session = store.get_session(session_id)
+    pending = store.list_submissions(session_id)
+    chosen = [sub.id for sub in queue_rules.steering_to_take(pending, session.steering_mode)]
+    taken = list(store.take_submissions(execution_id, chosen, record_inputs=True)) if chosen else []
+    inputs = [store.get_entry(session_id, sub.entry_id) for sub in taken if sub.entry_id is not None]
+    return _seen(store, deps, session, inputs)
+
+
+def first_checkpoint(store: SessionStore, *, deps: Deps, session_id: str) -> Checkpoint | None:
+    """The first checkpoint, read in the unit of work that started the execution (one hand-off fewer);
+    ``None`` when steering waits to be taken: the execution's own checkpoint takes it, and announces it."""
+    session = store.get_session(session_id)
+    if queue_rules.steering_to_take(store.list_submissions(session_id), session.steering_mode):
+        return None
+    return _seen(store, deps, session, [])
+
+
+def _seen(store: SessionStore, deps: Deps, session: Session, inputs: list[Entry]) -> Checkpoint:
+    context = deps.contexts.context(store, session.id)
+    return Checkpoint(session, inputs, context, deps.contexts.messages(store, session.id, context))
+
+
+def _release(store: SessionStore, session_id: str) -> bool:
+    """Give the session's lease back; False when that failed (the actor tries again)."""
+    try:
+        store.release_session(session_id)
+    except Exception as exc:
+        log.debug("lease of %s not released with the record: %s", session_id, exc)
+        return False
+    return True
 
 
 def _steering_pending(store: SessionStore, session_id: str) -> bool:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from anyy.api.events import RetryWaiting
+from anyy.api.events import RetryWaiting, ToolStarted
 from anyy.domain.compaction import unresolved_calls
 from anyy.domain.context import ContextItem
 from anyy.domain.entries import (
@@ -226,6 +226,12 @@ class Runtime(SessionWrites):
         """What the model has streamed so far in the running pass (for a client that joins late)."""
         actor = self._actors.get(session_id)
         return actor.current.partial_text if actor is not None and actor.current is not None else ""
+
+    def running_tools(self, session_id: str) -> list[ToolStarted]:
+        """The tool calls the running execution has started and not finished, oldest first (for a client
+        that joins late)."""
+        actor = self._actors.get(session_id)
+        return list(actor.current.running_tools.values()) if actor is not None and actor.current is not None else []
 
     # -- input -----------------------------------------------------------------------------------
     async def submit(self, session_id: str, new: NewSubmission) -> Submission:

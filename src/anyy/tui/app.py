@@ -70,7 +70,7 @@ from anyy.tui.completion import CommandHint
 from anyy.tui.conversation import ConversationView
 from anyy.tui.draft import DRAFT_ID, creation, draft_session, is_draft
 from anyy.tui.editor import Editor
-from anyy.tui.history import HISTORY_PAGE, History
+from anyy.tui.history import ASK_USER, HISTORY_PAGE, History
 from anyy.tui.keys import NO_ALT_ENTER, read_alt_enter, tmux_advice
 from anyy.tui.link import ConnectionLost, GatewayEvent, GatewayLink
 from anyy.tui.pending import PendingQueue
@@ -208,7 +208,7 @@ class AnyyApp(App[None]):
             await self.open_draft()
         else:
             view = await self.call(m.SESSION_GET, SessionRef(session_id=self.requested_session))
-            await self.open_session(view.session, live=view)
+            await self.open_session(view.session)
         self.state.link = None
 
     async def open_draft(self) -> None:
@@ -239,7 +239,7 @@ class AnyyApp(App[None]):
         happened before they were followed (its history, its running execution)."""
         made = await self.call(m.SESSION_GET, SessionRef(session_id=session_id))
         await self.conversation.clear()
-        await self.open_session(made.session, None)  # read again once subscribed: nothing falls in between
+        await self.open_session(made.session)
 
     async def _unsubscribe(self) -> None:
         if self.subscription is not None:
@@ -247,34 +247,43 @@ class AnyyApp(App[None]):
                 await self.call(m.EVENTS_UNSUBSCRIBE, UnsubscribeParams(subscription=self.subscription))
             self.subscription = None
 
-    async def open_session(self, session: Session, live: SessionView | None) -> None:
-        """Show ``session``: subscribe to its events, then its latest page of history, its queue, how full
-        its context is, the question it waits on and a retry wait in progress (``live``, its
-        ``session.get``, read here if None)."""
+    async def open_session(self, session: Session) -> None:
+        """Show ``session``: subscribe to its events, then read it (``session.get``: nothing falls between
+        the two) and show its latest page of history, its queue, how full its context is, what runs now
+        (the streamed text, the tool calls started), the question it waits on and a retry wait."""
         await self._unsubscribe()
         self.state.session = session
         self.state.forget_work()
         subscribed = await self.call(m.EVENTS_SUBSCRIBE, SubscribeParams(session_id=session.id))
         self.subscription = subscribed.subscription
-        if live is None:
-            live = await self.call(m.SESSION_GET, SessionRef(session_id=session.id))
-            self.state.session = live.session  # as it is now, a rename made meanwhile included
+        live = await self.call(m.SESSION_GET, SessionRef(session_id=session.id))
+        self.state.session = live.session  # as it is now, a rename made meanwhile included
         await self.show_history(live)
-        running = live.running_execution
-        if running:
-            self.state.running = running
-            if live.live_text:
-                await self.conversation.stream_delta(running, live.live_text)
+        await self._show_running(live)
         self.state.waiting = live.waiting_question
         if live.retry_wait is not None:  # opened (or reconnected) during a retry wait: its countdown, from what is left
             self.state.retrying = live.retry_wait.execution_id
             self.state.retry = live.retry_wait
         await self.refresh_queue()
 
-    async def switch_session(self, session: Session, live: SessionView | None) -> None:
+    async def _show_running(self, live: SessionView) -> None:
+        """The execution running as the session opens: what it streamed, then the tool calls it started."""
+        running = live.running_execution
+        if not running:
+            return
+        self.state.running = running
+        if live.live_text:
+            await self.conversation.stream_delta(running, live.live_text)
+        conversation = self.conversation
+        for tool in live.running_tools:
+            if tool.name != ASK_USER:  # the question says it
+                await conversation.end_stream()
+                await conversation.tool_started(tool.call_id, tool.name, tool.arguments, parent=tool.parent_call_id)
+
+    async def switch_session(self, session: Session) -> None:
         """Show another session in place of this one (``/sessions``)."""
         await self.conversation.clear()
-        await self.open_session(session, live)
+        await self.open_session(session)
 
     async def show_history(self, live: SessionView) -> None:
         """From scratch: how full the context is (``live``: ``session.get``), the newest page of history."""
@@ -329,7 +338,7 @@ class AnyyApp(App[None]):
         if self.drafting:
             return  # nothing to reopen: the draft is created by its first message, on this connection
         view = await self.call(m.SESSION_GET, SessionRef(session_id=self.session_id))
-        await self.switch_session(view.session, live=view)
+        await self.switch_session(view.session)
 
     # -- events ----------------------------------------------------------------------------------
     async def on_gateway_event(self, message: GatewayEvent) -> None:

@@ -110,7 +110,7 @@ class Commands:
             return
         try:
             view = await self.host.call(m.SESSION_GET, SessionRef(session_id=session_id))
-            await self.host.switch_session(view.session, live=view)
+            await self.host.switch_session(view.session)
         except GatewayError as exc:
             await self.host.say(f"Could not open session {session_id}: {exc}")
 

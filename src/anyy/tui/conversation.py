@@ -220,7 +220,7 @@ class ConversationView(VerticalScroll):
         script = self._script_of(parent)
         if script is not None:
             script.start_inner(call_id, name, arguments)
-        else:
+        elif call_id not in self._tools:  # once: the session opened as it started says it too (session.get)
             await self.add_tool(call_id, name, arguments)
 
     def tool_finished(self, call_id: str, outcome: str, *, is_error: bool, parent: str = "") -> None:

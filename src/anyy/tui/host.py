@@ -53,8 +53,8 @@ class Host(Protocol):
     async def say(self, text: str) -> None:
         """A line for the user in the conversation (not recorded in the session)."""
 
-    async def switch_session(self, session: Session, live: SessionView | None) -> None:
-        """Show another session in place of this one (``live``: its ``session.get``, read if None)."""
+    async def switch_session(self, session: Session) -> None:
+        """Show another session in place of this one (read again once its events are followed)."""
 
     async def show_history(self, live: SessionView) -> None:
         """From scratch: how full the context is, the newest page of history."""

@@ -133,7 +133,9 @@ class ToolActivity(Static, can_focus=True):
         self._redraw()
 
     def start_inner(self, call_id: str, name: str, arguments: dict[str, Any]) -> None:
-        """A call the script made, announced live (``tool_started``)."""
+        """A call the script made, announced live (``tool_started``), once."""
+        if any(call.call_id == call_id for call in self.inner):
+            return
         self.inner.append(InnerCallLine(call_id, name, arguments))
         self._redraw()
 
