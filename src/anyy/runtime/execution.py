@@ -132,9 +132,8 @@ class _Stopped(Exception):
 @dataclass
 class StreamResult:
     text: str = ""
-    thought: list[str] = field(
-        default_factory=list
-    )  # the thinking deltas (joined once: += on long thinking is quadratic)
+    # The thinking deltas, joined once (``thinking``): += on an attribute copies the whole text per delta.
+    thought: list[str] = field(default_factory=list)
     reasoning: list[Reasoning] = field(default_factory=list)  # whole blocks to hand back with the calls
     calls: list[ToolCallEvent] = field(default_factory=list)
     usage: Usage | None = None

@@ -37,7 +37,7 @@ from anyy.runtime.compactor import Compactor
 from anyy.runtime.delegation import TOOL as DELEGATE_TOOL
 from anyy.runtime.delegation import Delegations
 from anyy.runtime.deps import Deps, ModelSource
-from anyy.runtime.execution import Outcome
+from anyy.runtime.execution import ExecutionRun, Outcome
 from anyy.runtime.memory import Trimmer
 from anyy.runtime.residents import Residents
 from anyy.runtime.session_writes import SessionWrites
@@ -199,15 +199,19 @@ class Runtime(SessionWrites):
         else:
             await self.stop(control.session_id, control.execution_id, relay=False)
 
-    def running_execution(self, session_id: str) -> str | None:
+    def _current(self, session_id: str) -> ExecutionRun | None:
+        """The execution this Gateway runs for the session now, if any."""
         actor = self._actors.get(session_id)
-        return actor.current.execution_id if actor is not None and actor.current is not None else None
+        return actor.current if actor is not None else None
+
+    def running_execution(self, session_id: str) -> str | None:
+        current = self._current(session_id)
+        return current.execution_id if current is not None else None
 
     def retry_wait(self, session_id: str) -> tuple[RetryWaiting, float] | None:
         """The running execution's retry wait (for a client that joins during it): the event that announced
         it and the seconds left."""
-        actor = self._actors.get(session_id)
-        current = actor.current if actor is not None else None
+        current = self._current(session_id)
         if current is None or current.retry_wait is None:
             return None
         waiting, until = current.retry_wait
@@ -224,14 +228,14 @@ class Runtime(SessionWrites):
 
     def live_text(self, session_id: str) -> str:
         """What the model has streamed so far in the running pass (for a client that joins late)."""
-        actor = self._actors.get(session_id)
-        return actor.current.partial_text if actor is not None and actor.current is not None else ""
+        current = self._current(session_id)
+        return current.partial_text if current is not None else ""
 
     def running_tools(self, session_id: str) -> list[ToolStarted]:
         """The tool calls the running execution has started and not finished, oldest first (for a client
         that joins late)."""
-        actor = self._actors.get(session_id)
-        return list(actor.current.running_tools.values()) if actor is not None and actor.current is not None else []
+        current = self._current(session_id)
+        return list(current.running_tools.values()) if current is not None else []
 
     # -- input -----------------------------------------------------------------------------------
     async def submit(self, session_id: str, new: NewSubmission) -> Submission:

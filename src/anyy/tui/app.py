@@ -274,11 +274,12 @@ class AnyyApp(App[None]):
         self.state.running = running
         if live.live_text:
             await self.conversation.stream_delta(running, live.live_text)
+        tools = [tool for tool in live.running_tools if tool.name != ASK_USER]  # a question says itself
         conversation = self.conversation
-        for tool in live.running_tools:
-            if tool.name != ASK_USER:  # the question says it
-                await conversation.end_stream()
-                await conversation.tool_started(tool.call_id, tool.name, tool.arguments, parent=tool.parent_call_id)
+        if tools:
+            await conversation.end_stream()  # as a live tool_started does: the calls come after the text
+        for tool in tools:
+            await conversation.tool_started(tool.call_id, tool.name, tool.arguments, parent=tool.parent_call_id)
 
     async def switch_session(self, session: Session) -> None:
         """Show another session in place of this one (``/sessions``)."""
