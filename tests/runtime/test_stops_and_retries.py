@@ -9,10 +9,12 @@ import pytest
 
 from anyy.api.events import RetryWaiting
 from anyy.domain.model_io import TextDelta, ToolCallEvent
+from anyy.domain.queue import Submission
 from anyy.providers.base import ProviderError
 from anyy.providers.gates import Gate
 from anyy.runtime.clock import retry_delay
 from anyy.runtime.deps import RuntimeSettings
+from anyy.storage.sqlite import SqliteStore
 from tests.runtime.harness import Harness
 
 
@@ -204,3 +206,41 @@ async def test_u2_retry_now_ends_the_wait_early_and_calls_the_model_at_once(tmp_
             assert await h.rt.retry_now(session.id, execution_id) is False  # nothing waits now
 
     await scenario()
+
+
+class _StaleOnce(SqliteStore):
+    """A store whose next ``get_submission``, once armed, answers as it was before: a read made just before
+    the submission's end was recorded (the end and its events came while the answer was on its way)."""
+
+    stale: Submission | None = None
+
+    def get_submission(self, submission_id: str) -> Submission:
+        stale, self.stale = self.stale, None
+        return stale if stale is not None else super().get_submission(submission_id)
+
+
+async def test_c3_a_wait_begun_as_its_submission_ends_returns_the_end(tmp_path: Path) -> None:
+    """``session.wait`` for a submission whose execution ends (here: a stop) between the wait's first read
+    and its following of the session's events returns that end at once, not the state it first read after
+    its timeout."""
+    stores: list[_StaleOnce] = []
+
+    def open_store(folder: Path) -> SqliteStore:
+        stores.append(_StaleOnce(folder / "state.db", profile="test"))
+        return stores[-1]
+
+    async with Harness(tmp_path, open_store=open_store) as h:
+        session = await h.session()
+        gate = Gate()
+        h.model.enqueue([TextDelta(text="working"), gate, TextDelta(text=" never said")])
+        sent = await h.send(session.id, "work")
+        await asyncio.to_thread(gate.reached.wait_blocking, 10)
+        taken = await h.store(lambda s: s.get_submission(sent.id))
+        execution_id = h.rt.running_execution(session.id)
+        assert execution_id is not None
+        assert taken.state == "taken"
+        assert await h.rt.stop(session.id, execution_id)
+        await h.state("interrupted", execution_id)
+        stores[0].stale = taken  # the wait's first read: from before the stop
+        waited = await h.rt.wait_submission(sent.id, timeout=30)
+        assert waited.state == "interrupted"

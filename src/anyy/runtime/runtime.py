@@ -372,10 +372,13 @@ class Runtime(SessionWrites):
         (once: a wait that begins while it is so waits as usual, so a client waiting again never spins)."""
         owner = self.deps.owner
         submission: Submission = await owner.call(lambda s: s.get_submission(submission_id))
-        blocked_before = self.blocked_on(submission) is not None
         events = self.deps.bus.subscribe(submission.session_id)
         deadline = asyncio.get_running_loop().time() + max(timeout, 0.0)
         try:
+            # Read again once subscribed: an end recorded and announced while the first read was handed to
+            # the store's thread (a busy Gateway, a stop at once) would otherwise be waited for until timeout.
+            submission = await owner.call(lambda s: s.get_submission(submission_id))
+            blocked_before = self.blocked_on(submission) is not None
             while not self._settled(submission):
                 left = deadline - asyncio.get_running_loop().time()
                 if left <= 0:
