@@ -246,7 +246,10 @@ class UpkeepPart(SearchPart):
         (free,) = self.conn.execute("PRAGMA freelist_count").fetchone()
         if free <= KEEP_FREE_PAGES:
             return False
-        self.conn.execute(f"PRAGMA incremental_vacuum({min(pages, free - KEEP_FREE_PAGES)})").fetchall()
+        # The pragma frees one page per step of its statement, and ``execute`` steps a statement that returns
+        # no row only once: through it, a call freed a single page. ``executescript`` steps it to the end (the
+        # connection is in autocommit, so its implicit COMMIT has nothing to commit).
+        self.conn.executescript(f"PRAGMA incremental_vacuum({min(pages, free - KEEP_FREE_PAGES)})")
         (free,) = self.conn.execute("PRAGMA freelist_count").fetchone()
         return bool(free > KEEP_FREE_PAGES)
 
