@@ -207,6 +207,7 @@ def load_config(path: Path) -> Config:
     config = convert(raw, Config, label=CONFIG_FILE, path=path)
     where = f"{CONFIG_FILE} ({path})"
     _check_mcp(config, where)
+    _check_base_urls(config, where)
     if VIRTUAL_PROVIDER in config.providers:
         raise FileError(f"{where}: [providers.{VIRTUAL_PROVIDER}] is reserved for [aliases]: rename the table")
     for alias, target in config.aliases.items():
@@ -242,6 +243,28 @@ def _check_mcp(config: Config, where: str) -> None:
         if server.url and not server.url.startswith(("http://", "https://")):
             raise FileError(
                 f"{where}: [mcp.servers.{name}] url must start with http:// or https://, not {server.url!r}"
+            )
+
+
+def _check_base_urls(config: Config, where: str) -> None:
+    """A ``base_url`` that is no URL is refused here, not retried as an outage at every turn."""
+    from urllib.parse import urlsplit
+
+    for name, provider in config.providers.items():
+        url = provider.base_url.strip()
+        if not url:
+            continue
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - raises on a port that is not a number
+        except ValueError as exc:
+            problem = str(exc)
+        else:
+            problem = "" if parts.scheme in ("http", "https") and parts.hostname else "not an http(s) URL"
+        if problem:
+            raise FileError(
+                f"{where}: base_url in [providers.{name}] is {url!r}: {problem}; write the server's address, e.g. "
+                "http://localhost:11434/v1 or https://api.openai.com/v1"
             )
 
 
