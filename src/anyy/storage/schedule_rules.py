@@ -46,7 +46,10 @@ def missing(profile: str, ref: str) -> NotFound:
 
 
 def name_taken(name: str) -> Conflict:
-    return Conflict(f"name: a schedule named {name!r} exists already; choose another name or update that one")
+    return Conflict(
+        f"name: a schedule named {name!r} exists already; choose another name, or remove that one first "
+        f"(`anyy schedule remove {name}`)"
+    )
 
 
 def schedule_values(s: Schedule | NewSchedule) -> tuple[Any, ...]:
