@@ -1,6 +1,6 @@
 """One execution: passes of (model call + the tool calls it asked for), with checkpoints in between.
 
-The rules (DESIGN.md §4) as this module applies them:
+The rules (docs/design.md, "The runtime's rules") as this module applies them:
 
 - **Checkpoints** come before each model call and before each tool call of a batch. Steering is read
   there: a batch's calls that have not started when steering arrives get a recorded synthetic result,
