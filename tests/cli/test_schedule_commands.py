@@ -81,5 +81,14 @@ def test_k1_a_second_schedule_of_the_same_name_says_what_can_be_done(start_gatew
     again = run(home, "schedule", "add", "nightly", "--prompt", "p", "--every", "2h")
     assert again.returncode == 1
     assert "a schedule named 'nightly' exists already" in again.stderr
-    assert "anyy schedule remove nightly" in again.stderr
-    assert "update" not in again.stderr  # there is no update command to point to
+    assert "anyy schedule update nightly" in again.stderr
+    changed = run(home, "schedule", "update", "nightly", "--every", "2h", "--model", "offline/offline", "--json")
+    assert changed.returncode == 0, changed.stderr
+    made = json.loads(changed.stdout)
+    assert (made["timing"]["every"], made["model"]) == (7200, "offline")
+    assert made["prompt"] == "p"  # what was not given is kept
+    reset = json.loads(run(home, "schedule", "update", "nightly", "--reset", "model", "--json").stdout)
+    assert reset["model"] == ""
+    nothing = run(home, "schedule", "update", "nightly")
+    assert nothing.returncode == 2
+    assert "nothing to change" in nothing.stderr

@@ -47,8 +47,8 @@ def missing(profile: str, ref: str) -> NotFound:
 
 def name_taken(name: str) -> Conflict:
     return Conflict(
-        f"name: a schedule named {name!r} exists already; choose another name, or remove that one first "
-        f"(`anyy schedule remove {name}`)"
+        f"name: a schedule named {name!r} exists already; choose another name, or change that one "
+        f"(`anyy schedule update {name} …`)"
     )
 
 
