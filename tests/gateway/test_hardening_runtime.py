@@ -605,3 +605,36 @@ def test_d8_chat_says_whether_a_send_whose_reply_was_lost_was_accepted(start_gat
             + client.call("session.history", {"session_id": session_id})["items"]
         ]
     assert texts.count("sent once, whatever the network does") == 1
+
+
+def test_d12_with_several_changes_on_the_path_the_newest_before_the_position_applies(tmp_path: Path) -> None:
+    live = LiveGateway(tmp_path)
+    config = live.profile.config_path
+    config.write_text(
+        config.read_text() + '\n[providers.spare]\nkind = "offline"\n[providers.third]\nkind = "offline"\n'
+    )
+    with live, live.ws() as client:
+        session_id = client.call("session.create")["id"]
+        client.call("events.subscribe", {"session_id": session_id})
+        _turn(live, client, session_id, "first")
+        client.call(
+            "session.settings", {"session_id": session_id, "provider": "spare", "model": "offline", "effort": "high"}
+        )
+        _turn(live, client, session_id, "second")
+        client.call(
+            "session.settings", {"session_id": session_id, "provider": "third", "model": "offline", "effort": "low"}
+        )
+        _turn(live, client, session_id, "third")
+        path = client.call("session.history", {"session_id": session_id})["items"]
+        by_text = {e["text"]: e for e in path if e["kind"] == "user"}
+
+        def at(entry_id: int, *, before: bool = False) -> tuple[str, str]:
+            client.call("session.navigate", {"session_id": session_id, "entry_id": entry_id, "before": before})
+            session = client.call("session.get", {"session_id": session_id})["session"]
+            return session["provider"], session["effort"]
+
+        assert at(by_text["third"]["id"]) == ("third", "low")  # both changes on the path: the newer
+        assert at(by_text["second"]["id"]) == ("spare", "high")  # only the first change before it
+        assert at(by_text["third"]["id"], before=True) == ("third", "low")  # the second change is its parent
+        assert at(by_text["first"]["id"]) == ("offline", "")  # before any change: the first selection
+        assert at(path[0]["id"]) == ("third", "low")  # the head again
