@@ -231,3 +231,32 @@ def test_p2_copy_without_the_postgresql_driver_says_what_to_install(home: Path, 
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
     assert "pip install 'anyy[postgres]'" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("trigger", "said"),
+    [
+        # The database drops one message on its way in: the row counts differ.
+        ("IF NEW.text = 'hi there' THEN RETURN NULL; END IF; RETURN NEW;", "entries rows where the source has"),
+        # The database changes a message on its way in: the counts agree, the content hash does not.
+        ("NEW.text := replace(NEW.text, 'okapi', 'zebra'); RETURN NEW;", "differ from the source's (content hash"),
+    ],
+    ids=["a row lost", "a row changed"],
+)
+def test_p2_a_copy_that_does_not_match_its_source_commits_nothing(
+    home: Path, database: str, anyy: Run, trigger: str, said: str
+) -> None:
+    import psycopg
+
+    _profile_on_sqlite(home)
+    PostgresStore(database, profile="default").close()  # the schema, so that a trigger can sit on it
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute(f"CREATE FUNCTION tamper() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN {trigger} END $$")
+        conn.execute("CREATE TRIGGER tamper BEFORE INSERT ON entries FOR EACH ROW EXECUTE FUNCTION tamper()")
+    result = anyy("store", "copy", "--to", database)
+    assert result.exit_code == 1, result.output
+    assert said in result.stderr
+    assert "nothing was committed" in result.stderr
+    with psycopg.connect(database) as conn:
+        assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM entries").fetchone() == (0,)
