@@ -68,7 +68,7 @@ def test_m5_import_and_offline_use_load_no_sdk() -> None:
         assert registry.provider_names() == ["anthropic", "offline", "openai"]
 
         async def use_offline():
-            async for _ in registry.provider("offline").stream(
+            async for _ in (await registry.provider("offline")).stream(
                 ModelRequest(model="offline", system="", messages=(UserMessage(text="hi"),))
             ):
                 pass
@@ -76,9 +76,9 @@ def test_m5_import_and_offline_use_load_no_sdk() -> None:
         asyncio.run(use_offline())
         loaded = lambda: sorted(m for m in ("openai", "anthropic", "httpx2") if m in sys.modules)
         print("offline:", loaded())
-        registry.provider("openai")
+        asyncio.run(registry.provider("openai"))
         print("openai:", loaded())
-        registry.provider("anthropic")
+        asyncio.run(registry.provider("anthropic"))
         print("anthropic:", loaded())
         """
     )
@@ -165,20 +165,20 @@ def test_m2_alias_to_a_provider_that_is_gone_says_so() -> None:
 async def test_m5_registry_builds_each_provider_once_and_uses_given_instances() -> None:
     scripted = OfflineProvider("offline", scripted_only=True)
     registry = registry_from(Config(), instances={"offline": scripted})
-    assert registry.provider("offline") is scripted
-    first = registry.provider("openai")
-    assert registry.provider("openai") is first
+    assert await registry.provider("offline") is scripted
+    first = await registry.provider("openai")
+    assert await registry.provider("openai") is first
     await run(registry.aclose())
 
 
-def test_m5_registry_provider_of_unknown_name_is_unknown_model() -> None:
+async def test_m5_registry_provider_of_unknown_name_is_unknown_model() -> None:
     with pytest.raises(UnknownModel, match="unknown provider 'x'"):
-        registry_from(Config()).provider("x")
+        await registry_from(Config()).provider("x")
 
 
 async def test_m5_registry_missing_key_is_a_fatal_error_naming_the_variable() -> None:
     registry = registry_from(Config(), environ={})
-    provider = registry.provider("anthropic")
+    provider = await registry.provider("anthropic")
     with pytest.raises(ProviderError, match=r"\$ANTHROPIC_API_KEY is not set") as caught:
         await run(collect(provider, request()))
     assert caught.value.kind == "fatal"
@@ -193,7 +193,9 @@ async def test_m5_registry_provider_talks_to_the_configured_server(fake: FakeMod
         registry = registry_from(config, environ={})
         try:
             provider, model = registry.resolve("local", "llama3", None)
-            return text_of(await collect(registry.provider(provider), request(UserMessage(text="hi"), model=model)))
+            return text_of(
+                await collect(await registry.provider(provider), request(UserMessage(text="hi"), model=model))
+            )
         finally:
             await registry.aclose()
 
@@ -204,7 +206,7 @@ async def test_m5_registry_provider_talks_to_the_configured_server(fake: FakeMod
 async def test_m5_registry_offline_default_answers() -> None:
     registry = registry_from(Config())
     provider, model = registry.resolve(Config().model.provider, Config().model.model, None)
-    text = text_of(await run(collect(registry.provider(provider), request(model=model))))
+    text = text_of(await run(collect(await registry.provider(provider), request(model=model))))
     assert text.startswith("(offline model)")
 
 
@@ -259,7 +261,7 @@ def test_m5_a_missing_sdk_dependency_names_the_extra() -> None:
     never a bare ModuleNotFoundError."""
     script = textwrap.dedent(
         """
-        import sys
+        import asyncio, sys
         sys.modules["httpx2"] = None  # as if the SDKs' HTTP package were not installed
         from anyy.providers.base import ProviderError
         from anyy.providers.registry import ModelRegistry
@@ -269,7 +271,7 @@ def test_m5_a_missing_sdk_dependency_names_the_extra() -> None:
         registry = ModelRegistry({n: config.provider(n) for n in config.provider_names()}, {})
         for name in ("openai", "anthropic"):
             try:
-                registry.provider(name)
+                asyncio.run(registry.provider(name))
             except ProviderError as exc:
                 print(exc)
         """
