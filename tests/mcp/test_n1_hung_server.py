@@ -50,6 +50,10 @@ def test_n1_a_hung_server_delays_only_its_own_sessions_and_only_up_to_the_wait(t
         notices = [e for e in client.events if e.get("type") == "notice" and e.get("session_id") == user["id"]]
         assert any("hung (still starting)" in n["text"] for n in notices), notices
         assert client.call("gateway.status")["profile"] == "default"
+        # Reloading a session lists the servers again, and reports the hung one rather than waiting for it.
+        steps = client.call("session.reload", {"session_id": plain["id"]})
+        assert steps[-1]["step"] == "tool servers"
+        assert steps[-1]["detail"] == "hung: still starting"
 
     told = live.model.requests[-1]
     assert "hung (still starting)" in told.system  # the model is told which tools are missing

@@ -391,12 +391,28 @@ pass_env = []
 # [mcp.servers.search]
 # url = "http://127.0.0.1:8931/mcp"
 # headers = { Authorization = "Bearer ..." }
+# Servers start in the background; a turn waits this many seconds for the servers its tools name,
+# then runs without the missing ones and says which.
+# [mcp]
+# wait = 5.0
 
 [background]
 # The delegate tool (when enabled): how many of one call's tasks run at once, and how deep delegation
 # nests (1: a delegated task cannot delegate again; 0: no delegation).
 max_children = 3
 max_depth = 1
+
+# Residents' webhooks (POST /hooks/NAME; docs/background.md): calls a minute per name, wakes that may wait
+# in a resident's queue, and whether callers must sign (X-Anyy-Timestamp, X-Anyy-Signature).
+# [webhooks]
+# per_minute = 60
+# max_queued = 10
+# require_signature = false
+# max_skew = 300
+
+# MiB of stored objects (uploads, attachments, large bodies) past which /upload refuses files; 0: no quota.
+# [gateway]
+# upload_quota = 4096
 
 [store]
 # Where sessions live: "" keeps them in this profile's state.db (SQLite). A PostgreSQL URL

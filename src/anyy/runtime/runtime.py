@@ -621,7 +621,13 @@ class Runtime(SessionWrites):
         attempt("role and memory", lambda: f"{len(self.deps.system_prompt(session))} characters of system prompt")
         attempt("model", lambda: "/".join(self.deps.models.resolve(session.provider, session.model, None)))
         if self.deps.tool_servers is not None:  # MCP servers restarted as changed and listed again (N1)
-            steps.append(ReloadStep(step="tool servers", applied=True, detail=await self.deps.tool_servers.refresh()))
+            steps.append(
+                ReloadStep(
+                    step="tool servers",
+                    applied=True,
+                    detail=await self.deps.tool_servers.refresh(self.deps.settings.mcp_wait),
+                )
+            )
         return steps
 
 

@@ -229,6 +229,13 @@ class McpServer:
             self._deadline = None
         return self._attempt
 
+    def relist(self) -> asyncio.Task[str]:
+        """List again now (config.toml re-read), unless an attempt is under way: that one is the answer."""
+        if self._attempt is None or self._attempt.done():
+            self._attempt = asyncio.create_task(self.list_tools(), name=f"mcp-list-{self.spec.name}")
+            self._deadline = None
+        return self._attempt
+
     def patience(self, wait: float) -> float:
         """How much longer a turn may wait for the current attempt: ``wait`` seconds from the first turn
         that asked, the same deadline for every turn after it."""
@@ -415,22 +422,30 @@ class McpServers:
             await asyncio.wait(pending, timeout=bound)  # a timeout leaves them running in the background
         return {server.spec.name: reason for server in servers if (reason := server.missing())}
 
-    async def refresh(self) -> str:
+    async def refresh(self, wait: float | None = None) -> str:
         """Apply new settings (servers added, changed, removed) and list every server's tools again, in
-        the order of the configuration; one line per server."""
+        the order of the configuration; one line per server. With ``wait``, a server still starting after
+        that many seconds is reported so and goes on starting in the background."""
         if self._pending is not None:
             wanted, self._pending = self._pending, None
             for name, server in list(self._servers.items()):
                 if wanted.get(name) != server.spec:
-                    await server.drop()
+                    await server.aclose()  # a start under way is cancelled, not waited for
                     del self._servers[name]
             for name, spec in wanted.items():
                 self._servers.setdefault(name, McpServer(spec))
         if not self._servers:
             return "no MCP servers configured"
         # Listed side by side (a slow server does not hold the others up), reported in configuration order.
-        reports = await asyncio.gather(*(server.list_tools() for server in self._servers.values()))
-        return "; ".join(reports)
+        attempts = [server.relist() for server in self._servers.values()]
+        if wait is None:
+            await asyncio.wait(attempts)
+        elif wait > 0:
+            await asyncio.wait(attempts, timeout=wait)
+        return "; ".join(
+            attempt.result() if attempt.done() else f"{name}: still starting"
+            for name, attempt in zip(self._servers, attempts, strict=True)
+        )
 
     def server_tools(self) -> dict[str, list[McpTool]]:
         return {
