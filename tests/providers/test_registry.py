@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from anyy.domain.model_io import UserMessage
 from anyy.profiles.config import VIRTUAL_PROVIDER as CONFIG_VIRTUAL_PROVIDER
 from anyy.profiles.config import Config, ModelSettings, ProviderSettings, load_config
 from anyy.providers import VIRTUAL_PROVIDER, ModelRegistry, OfflineProvider, Provider, ProviderError, UnknownModel
+from anyy.providers.registry import LOADERS, Loader
 from tests.fakes.model_server import FakeModelServer, Reply
 from tests.providers.support import collect, request, run, text_of
 
@@ -291,3 +294,28 @@ def test_m5_the_default_install_has_both_sdks() -> None:
 
     needed = {r.split(";")[0].split(">=")[0].strip() for r in requires("anyy") or [] if "extra ==" not in r}
     assert {"openai", "anthropic"} <= needed
+
+
+async def test_g4_a_provider_is_built_once_off_the_loop_whether_warmed_or_first_used() -> None:
+    """The warm-up thread and a first use share one build, in a thread: the loop goes on meanwhile."""
+    entered, release, builds = threading.Event(), threading.Event(), []
+
+    def held(name: str, settings: object, api_key: str) -> Provider:
+        builds.append(threading.current_thread().name)
+        entered.set()
+        release.wait(60)
+        return LOADERS["offline"](name, settings, api_key)  # type: ignore[arg-type]
+
+    loaders: dict[str, Loader] = {"offline": held}
+    registry = ModelRegistry({"slow": ProviderSettings(kind="offline")}, loaders=loaders)
+    warming = registry.warm(["slow", "not-configured"])
+    assert await asyncio.to_thread(entered.wait, 30)
+    first_use = asyncio.create_task(registry.provider("slow"))
+    for _ in range(100):  # the loop turns while the build is held
+        await asyncio.sleep(0)
+    assert not first_use.done()
+    release.set()
+    provider = await asyncio.wait_for(first_use, 30)
+    await asyncio.to_thread(warming.join, 30)
+    assert await registry.provider("slow") is provider
+    assert builds == ["anyy-warm-providers"]  # one build, on the warm-up thread
