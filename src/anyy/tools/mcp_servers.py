@@ -222,12 +222,7 @@ class McpServer:
     def begin(self) -> asyncio.Task[str] | None:
         """Start listing in the background, unless it is listed or an attempt is under way; a failed one
         is tried again (each within the server's own start timeout). The attempt, None when listed."""
-        if self.listed:
-            return None
-        if self._attempt is None or self._attempt.done():
-            self._attempt = asyncio.create_task(self.list_tools(), name=f"mcp-list-{self.spec.name}")
-            self._deadline = None
-        return self._attempt
+        return None if self.listed else self.relist()
 
     def relist(self) -> asyncio.Task[str]:
         """List again now (config.toml re-read), unless an attempt is under way: that one is the answer."""
