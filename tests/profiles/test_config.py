@@ -169,3 +169,23 @@ def test_m5_config_base_url_forms_people_write_are_accepted(tmp_path: Path) -> N
     ):
         path = write_config(tmp_path, f'[providers.local]\nkind = "openai"\nbase_url = "{url}"\n')
         assert load_config(path).providers["local"].base_url == url
+
+
+def test_m6_unknown_enabled_tools_are_refused_when_the_config_is_read(tmp_path: Path) -> None:
+    path = write_config(tmp_path, '[tools]\nenabled = ["read_file", "run_script", "shel", "mcp_files_read"]\n')
+    with pytest.raises(FileError) as refused:
+        load_config(path)
+    message = str(refused.value)
+    assert "[tools] enabled names unknown tools 'run_script', 'shel', 'mcp_files_read'" in message
+    assert "set codemode = true" in message
+    assert "read_file, write_file, edit_file, list_dir, shell, web_fetch" in message  # the valid names
+    assert str(path) in message
+    fine = '[tools]\nenabled = ["shell", "skill", "mcp_files_*"]\n[mcp.servers.files]\ncommand = "x"\n'
+    assert load_config(write_config(tmp_path, fine)).tools.enabled == ["shell", "skill", "mcp_files_*"]
+
+
+def test_m6_the_configs_tool_names_are_the_toolsets() -> None:
+    from anyy.profiles.config import TOOL_NAMES
+    from anyy.tools.toolset import KNOWN_TOOL_NAMES
+
+    assert TOOL_NAMES == KNOWN_TOOL_NAMES

@@ -34,7 +34,7 @@ from anyy.gateway.state import Gateway
 from anyy.profiles.config import GatewaySettings
 from anyy.profiles.gateway_address import Address, address_path, read_address, write_address, write_more_address
 from anyy.profiles.profile import Profile
-from anyy.runtime.assembly import build_deps
+from anyy.runtime.assembly import build_deps, warm_providers
 from anyy.runtime.runtime import Runtime
 from anyy.runtime.schedule_admin import scheduling_for
 
@@ -140,8 +140,10 @@ async def serve(
     with profile_lock(profile, shared=store_backend(profile) == "postgresql") as primary:
         setup_logging(profile.path)
         raise_fd_limit()
-        limits = profile.load_config().gateway
+        config = profile.load_config()
+        limits = config.gateway
         deps = build_deps(profile, workdir=Path.cwd())
+        warm_providers(deps.models, config)  # SDK imports in a thread, never on the loop (G4)
         deps.owner.start()
         runtime = Runtime(deps)
         recovered = await runtime.start()

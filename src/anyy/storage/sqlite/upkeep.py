@@ -325,5 +325,9 @@ class UpkeepPart(SearchPart):
             )
         return ObjectRef(hash=object_hash, size=len(data), media_type=media_type)
 
+    def object_bytes(self) -> int:
+        row = self.conn.execute("SELECT COALESCE(SUM(size), 0) FROM objects").fetchone()
+        return int(row[0])
+
     def read_object(self, object_hash: str) -> bytes:
         return self.objects.get(object_hash)
