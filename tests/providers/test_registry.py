@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import textwrap
@@ -43,6 +44,10 @@ def sample_config() -> Config:
     )
 
 
+def _keep(*names: str) -> dict[str, str]:
+    return {name: os.environ[name] for name in names if name in os.environ}
+
+
 def _python(script: str) -> subprocess.CompletedProcess[str]:
     """Run a script in a fresh interpreter with a bare environment (an OpenAI key set)."""
     return subprocess.run(
@@ -50,7 +55,8 @@ def _python(script: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         cwd=ROOT,
-        env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-x"},
+        # PYTHONPATH kept: scripts/test-minimums runs these tests from the checkout's src, not an install.
+        env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "sk-x", **_keep("PYTHONPATH")},
         check=False,
         timeout=60,
     )

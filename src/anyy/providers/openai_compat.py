@@ -104,7 +104,7 @@ class OpenAICompatProvider(SdkProvider):
         except openai.APIError as exc:
             raise self._error(exc) from exc
         except httpx2.TransportError as exc:
-            raise http_errors.dropped(self.name, type(exc).__name__) from exc
+            raise self._transport_error(exc) from exc
         finally:
             # Cancelled or not, the request is closed now; shielded so that a cancellation arriving
             # during the close cannot leave the connection open.
@@ -122,7 +122,13 @@ class OpenAICompatProvider(SdkProvider):
         except openai.APIError as exc:
             raise self._error(exc) from exc
         except httpx2.TransportError as exc:  # the SDK wraps these; a transport it does not know may not
-            raise http_errors.dropped(self.name, type(exc).__name__) from exc
+            raise self._transport_error(exc) from exc
+
+    def _transport_error(self, exc: httpx2.TransportError) -> ProviderError:
+        """An HTTP error the SDK let through unwrapped (older SDKs do, mid-stream): a timeout is still one."""
+        if isinstance(exc, httpx2.TimeoutException):
+            return http_errors.timed_out(self.name, self.base_url)
+        return http_errors.dropped(self.name, type(exc).__name__)
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
