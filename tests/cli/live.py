@@ -1,10 +1,12 @@
 """The Gateway process of the CLI and TUI tests moved to :mod:`tests.fakes.gateways` (shared by the whole
-suite); these names stay importable from here (``LiveGateway`` is its ``GatewayProcess``)."""
+suite); these names stay importable from here. The in-process Gateway is ``tests.fakes.gateways.LiveGateway``;
+the process one is ``GatewayProcess`` (they had one name between them)."""
 
 from tests.fakes.gateways import (
     ANYY,
     BIN,
     BROKEN_PROVIDER,
+    GatewayProcess,
     Hold,
     MakeHold,
     StartGateway,
@@ -20,15 +22,14 @@ from tests.fakes.gateways import (
     wait_queued,
 )
 from tests.fakes.gateways import PROCESS_TIMEOUT as TIMEOUT
-from tests.fakes.gateways import GatewayProcess as LiveGateway
 
 __all__ = [
     "ANYY",
     "BIN",
     "BROKEN_PROVIDER",
     "TIMEOUT",
+    "GatewayProcess",
     "Hold",
-    "LiveGateway",
     "MakeHold",
     "StartGateway",
     "chat_json",

@@ -15,7 +15,7 @@ from anyy.domain.sessions import NewSession
 from anyy.profiles import Profile
 from anyy.profiles.gateway_address import Address, write_address
 from tests.cli.conftest import MakeProfile, OpenStore, Run
-from tests.cli.live import LiveGateway
+from tests.cli.live import GatewayProcess
 from tests.cli.live import run as live_run
 
 
@@ -359,14 +359,14 @@ def test_a3_sessions_export_includes_bodies_kept_in_objects(anyy: Run, profile: 
 
 
 @pytest.fixture
-def gateway_factory(home: Path, profile: Profile) -> Iterator[Callable[[], LiveGateway]]:
+def gateway_factory(home: Path, profile: Profile) -> Iterator[Callable[[], GatewayProcess]]:
     """Starts the profile's Gateway (``anyy gateway start``) on the sessions written so far; stopped after."""
-    started: list[LiveGateway] = []
+    started: list[GatewayProcess] = []
 
-    def start() -> LiveGateway:
+    def start() -> GatewayProcess:
         done = live_run(home, "gateway", "start", "--profile", profile.name)
         assert done.returncode == 0, done.stderr
-        started.append(LiveGateway(home=home, profile=profile.name))
+        started.append(GatewayProcess(home=home, profile=profile.name))
         return started[-1]
 
     yield start
@@ -375,7 +375,7 @@ def gateway_factory(home: Path, profile: Profile) -> Iterator[Callable[[], LiveG
 
 
 def test_a2_export_of_a_branched_session_agrees_through_both_doors(
-    anyy: Run, tree: Tree, profile: Profile, open_store: OpenStore, gateway_factory: Callable[[], LiveGateway]
+    anyy: Run, tree: Tree, profile: Profile, open_store: OpenStore, gateway_factory: Callable[[], GatewayProcess]
 ) -> None:
     with open_store(profile) as store:  # branch a grows after branch b was made: ids no longer say the order
         store.set_head(tree.session, tree.ids["answer_a"])
@@ -398,7 +398,7 @@ def test_a2_export_of_a_branched_session_agrees_through_both_doors(
 
 
 def test_b1_sessions_commands_go_through_a_running_gateway(
-    anyy: Run, tree: Tree, gateway_factory: Callable[[], LiveGateway], monkeypatch: pytest.MonkeyPatch
+    anyy: Run, tree: Tree, gateway_factory: Callable[[], GatewayProcess], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     live = gateway_factory()
 
@@ -431,7 +431,7 @@ def test_b1_a_stale_gateway_address_falls_back_to_the_store(anyy: Run, tree: Tre
 
 
 def test_u1_sessions_list_shows_each_last_message_through_both_doors(
-    anyy: Run, tree: Tree, profile: Profile, open_store: OpenStore, gateway_factory: Callable[[], LiveGateway]
+    anyy: Run, tree: Tree, profile: Profile, open_store: OpenStore, gateway_factory: Callable[[], GatewayProcess]
 ) -> None:
     with open_store(profile) as store:  # the head on a label: the message before it is the preview
         store.set_head(tree.session, tree.ids["label"])

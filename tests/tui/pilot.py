@@ -14,19 +14,19 @@ from anyy.client.gateway import address_locator
 from anyy.profiles.profile import get_profile
 from anyy.tui.app import AnyyApp
 from anyy.tui.conversation import NoticeLine
-from tests.cli.live import LiveGateway
+from tests.cli.live import GatewayProcess
 
 TIMEOUT = 30.0
 LOOK_EVERY = 0.01  # seconds between two looks at the condition while nothing else wakes the waiter
 
 
-def make_app(live: LiveGateway, **options: Any) -> AnyyApp:
+def make_app(live: GatewayProcess, **options: Any) -> AnyyApp:
     options.setdefault("locate", address_locator(live.profile, live.home))
     options.setdefault("profile", get_profile(live.home, live.profile))
     return AnyyApp(live.address, **options)
 
 
-def new_session(live: LiveGateway, **settings: str) -> str:
+def new_session(live: GatewayProcess, **settings: str) -> str:
     """A session made through the Gateway (with these ``session.settings``), for a test that needs one before
     the TUI's first message (the TUI itself makes its session on the first send)."""
     with live.client() as client:
@@ -61,7 +61,7 @@ def notices(app: AnyyApp) -> str:
     return "\n".join(str(line.content) for line in app.conversation.query(NoticeLine))
 
 
-async def start_retry_wait(app: AnyyApp, pilot: Any, live: LiveGateway) -> str:
+async def start_retry_wait(app: AnyyApp, pilot: Any, live: GatewayProcess) -> str:
     """In an app opened on a session of the Gateway's broken provider (``BROKEN_PROVIDER``: ``make_app(live,
     session_id=new_session(live, provider="broken", model="m"))``), send a prompt with Enter; return the
     execution once it waits for an automatic retry."""

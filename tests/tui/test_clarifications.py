@@ -13,7 +13,7 @@ import pytest
 
 from anyy.tui.app import AnyyApp
 from anyy.tui.conversation import Message
-from tests.cli.live import BROKEN_PROVIDER, LiveGateway, StartGateway
+from tests.cli.live import BROKEN_PROVIDER, GatewayProcess, StartGateway
 from tests.fakes.model_server import ErrorReply, FakeModelServer
 from tests.tui.pilot import (
     TIMEOUT,
@@ -35,14 +35,14 @@ def messages(app: AnyyApp, role: str) -> list[str]:
     return [m.text for m in app.query(Message) if m.role == role]
 
 
-def history(live: LiveGateway, session_id: str) -> list[tuple[str, str]]:
+def history(live: GatewayProcess, session_id: str) -> list[tuple[str, str]]:
     """The session's path as (kind, text), oldest first."""
     with live.client() as client:
         page = client.call("session.history", {"session_id": session_id, "limit": 100})
     return [(entry["kind"], entry["text"]) for entry in reversed(page["items"])]
 
 
-def suspended_session(live: LiveGateway) -> str:
+def suspended_session(live: GatewayProcess) -> str:
     """A session whose execution asked a question and waits for the answer."""
     with live.client() as client:
         session = client.call("session.create", {})
@@ -51,7 +51,7 @@ def suspended_session(live: LiveGateway) -> str:
         return str(session["id"])
 
 
-async def answer_and_see_it_used(app: AnyyApp, pilot: Any, live: LiveGateway, answer: str) -> None:
+async def answer_and_see_it_used(app: AnyyApp, pilot: Any, live: GatewayProcess, answer: str) -> None:
     """Type the answer, Enter: the execution resumes with it and the question goes away."""
     await type_text(pilot, answer)
     await pilot.press("enter")

@@ -15,7 +15,7 @@ import pytest
 from anyy.tui.app import AnyyApp
 from anyy.tui.conversation import Message
 from anyy.tui.tool_activity import ToolActivity, call_text
-from tests.cli.live import LiveGateway, StartGateway
+from tests.cli.live import GatewayProcess, StartGateway
 from tests.fakes.model_server import FakeModelServer, Reply, ToolCall
 from tests.tui.pilot import TIMEOUT, make_app, opened, type_text, until
 
@@ -51,7 +51,7 @@ def fake_provider(server: FakeModelServer) -> str:
     return f'\n[providers.fake]\nkind = "openai"\nbase_url = "{server.openai_url}"\n'
 
 
-def codemode_session(live: LiveGateway) -> str:
+def codemode_session(live: GatewayProcess) -> str:
     """A session on the ``fake`` provider with Codemode on: the model sees ``run_script`` only."""
     with live.client() as client:
         session = client.call("session.create", {})

@@ -11,7 +11,7 @@ from textual.widgets import OptionList, Static
 from anyy.tui.app import AnyyApp
 from anyy.tui.conversation import Message
 from anyy.tui.screens import MORE, PICKER_PAGE, ChoiceScreen, ConfirmScreen, HelpScreen, SessionPicker, TreeScreen
-from tests.cli.live import Hold, LiveGateway, StartGateway
+from tests.cli.live import GatewayProcess, Hold, StartGateway
 from tests.tui.pilot import TIMEOUT, make_app, notices, opened, type_text, until
 
 pytestmark = pytest.mark.anyio
@@ -45,7 +45,7 @@ async def start_slow_turn(app: AnyyApp, pilot: Any) -> str:
     return app.state.running
 
 
-def two_turn_session(live: LiveGateway) -> str:
+def two_turn_session(live: GatewayProcess) -> str:
     with live.client() as client:
         session = client.call("session.create", {})
         for text in ("one", "two"):
@@ -54,7 +54,7 @@ def two_turn_session(live: LiveGateway) -> str:
         return str(session["id"])
 
 
-def tree_of(live: LiveGateway, session_id: str) -> dict[str, Any]:
+def tree_of(live: GatewayProcess, session_id: str) -> dict[str, Any]:
     with live.client() as client:
         return client.call("session.tree", {"session_id": session_id})  # type: ignore[no-any-return]
 

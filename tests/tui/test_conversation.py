@@ -14,7 +14,7 @@ from anyy.tui.app import AnyyApp
 from anyy.tui.conversation import Message
 from anyy.tui.status import tokens
 from anyy.tui.tool_activity import ToolActivity
-from tests.cli.live import LiveGateway, StartGateway
+from tests.cli.live import GatewayProcess, StartGateway
 from tests.tui.pilot import TIMEOUT, make_app, opened, type_text, until
 
 pytestmark = pytest.mark.anyio
@@ -30,7 +30,7 @@ def focused(app: AnyyApp) -> Widget | None:
     return app.focused
 
 
-def session_with_turns(live: LiveGateway, texts: list[str]) -> str:
+def session_with_turns(live: GatewayProcess, texts: list[str]) -> str:
     with live.client() as client:
         session = client.call("session.create", {})
         for text in texts:

@@ -9,7 +9,7 @@ import pytest
 
 from anyy.tui.app import AnyyApp
 from anyy.tui.tool_activity import ToolActivity
-from tests.cli.live import BROKEN_PROVIDER, Hold, LiveGateway, StartGateway
+from tests.cli.live import BROKEN_PROVIDER, GatewayProcess, Hold, StartGateway
 from tests.tui.pilot import (
     TIMEOUT,
     make_app,
@@ -50,7 +50,7 @@ def pending(app: AnyyApp) -> list[tuple[str, str]]:
     return [(item.kind, item.text) for item in app.pending.items]
 
 
-def gateway_queue(live: LiveGateway, session_id: str) -> list[tuple[str, str]]:
+def gateway_queue(live: GatewayProcess, session_id: str) -> list[tuple[str, str]]:
     with live.client() as client:
         return [(i["kind"], i["text"]) for i in client.call("session.queue.list", {"session_id": session_id})]
 

@@ -10,7 +10,7 @@ import pytest
 from anyy.api.sessions import Submission
 from anyy.tui.app import RECONNECTING, AnyyApp
 from anyy.tui.conversation import Message
-from tests.cli.live import LiveGateway, StartGateway, run
+from tests.cli.live import GatewayProcess, StartGateway, run
 from tests.tui.pilot import TIMEOUT, make_app, notices, opened, type_text, until
 
 pytestmark = pytest.mark.anyio
@@ -20,7 +20,7 @@ def messages(app: AnyyApp, role: str) -> list[str]:
     return [m.text for m in app.query(Message) if m.role == role]
 
 
-async def gateway(live: LiveGateway, action: str) -> None:
+async def gateway(live: GatewayProcess, action: str) -> None:
     """``anyy gateway stop|start`` for the test's profile, off the event loop (the app keeps running)."""
     done = await asyncio.to_thread(run, live.home, "gateway", action, "--profile", live.profile)
     assert done.returncode == 0, done.stderr
