@@ -278,3 +278,35 @@ def test_k1_update_refuses_null_for_a_field_without_a_default_naming_it(sched: S
         sched.call("schedule.update", {"schedule": "daily summary", field: None})
     assert caught.value.message.startswith(f"{field}: cannot be cleared")
     assert sched.call("schedule.get", {"schedule": "daily summary"})["prompt"] == "Summarise the day."
+
+
+def test_k1_a_schedules_role_model_and_tools_reach_its_runs(tmp_path: Path) -> None:
+    clock = ManualWallClock(T0)
+    live = LiveGateway(tmp_path, serve=False, wall_clock=clock)
+    (live.profile.roles_dir / "scribe.toml").write_text(
+        'identity = "You are the night scribe."\nsoul = "Short notes."\n'
+    )
+    config = live.profile.config_path
+    config.write_text(config.read_text() + '\n[providers.spare]\nkind = "offline"\nmodels = ["offline"]\n')
+    with live:
+        _role_model_and_tools(Scheduled(live, clock))
+
+
+def _role_model_and_tools(sched: Scheduled) -> None:
+    live = sched.live
+    sched.daily("notes", role="scribe", tools=["read_file"])
+    sched.daily("elsewhere", model="spare/offline", tools=[])
+    live.model.enqueue("Noted.")
+    sched.at(EIGHT)
+    notes = sched.runs("notes")[0]
+    elsewhere = sched.runs("elsewhere")[0]
+    for run in (notes, elsewhere):
+        done = sched.call("session.wait", {"submission_id": run["submission_id"], "timeout": 30})
+        assert done["state"] == "completed", done
+    scribe = sched.call("session.get", {"session_id": notes["session_id"]})["session"]
+    assert (scribe["role"], scribe["tools"]["enabled"]) == ("scribe", ["read_file"])
+    request = next(r for r in live.model.requests if "night scribe" in r.system)
+    assert [tool.name for tool in request.tools] == ["read_file"]  # the run's model call saw its tools only
+    spare = sched.call("session.get", {"session_id": elsewhere["session_id"]})["session"]
+    assert (spare["provider"], spare["model"], spare["role"]) == ("spare", "offline", "default")
+    assert spare["tools"]["enabled"] == []
