@@ -1,0 +1,85 @@
+"""Benchmark of what the sandbox adds to a ``shell`` call (SPEC N3, N7; issue 24).
+
+    .venv/bin/python -m bench.sandbox_bench [--calls 100] [--rounds 3]
+
+The real ``shell`` tool runs ``true`` ``--calls`` times in a row, once as the machine's sandbox confines it
+(``detect_sandbox()``, as a Gateway with the default ``[tools.sandbox]`` would) and once unconfined; the
+rounds alternate the two so that a change in the machine's load hits both. Printed: the median and 90th
+percentile of one call's wall time per mode (median over the rounds) and the difference of the medians, the
+sandbox's own cost per call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import msgspec
+
+from anyy.tools.base import ToolContext
+from anyy.tools.policy import ToolPolicy
+from anyy.tools.sandbox import Sandbox, detect_sandbox
+from anyy.tools.shell import ShellTool
+
+
+async def _calls(context: ToolContext, calls: int) -> list[float]:
+    tool = ShellTool()
+    took: list[float] = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        outcome = await tool.run({"command": "true"}, context)
+        took.append((time.perf_counter() - start) * 1000)
+        if outcome.is_error:
+            raise RuntimeError(f"the shell call failed: {outcome.text}")
+    return took
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def measure(calls: int, rounds: int) -> dict[str, object]:
+    sandbox = detect_sandbox()
+    if not sandbox.active:
+        raise SystemExit(f"no sandbox on this machine: {sandbox.note}")
+    with tempfile.TemporaryDirectory(prefix="anyy-sandbox-bench-") as tmp:
+        work = Path(tmp)
+        base = ToolContext(workdir=work, memory_dir=work / "memory", session_id="ses_bench", timeout=60)
+        modes = {
+            "sandboxed": msgspec.structs.replace(base, policy=ToolPolicy(sandbox=sandbox)),
+            "unconfined": msgspec.structs.replace(base, policy=ToolPolicy(sandbox=Sandbox())),
+        }
+        medians: dict[str, list[float]] = {name: [] for name in modes}
+        p90s: dict[str, list[float]] = {name: [] for name in modes}
+        asyncio.run(_calls(modes["sandboxed"], 3))  # warm: the first call pays imports and the probe
+        for _ in range(rounds):
+            for name, context in modes.items():
+                took = asyncio.run(_calls(context, calls))
+                medians[name].append(statistics.median(took))
+                p90s[name].append(_quantile(took, 0.9))
+    result: dict[str, object] = {"calls": calls, "rounds": rounds, "sandbox": sandbox.note}
+    for name in modes:
+        result[f"{name}_ms_median"] = round(statistics.median(medians[name]), 2)
+        result[f"{name}_ms_p90"] = round(statistics.median(p90s[name]), 2)
+    overhead = statistics.median(medians["sandboxed"]) - statistics.median(medians["unconfined"])
+    result["sandbox_overhead_ms"] = round(overhead, 2)
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(None if argv is None else list(argv))
+    print(json.dumps(measure(args.calls, args.rounds), indent=2), flush=True)
+
+
+if __name__ == "__main__":
+    main()
