@@ -16,6 +16,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -130,7 +131,7 @@ def _tool_result(machine: Machine, gateway: GatewayProcess, cue: str) -> str:
     session_id = json.loads(done.stdout)["session_id"]
     with gateway.client() as client:
         items: list[dict[str, Any]] = client.call("session.history", {"session_id": session_id})["items"]
-    results = [item["text"] for item in items if item["kind"] == "tool_result"]
+    results = [str(item["text"]) for item in items if item["kind"] == "tool_result"]
     assert len(results) == 1, items
     return results[0]
 
@@ -286,7 +287,8 @@ async def test_n7_a_hidden_path_never_hides_the_working_directory(machine: Machi
     listing = await ListDirTool().run({"path": ".", "depth": 2}, sandboxed)
     assert ".ssh/\n  (hidden from tools)" in listing.text, listing.text
     refused = await ListDirTool().run({"path": ".ssh"}, sandboxed)
-    assert refused.is_error and "hidden from tools" in refused.text
+    assert refused.is_error
+    assert "hidden from tools" in refused.text
 
 
 def _fake_bwrap(folder: Path, refuse: str) -> Path:
@@ -328,7 +330,8 @@ async def test_n7_a_sandbox_with_less_says_so_in_every_result(
     script = await RunScriptTool({}).run({"script": "print('hello')"}, context)
     assert said.format(bwrap=folder / "bwrap") in script.text, script.text
     read = await ReadFileTool().run({"path": ".ssh/id_rsa"}, context)  # refused, sandbox or not
-    assert read.is_error and "hidden from tools" in read.text
+    assert read.is_error
+    assert "hidden from tools" in read.text
 
 
 def test_n7_hide_entries_must_be_absolute(tmp_path: Path) -> None:
@@ -338,3 +341,35 @@ def test_n7_hide_entries_must_be_absolute(tmp_path: Path) -> None:
     config.write_text('[tools.sandbox]\nhide = ["secrets"]\n')
     with pytest.raises(Exception, match=r"hide: 'secrets' is relative: give an absolute path or one under ~/"):
         load_config(config)
+
+
+# The kernel's doors an unprivileged process may still open: the seccomp filter shuts them.
+_DOORS = """
+import ctypes, os, platform
+numbers = {"x86_64": {"add_key": 248, "io_uring_setup": 425}, "aarch64": {"add_key": 217, "io_uring_setup": 425}}
+libc = ctypes.CDLL(None, use_errno=True)
+calls = numbers[platform.machine()]
+params = (ctypes.c_char * 120)()
+results = {
+    "add_key": libc.syscall(calls["add_key"], b"user", b"anyy-n7", b"x", 1, -2),  # the process keyring
+    "io_uring_setup": libc.syscall(calls["io_uring_setup"], 1, params),
+}
+for name, result in results.items():
+    print(name, "OPENED" if result >= 0 else os.strerror(ctypes.get_errno()))
+"""
+
+
+async def test_n7_seccomp_filter_refuses_what_capabilities_do_not(sandboxed: ToolContext) -> None:
+    sandbox = sandboxed.policy.sandbox
+    assert sandbox.seccomp, sandbox.note  # libseccomp is on this machine (scripts/setup-sandbox)
+    command = f"{os.path.realpath(sys.executable)} -c '{_DOORS}'"
+    filtered = await ShellTool().run({"command": command}, sandboxed)
+    print(f"\nN7 seccomp: {filtered.text.strip()}")
+    assert "add_key Operation not permitted" in filtered.text, filtered.text
+    assert "io_uring_setup Operation not permitted" in filtered.text
+    # The same sandbox without the filter: the calls go through, so the filter is what refuses them.
+    unfiltered = msgspec.structs.replace(
+        sandboxed, policy=ToolPolicy(sandbox=msgspec.structs.replace(sandbox, seccomp=b""))
+    )
+    opened = await ShellTool().run({"command": command}, unfiltered)
+    assert "add_key OPENED" in opened.text, opened.text
