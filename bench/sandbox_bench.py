@@ -6,7 +6,8 @@ The real ``shell`` tool runs ``true`` ``--calls`` times in a row, once as the ma
 (``detect_sandbox()``, as a Gateway with the default ``[tools.sandbox]`` would) and once unconfined; the
 rounds alternate the two so that a change in the machine's load hits both. Printed: the median and 90th
 percentile of one call's wall time per mode (median over the rounds) and the difference of the medians, the
-sandbox's own cost per call.
+sandbox's own cost per call. Then the same for ``read_file`` on a small file, with and without the hidden
+paths (the check the file tools make, N7), which costs each file call a few dozen ``stat`` calls.
 """
 
 from __future__ import annotations
@@ -23,17 +24,19 @@ from pathlib import Path
 import msgspec
 
 from anyy.tools.base import ToolContext
+from anyy.tools.files import ReadFileTool
 from anyy.tools.policy import ToolPolicy
 from anyy.tools.sandbox import Sandbox, detect_sandbox
 from anyy.tools.shell import ShellTool
 
 
-async def _calls(context: ToolContext, calls: int) -> list[float]:
-    tool = ShellTool()
+async def _calls(context: ToolContext, calls: int, *, read: bool = False) -> list[float]:
+    tool = ReadFileTool() if read else ShellTool()
+    arguments = {"path": "small.txt"} if read else {"command": "true"}
     took: list[float] = []
     for _ in range(calls):
         start = time.perf_counter()
-        outcome = await tool.run({"command": "true"}, context)
+        outcome = await tool.run(arguments, context)
         took.append((time.perf_counter() - start) * 1000)
         if outcome.is_error:
             raise RuntimeError(f"the shell call failed: {outcome.text}")
@@ -46,11 +49,12 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 def measure(calls: int, rounds: int) -> dict[str, object]:
-    sandbox = detect_sandbox()
+    sandbox = detect_sandbox(anyy_home=Path.home() / ".local" / "share" / "anyy")
     if not sandbox.active:
         raise SystemExit(f"no sandbox on this machine: {sandbox.note}")
     with tempfile.TemporaryDirectory(prefix="anyy-sandbox-bench-") as tmp:
         work = Path(tmp)
+        (work / "small.txt").write_text("a small file\n" * 10)
         base = ToolContext(workdir=work, memory_dir=work / "memory", session_id="ses_bench", timeout=60)
         modes = {
             "sandboxed": msgspec.structs.replace(base, policy=ToolPolicy(sandbox=sandbox)),
@@ -64,12 +68,26 @@ def measure(calls: int, rounds: int) -> dict[str, object]:
                 took = asyncio.run(_calls(context, calls))
                 medians[name].append(statistics.median(took))
                 p90s[name].append(_quantile(took, 0.9))
+        unhidden = msgspec.structs.replace(sandbox, hidden=())
+        reads = {"read_file_hidden_paths": modes["sandboxed"], "read_file_nothing_hidden": modes["unconfined"]}
+        reads["read_file_nothing_hidden"] = msgspec.structs.replace(base, policy=ToolPolicy(sandbox=unhidden))
+        for name in reads:
+            medians[name], p90s[name] = [], []
+        for _ in range(rounds):
+            for name, context in reads.items():
+                took = asyncio.run(_calls(context, calls * 5, read=True))
+                medians[name].append(statistics.median(took))
+                p90s[name].append(_quantile(took, 0.9))
     result: dict[str, object] = {"calls": calls, "rounds": rounds, "sandbox": sandbox.note}
-    for name in modes:
-        result[f"{name}_ms_median"] = round(statistics.median(medians[name]), 2)
+    for name, values in medians.items():
+        result[f"{name}_ms_median"] = round(statistics.median(values), 2)
         result[f"{name}_ms_p90"] = round(statistics.median(p90s[name]), 2)
     overhead = statistics.median(medians["sandboxed"]) - statistics.median(medians["unconfined"])
     result["sandbox_overhead_ms"] = round(overhead, 2)
+    hiding = statistics.median(medians["read_file_hidden_paths"]) - statistics.median(
+        medians["read_file_nothing_hidden"]
+    )
+    result["hidden_check_ms_per_file_call"] = round(hiding, 3)
     return result
 
 

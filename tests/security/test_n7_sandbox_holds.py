@@ -373,3 +373,39 @@ async def test_n7_seccomp_filter_refuses_what_capabilities_do_not(sandboxed: Too
     )
     opened = await ShellTool().run({"command": command}, unfiltered)
     assert "add_key OPENED" in opened.text, opened.text
+
+
+def test_n7_the_sandbox_holds_for_a_non_root_user_too(machine: Machine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The confinement a Gateway builds, run by an unprivileged user (``nobody``, through ``setpriv``): the
+    kernel's unprivileged user namespaces carry the same sandbox. (The Gateway itself cannot run as
+    ``nobody`` here: its Python lives in root's home.)"""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv to become another user; a non-root run is that test already")
+    work = machine.base / "nobody-work"
+    work.mkdir()
+    os.chown(work, 65534, 65534)
+    monkeypatch.setenv("HOME", str(machine.user))
+    sandbox = detect_sandbox(anyy_home=machine.anyy_home)
+    command = (
+        "id -u; grep -E 'CapEff|Seccomp:' /proc/self/status; touch /etc/n7 || echo REFUSED; "
+        "echo 1 > /proc/sys/vm/stat_interval || echo REFUSED; unshare -U true || echo REFUSED; "
+        "echo inside > made.txt && echo WROTE"
+    )
+    with sandbox.confine(["sh", "-c", command], work) as confined:
+        done = subprocess.run(  # the sandbox's own argv, as nobody
+            [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--bounding-set=-all", *confined.argv],
+            pass_fds=confined.pass_fds,
+            capture_output=True,
+            text=True,
+            cwd=work,
+            timeout=PROCESS_TIMEOUT,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("65534\n"), done.stdout
+    assert NO_CAPABILITIES in done.stdout
+    assert "Seccomp:\t2" in done.stdout
+    assert done.stdout.count("REFUSED") == 3, done.stdout
+    assert "WROTE" in done.stdout
+    assert (work / "made.txt").stat().st_uid == 65534

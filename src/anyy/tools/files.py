@@ -44,8 +44,9 @@ def _open_file(
 ) -> Iterator[tuple[BinaryIO, str, bool]]:
     """The regular file ``raw`` names, opened for reading (or truncated for writing, created with its
     folders if missing), its name as shown to the model, and whether it existed before. A hidden path is
-    refused before anything is created and again once the file is open (a symlink may lead there)."""
-    _refuse_hidden(workdir, raw, hidden)
+    refused once the file is open (a symlink may lead there), and for a write also before anything is made."""
+    if write:
+        _refuse_hidden(workdir, raw, hidden)
     with walked(workdir, raw, create_folders=write) as walk:
         name = walk.shown()
         try:
@@ -311,7 +312,6 @@ class ListDirTool(BuiltinTool):
 
 
 def _list_folder(workdir: Path, raw: str, depth: int, cap: int, hidden: Sequence[str]) -> tuple[str, list[str]]:
-    _refuse_hidden(workdir, raw, hidden)
     with walked(workdir, raw) as walk:
         try:
             fd = open_in(walk, os.O_RDONLY | os.O_DIRECTORY)

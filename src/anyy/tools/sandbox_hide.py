@@ -19,6 +19,7 @@ every result says so.
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import stat
@@ -84,26 +85,55 @@ def _expand(entry: str) -> str:
 
 def present(entries: Sequence[str]) -> Iterator[tuple[str, str, bool]]:
     """For each entry, each path it names that exists now: (entry, real path, is a folder)."""
+    patterns = _kinds(tuple(entries))[1]
     for entry in entries:
-        paths = glob.glob(entry) if _MAGIC & set(entry) else [entry]
-        for path in paths:
+        for path in glob.glob(entry) if entry in patterns else (entry,):
+            if not os.access(path, os.F_OK):  # most entries are missing: one system call, no exception
+                continue
             try:
-                mode = os.stat(path).st_mode  # most entries are missing: one system call each
+                mode = os.stat(path).st_mode
             except OSError:
                 continue
             yield entry, os.path.realpath(path), stat.S_ISDIR(mode)
 
 
 def hidden_by(path: Path, hidden: Sequence[str], workdir: Path) -> str:
-    """The entry of ``hidden`` that hides ``path`` (a real path, no symlink in it) from tools, or ``""``.
+    """The entry of ``hidden`` that hides ``path`` (real, inside the real ``workdir``) from tools, or ``""``.
 
-    The working directory and what is inside it are never hidden by an entry that holds the working
-    directory; an entry inside the working directory hides what is in it."""
+    An entry hides ``path`` when it is (through any symlink, bind mount or hard link) ``path`` itself or
+    one of its folders below ``workdir``: the working directory and what is inside it are never hidden by
+    an entry that holds the working directory. Compared by device and inode, one ``stat`` per entry: no
+    entry's path is resolved, so the check stays cheap for every file call."""
+    inside: set[tuple[int, int]] = set()
     target, work = str(path), str(workdir)
-    for entry, real, _ in present(hidden):
-        if within(target, real) and not (within(work, real) and within(target, work)):
+    while target != work and within(target, work):
+        try:
+            found = os.stat(target)
+        except OSError:  # not there (yet): what holds it still counts
+            pass
+        else:
+            inside.add((found.st_dev, found.st_ino))
+        target = os.path.dirname(target)
+    if not inside:
+        return ""
+    plain, patterns = _kinds(tuple(hidden))
+    named = [(entry, entry) for entry in plain if os.access(entry, os.F_OK)]
+    named += [(entry, name) for entry in patterns for name in glob.glob(entry)]
+    for entry, name in named:
+        try:
+            found = os.stat(name)
+        except OSError:
+            continue
+        if (found.st_dev, found.st_ino) in inside:
             return entry
     return ""
+
+
+@functools.lru_cache(maxsize=64)
+def _kinds(hidden: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``hidden`` split into plain paths and patterns (``*``, ``?``, ``[``)."""
+    patterns = tuple(entry for entry in hidden if _MAGIC & set(entry))
+    return tuple(entry for entry in hidden if entry not in patterns), patterns
 
 
 def within(path: str, folder: str) -> bool:
