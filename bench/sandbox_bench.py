@@ -1,6 +1,7 @@
 """Benchmark of what the sandbox adds to a ``shell`` call (SPEC N3, N7; issue 24).
 
     .venv/bin/python -m bench.sandbox_bench [--calls 100] [--rounds 3]
+    PYTHONPATH=/path/to/older/src .venv/bin/python -m bench.sandbox_bench   # the same, on older code
 
 The real ``shell`` tool runs ``true`` ``--calls`` times in a row, once as the machine's sandbox confines it
 (``detect_sandbox()``, as a Gateway with the default ``[tools.sandbox]`` would) and once unconfined; the
@@ -49,7 +50,10 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 def measure(calls: int, rounds: int) -> dict[str, object]:
-    sandbox = detect_sandbox(anyy_home=Path.home() / ".local" / "share" / "anyy")
+    try:
+        sandbox = detect_sandbox(anyy_home=Path.home() / ".local" / "share" / "anyy")
+    except TypeError:  # the code before issue 24 (PYTHONPATH=<its src>), for the figure before
+        sandbox = detect_sandbox()
     if not sandbox.active:
         raise SystemExit(f"no sandbox on this machine: {sandbox.note}")
     with tempfile.TemporaryDirectory(prefix="anyy-sandbox-bench-") as tmp:
@@ -68,7 +72,7 @@ def measure(calls: int, rounds: int) -> dict[str, object]:
                 took = asyncio.run(_calls(context, calls))
                 medians[name].append(statistics.median(took))
                 p90s[name].append(_quantile(took, 0.9))
-        unhidden = msgspec.structs.replace(sandbox, hidden=())
+        unhidden = msgspec.structs.replace(sandbox, hidden=()) if hasattr(sandbox, "hidden") else sandbox
         reads = {"read_file_hidden_paths": modes["sandboxed"], "read_file_nothing_hidden": modes["unconfined"]}
         reads["read_file_nothing_hidden"] = msgspec.structs.replace(base, policy=ToolPolicy(sandbox=unhidden))
         for name in reads:

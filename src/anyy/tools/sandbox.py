@@ -31,11 +31,10 @@ from pathlib import Path
 
 import msgspec
 
-from anyy.tools.sandbox_hide import hidden_entries, present
+from anyy.tools.sandbox_hide import hidden_entries, present, within
 from anyy.tools.sandbox_seccomp import seccomp_program
 
 _PROBE_SECONDS = 10.0
-_TMP = Path("/tmp")  # noqa: S108 - the folder the sandbox replaces with a private one
 
 
 class Confined(msgspec.Struct, frozen=True, kw_only=True):
@@ -107,7 +106,7 @@ class Sandbox(msgspec.Struct, frozen=True, kw_only=True):
             "--proc", "/proc",
             "--ro-bind", "/proc/sys", "/proc/sys",
             "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger",
-            "--tmpfs", str(_TMP),
+            "--tmpfs", "/tmp",  # noqa: S108 - a fresh, private /tmp inside the sandbox
             "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
             "--cap-drop", "ALL",
             "--new-session",
@@ -117,46 +116,51 @@ class Sandbox(msgspec.Struct, frozen=True, kw_only=True):
             options += ["--unshare-user", "--disable-userns"]
         if not self.network:
             options.append("--unshare-net")
-        shown = [*_programs(), work]  # never hidden: anyy's own programs, the working directory
+        workdir, tmp = str(work), _tmp()
+        shown = [*_programs(), workdir]  # never hidden: anyy's own programs, the working directory
         first: list[str] = []  # hidden paths holding something shown: mounted before it is shown again
         last: list[str] = []
-        covering: list[Path] = [_TMP]  # what hides a program of anyy's unless it is shown again
+        covering = [tmp]  # what hides a program of anyy's unless it is shown again
         folders: list[str] = []
         holds: list[str] = []
         for entry, real, is_folder in present(self.hidden):
-            path = Path(real)
-            if work.is_relative_to(path):
+            if within(workdir, real):
                 holds.append(entry)
-            if path.is_relative_to(_TMP) and not any(path.is_relative_to(s) for s in shown):
+            if within(real, tmp) and not any(within(real, s) for s in shown):
                 continue  # the private /tmp shows none of the host's anyway
             mount = ["--tmpfs", real] if is_folder else ["--ro-bind", "/dev/null", real]
-            if any(s.is_relative_to(path) for s in shown):
+            if any(within(s, real) for s in shown):
                 first += mount
-                covering.append(path)
+                covering.append(real)
             else:
                 last += mount
             if is_folder:
                 folders.append(real)
         options += first
         for program in _programs():
-            if any(program.is_relative_to(c) for c in covering):
-                options += ["--ro-bind", str(program), str(program)]
-        options += ["--bind", str(work), str(work), *last]
+            if any(within(program, c) for c in covering):
+                options += ["--ro-bind", program, program]
+        options += ["--bind", workdir, workdir, *last]
         for folder in folders:
             options += ["--remount-ro", folder]
         return options, holds
 
 
 @functools.cache
-def _programs() -> tuple[Path, ...]:
+def _tmp() -> str:
+    return os.path.realpath("/tmp")  # noqa: S108 - the folder the sandbox replaces with a private one
+
+
+@functools.cache
+def _programs() -> tuple[str, ...]:
     """What anyy's own programs need and a hidden path or the private ``/tmp`` must not hide: the Python
     installation (a virtual environment may live under /tmp) and anyy's code (Codemode runs
     ``python codemode_bootstrap.py`` from it); outermost first, none inside another."""
-    needed = {Path(p).resolve() for p in (sys.prefix, sys.exec_prefix, sys.base_prefix)}
-    needed.add(Path(__file__).resolve().parents[2])  # the folder holding the anyy package
-    kept: list[Path] = []
+    needed = {os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix, sys.base_prefix)}
+    needed.add(str(Path(__file__).resolve().parents[2]))  # the folder holding the anyy package
+    kept: list[str] = []
     for path in sorted(needed):
-        if not any(path.is_relative_to(k) for k in kept):
+        if not any(within(path, k) for k in kept):
             kept.append(path)
     return tuple(kept)
 
