@@ -6,9 +6,11 @@
 The real ``shell`` tool runs ``true`` ``--calls`` times in a row, once as the machine's sandbox confines it
 (``detect_sandbox()``, as a Gateway with the default ``[tools.sandbox]`` would) and once unconfined; the
 rounds alternate the two so that a change in the machine's load hits both. Printed: the median and 90th
-percentile of one call's wall time per mode (median over the rounds) and the difference of the medians, the
-sandbox's own cost per call. Then the same for ``read_file`` on a small file, with and without the hidden
-paths (the check the file tools make, N7), which costs each file call a few dozen ``stat`` calls.
+percentile of one call's wall time per mode (median over the rounds), the CPU time its programs used (the
+machine's cost whatever else runs: on a loaded machine the wall time is mostly waiting for a core), and the
+differences, the sandbox's own cost per call. Then the same for ``read_file`` on a small file, with and
+without the hidden paths (the check the file tools make, N7), which costs each file call a few dozen
+``access``/``stat`` calls.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import resource
 import statistics
 import tempfile
 import time
@@ -67,9 +70,14 @@ def measure(calls: int, rounds: int) -> dict[str, object]:
         medians: dict[str, list[float]] = {name: [] for name in modes}
         p90s: dict[str, list[float]] = {name: [] for name in modes}
         asyncio.run(_calls(modes["sandboxed"], 3))  # warm: the first call pays imports and the probe
+        cpu: dict[str, list[float]] = {name: [] for name in modes}
         for _ in range(rounds):
             for name, context in modes.items():
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 took = asyncio.run(_calls(context, calls))
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+                cpu[name].append(used * 1000 / calls)
                 medians[name].append(statistics.median(took))
                 p90s[name].append(_quantile(took, 0.9))
         unhidden = msgspec.structs.replace(sandbox, hidden=()) if hasattr(sandbox, "hidden") else sandbox
@@ -86,6 +94,8 @@ def measure(calls: int, rounds: int) -> dict[str, object]:
     for name, values in medians.items():
         result[f"{name}_ms_median"] = round(statistics.median(values), 2)
         result[f"{name}_ms_p90"] = round(statistics.median(p90s[name]), 2)
+    for name, values in cpu.items():
+        result[f"{name}_programs_cpu_ms_per_call"] = round(statistics.median(values), 2)
     overhead = statistics.median(medians["sandboxed"]) - statistics.median(medians["unconfined"])
     result["sandbox_overhead_ms"] = round(overhead, 2)
     hiding = statistics.median(medians["read_file_hidden_paths"]) - statistics.median(
