@@ -409,3 +409,15 @@ def test_n7_the_sandbox_holds_for_a_non_root_user_too(machine: Machine, monkeypa
     assert done.stdout.count("REFUSED") == 3, done.stdout
     assert "WROTE" in done.stdout
     assert (work / "made.txt").stat().st_uid == 65534
+
+
+def test_n7_programs_never_get_the_store_url() -> None:
+    """``ANYY_STORE_URL`` may hold the PostgreSQL password: withheld like the providers' keys."""
+    from anyy.profiles.config import Config
+    from anyy.runtime.tooling import tool_environment as profile_tool_environment
+
+    environ = {"ANYY_STORE_URL": "postgresql://anyy:n7-password@127.0.0.1/anyy", "PATH": "/usr/bin"}
+    kept = profile_tool_environment(Config(), environ)
+    assert kept == {"PATH": "/usr/bin"}
+    passed = profile_tool_environment(msgspec.convert({"tools": {"pass_env": ["ANYY_STORE_URL"]}}, Config), environ)
+    assert "ANYY_STORE_URL" in passed  # the user may hand it through on purpose

@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from anyy.profiles.config import Config
+from anyy.profiles.config import STORE_URL_ENV, Config
 from anyy.tools.approval_rules import ApprovalRules
 from anyy.tools.environment import tool_environment as filtered_environment
 from anyy.tools.mcp_servers import McpServerSpec
@@ -21,10 +21,12 @@ _said: set[str] = set()
 
 
 def tool_environment(config: Config, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The Gateway's environment without the providers' keys (every ``api_key_env`` of the profile) and
-    without variables whose names say they hold a secret, except those in ``[tools] pass_env``."""
+    """The Gateway's environment without the providers' keys (every ``api_key_env`` of the profile), the
+    store's URL (it may carry a password: N7) and variables whose names say they hold a secret, except
+    those in ``[tools] pass_env``."""
     source = os.environ if environ is None else environ
     keys = {config.provider(name).api_key_env for name in config.provider_names()} - {""}
+    keys.add(STORE_URL_ENV)
     return filtered_environment(source, withheld=keys, pass_through=config.tools.pass_env)
 
 
