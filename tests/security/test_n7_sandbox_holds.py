@@ -341,6 +341,9 @@ def test_n7_hide_entries_must_be_absolute(tmp_path: Path) -> None:
     config.write_text('[tools.sandbox]\nhide = ["secrets"]\n')
     with pytest.raises(Exception, match=r"hide: 'secrets' is relative: give an absolute path or one under ~/"):
         load_config(config)
+    config.write_text('[tools.sandbox]\nhide = ["~/"]\n')
+    with pytest.raises(Exception, match=r"hide: '~/' would hide every file"):
+        load_config(config)
 
 
 # The kernel's doors an unprivileged process may still open: the seccomp filter shuts them.

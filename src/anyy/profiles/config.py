@@ -84,10 +84,14 @@ class SandboxSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             for entry in entries:
                 if not entry.strip() or "\x00" in entry:
                     raise ValueError(f"[tools.sandbox] {setting}: {entry!r} is not a path")
-                if not (entry.startswith(("/", "~/")) or entry == "~"):
+                if not entry.startswith(("/", "~/")):
                     raise ValueError(
                         f"[tools.sandbox] {setting}: {entry!r} is relative: give an absolute path or one under "
                         "~/ (e.g. '~/.config/tool')"
+                    )
+                if entry.rstrip("/") in ("", "~"):
+                    raise ValueError(
+                        f"[tools.sandbox] {setting}: {entry!r} would hide every file: name the folders to hide"
                     )
 
 
