@@ -71,10 +71,29 @@ def _default_tools() -> list[str]:
 
 
 class SandboxSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """``shell`` and Codemode in bubblewrap when the machine offers it (N3)."""
+    """``shell`` and Codemode in bubblewrap when the machine offers it (N3). ``hide``: more paths tools may
+    not see, besides the anyy home and the credentials hidden by default (N7); ``show``: default entries
+    taken off (``"~/.ssh"`` for ``git push`` over SSH); both absolute or under ``~/``, ``*`` within a name."""
 
     enabled: bool = True
     network: bool = False  # programs in the sandbox may use the network
+    hide: list[str] = []
+    show: list[str] = []
+
+    def __post_init__(self) -> None:
+        for setting, entries in (("hide", self.hide), ("show", self.show)):
+            for entry in entries:
+                if not entry.strip() or "\x00" in entry:
+                    raise ValueError(f"[tools.sandbox] {setting}: {entry!r} is not a path")
+                if not entry.startswith(("/", "~/")):
+                    raise ValueError(
+                        f"[tools.sandbox] {setting}: {entry!r} is relative: give an absolute path or one under "
+                        "~/ (e.g. '~/.config/tool')"
+                    )
+                if entry.rstrip("/") in ("", "~"):
+                    raise ValueError(
+                        f"[tools.sandbox] {setting}: {entry!r} would hide every file: name the folders to hide"
+                    )
 
 
 class WebFetchSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -392,10 +411,14 @@ codemode = false
 pass_env = []
 
 # shell and Codemode run in bubblewrap when it works here: the working directory writable, the rest
-# read-only, a private /tmp, and no network unless network = true (docs/tools.md).
+# read-only, a private /tmp, no capabilities, and no network unless network = true. The anyy home and
+# credentials (~/.ssh, ~/.aws, ~/.netrc...) are hidden from every tool; hide adds paths, show takes
+# default ones off the list (docs/tools.md).
 # [tools.sandbox]
 # enabled = true
 # network = false
+# hide = ["~/secrets", "/srv/keys"]
+# show = ["~/.ssh"]
 
 # web_fetch reaches public addresses only; allow_private = true also allows loopback, private and
 # link-local ones.

@@ -87,7 +87,7 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
         settings=settings_from(config),
         clock=clock or SystemClock(),
         tool_env=tool_environment(config),
-        tool_policy=tool_policy(config),
+        tool_policy=tool_policy(config, profile.home),
         tool_servers=servers,
     )
 
@@ -97,7 +97,7 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
         deps.models = registry_from(fresh)
         warm_providers(deps.models, fresh)
         deps.tool_env = tool_environment(fresh)
-        deps.tool_policy = tool_policy(fresh)
+        deps.tool_policy = tool_policy(fresh, profile.home)
         servers.configure(mcp_specs(fresh))  # applied by the reload's next step (tool servers)
         return f"config.toml re-read: {fresh.model.provider}/{fresh.model.model} by default"
 

@@ -71,20 +71,20 @@ class RunScriptTool(BuiltinTool):
                 write_end_open = False
                 await self._serve(process, request_file, script, call_tool, calls)
 
-            result = await run_in_process_group(
-                context.policy.sandbox.wrap(
-                    [sys.executable, "-I", "-u", str(BOOTSTRAP), str(request_write)], context.workdir
-                ),
-                cwd=context.workdir,
-                timeout=timeout,
-                output_cap=context.output_cap,
-                stdin=asyncio.subprocess.PIPE,
-                pass_fds=(request_write,),
-                companion=serve,
-                env=context.env,
-                on_start=context.on_process,
-                on_output=context.on_output,
-            )
+            interpreter = [sys.executable, "-I", "-u", str(BOOTSTRAP), str(request_write)]
+            with context.policy.sandbox.confine(interpreter, context.workdir) as confined:
+                result = await run_in_process_group(
+                    confined.argv,
+                    cwd=context.workdir,
+                    timeout=timeout,
+                    output_cap=context.output_cap,
+                    stdin=asyncio.subprocess.PIPE,
+                    pass_fds=(request_write, *confined.pass_fds),
+                    companion=serve,
+                    env=context.env,
+                    on_start=context.on_process,
+                    on_output=context.on_output,
+                )
         finally:
             request_file.close()
             if write_end_open:  # the child never started, or its server never ran
@@ -92,7 +92,8 @@ class RunScriptTool(BuiltinTool):
         text = result.output
         if text and not text.endswith("\n"):
             text += "\n"
-        return ToolOutcome(text=text + _summary(calls) + result.ending("the script"), is_error=result.failed)
+        ending = _summary(calls) + result.ending("the script")
+        return ToolOutcome(text=confined.annotate(text + ending), is_error=result.failed)
 
     def _unrecorded(self, context: ToolContext) -> ToolCallback:
         # Without a runtime (tests, tools used on their own) inner calls run directly.

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -20,6 +20,7 @@ from anyy.domain.model_io import ToolSpec
 from anyy.tools.base import ToolContext, ToolOutcome
 from anyy.tools.builtin import Arguments, BuiltinTool, ToolFailure, object_schema
 from anyy.tools.paths import Walk, open_in, walked
+from anyy.tools.sandbox_hide import refusal
 
 DEFAULT_LINE_LIMIT = 2000
 MAX_LIST_DEPTH = 10
@@ -29,14 +30,27 @@ NOT_EXPANDED = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", 
 _PATH_PROPERTY = {"type": "string", "description": "Relative to the working directory (or absolute inside it)."}
 
 
+def _refuse_hidden(workdir: Path, raw: str, hidden: Sequence[str], path: Path | None = None) -> None:
+    """Refuse a path the sandbox hides (N7): ``path`` as walked, else ``raw`` as it resolves now."""
+    root = Path(os.path.realpath(workdir))
+    why = refusal(path or Path(os.path.realpath(root / os.path.expanduser(raw))), raw, hidden, root)
+    if why:
+        raise ToolFailure(why)
+
+
 @contextlib.contextmanager
-def _open_file(workdir: Path, raw: str, *, write: bool = False) -> Iterator[tuple[BinaryIO, str, bool]]:
+def _open_file(
+    workdir: Path, raw: str, *, hidden: Sequence[str], write: bool = False
+) -> Iterator[tuple[BinaryIO, str, bool]]:
     """The regular file ``raw`` names, opened for reading (or truncated for writing, created with its
-    folders if missing), its name as shown to the model, and whether it existed before."""
+    folders if missing), its name as shown to the model, and whether it existed before. A hidden path is
+    refused once the file is open (a symlink may lead there), and for a write also before anything is made."""
+    if write:
+        _refuse_hidden(workdir, raw, hidden)
     with walked(workdir, raw, create_folders=write) as walk:
         name = walk.shown()
         try:
-            fd = _open_regular(walk, write=write)
+            fd = _open_regular(walk, write=write, hidden=hidden)
         except FileExistsError:  # only from write's first, exclusive attempt: cannot happen twice
             raise ToolFailure(f"cannot write {name!r}: it changed while being opened; try again") from None
         except FileNotFoundError:
@@ -53,7 +67,7 @@ def _open_file(workdir: Path, raw: str, *, write: bool = False) -> Iterator[tupl
             yield file, walk.shown(), existed
 
 
-def _open_regular(walk: Walk, *, write: bool) -> int:
+def _open_regular(walk: Walk, *, write: bool, hidden: Sequence[str]) -> int:
     """A descriptor of the walk's file (negated when ``write`` found it already there)."""
     existed = False
     if write:
@@ -65,6 +79,12 @@ def _open_regular(walk: Walk, *, write: bool) -> int:
     else:
         fd = open_in(walk, os.O_RDONLY | os.O_NONBLOCK)
     try:
+        try:
+            _refuse_hidden(walk.root, walk.raw, hidden, Path(walk.root, *walk.names, walk.name))
+        except ToolFailure:
+            if write and not existed:  # made just now, by following a symlink: take it back
+                os.unlink(walk.name, dir_fd=walk.dir_fd)
+            raise
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
             raise IsADirectoryError
@@ -79,9 +99,9 @@ def _open_regular(walk: Walk, *, write: bool) -> int:
     return -fd if existed else fd
 
 
-def _read_text(workdir: Path, raw: str) -> tuple[str, str]:
+def _read_text(workdir: Path, raw: str, hidden: Sequence[str]) -> tuple[str, str]:
     """The whole file as text and its shown name, for tools that rewrite it; refused if it is not UTF-8."""
-    with _open_file(workdir, raw) as (file, name, _):
+    with _open_file(workdir, raw, hidden=hidden) as (file, name, _):
         try:
             return file.read().decode("utf-8"), name
         except UnicodeDecodeError:
@@ -90,9 +110,9 @@ def _read_text(workdir: Path, raw: str) -> tuple[str, str]:
             raise ToolFailure(f"cannot read {name!r}: {error.strerror}") from None
 
 
-def _write_text(workdir: Path, raw: str, text: str) -> tuple[str, bool]:
+def _write_text(workdir: Path, raw: str, text: str, hidden: Sequence[str]) -> tuple[str, bool]:
     """Write ``text`` to ``raw``; its shown name and whether it existed before."""
-    with _open_file(workdir, raw, write=True) as (file, name, existed):
+    with _open_file(workdir, raw, hidden=hidden, write=True) as (file, name, existed):
         try:
             file.write(text.encode("utf-8"))
         except OSError as error:
@@ -126,12 +146,14 @@ class ReadFileTool(BuiltinTool):
         path = args.string("path")
         offset = args.optional_int("offset", 1, minimum=1)
         limit = args.optional_int("limit", DEFAULT_LINE_LIMIT, minimum=1)
-        text = await asyncio.to_thread(_read_lines, context.workdir, path, offset, limit, context.output_cap)
+        text = await asyncio.to_thread(
+            _read_lines, context.workdir, path, offset, limit, context.output_cap, hidden=context.policy.sandbox.hidden
+        )
         return ToolOutcome(text=text)
 
 
-def _read_lines(workdir: Path, path: str, offset: int, limit: int, cap: int) -> str:
-    with _open_file(workdir, path) as (file, name, _):
+def _read_lines(workdir: Path, path: str, offset: int, limit: int, cap: int, *, hidden: Sequence[str]) -> str:
+    with _open_file(workdir, path, hidden=hidden) as (file, name, _):
         try:
             if b"\0" in file.read(8192):
                 size = os.fstat(file.fileno()).st_size
@@ -195,7 +217,9 @@ class WriteFileTool(BuiltinTool):
     async def execute(self, args: Arguments, context: ToolContext) -> ToolOutcome:
         path = args.string("path")
         content = args.string("content", allow_empty=True)
-        name, existed = await asyncio.to_thread(_write_text, context.workdir, path, content)
+        name, existed = await asyncio.to_thread(
+            _write_text, context.workdir, path, content, context.policy.sandbox.hidden
+        )
         verb = "replaced" if existed else "created"
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         return ToolOutcome(text=f"{verb} {name} ({len(content)} characters, {lines} lines)")
@@ -224,13 +248,14 @@ class EditFileTool(BuiltinTool):
         path = args.string("path")
         old_text = args.string("old_text")
         new_text = args.string("new_text", allow_empty=True)
-        return await asyncio.to_thread(self._edit, context.workdir, path, old_text, new_text)
+        hidden = context.policy.sandbox.hidden
+        return await asyncio.to_thread(self._edit, context.workdir, path, old_text, new_text, hidden)
 
     @staticmethod
-    def _edit(workdir: Path, path: str, old_text: str, new_text: str) -> ToolOutcome:
-        text, name = _read_text(workdir, path)
+    def _edit(workdir: Path, path: str, old_text: str, new_text: str, hidden: Sequence[str]) -> ToolOutcome:
+        text, name = _read_text(workdir, path, hidden)
         edited, line = replace_once(text, old_text, new_text, name)
-        _write_text(workdir, path, edited)
+        _write_text(workdir, path, edited, hidden)
         return ToolOutcome(text=f"edited {name}: replaced the text at line {line}")
 
 
@@ -279,12 +304,14 @@ class ListDirTool(BuiltinTool):
         depth = args.optional_int("depth", 1, minimum=1)
         if depth > MAX_LIST_DEPTH:
             raise ToolFailure(f"list_dir: depth must be at most {MAX_LIST_DEPTH}, not {depth}: list a subfolder")
-        name, lines = await asyncio.to_thread(_list_folder, context.workdir, path, depth, context.output_cap)
+        name, lines = await asyncio.to_thread(
+            _list_folder, context.workdir, path, depth, context.output_cap, context.policy.sandbox.hidden
+        )
         header = f"{name}/"
         return ToolOutcome(text="\n".join([header, *lines]) if lines else f"{header} is empty")
 
 
-def _list_folder(workdir: Path, raw: str, depth: int, cap: int) -> tuple[str, list[str]]:
+def _list_folder(workdir: Path, raw: str, depth: int, cap: int, hidden: Sequence[str]) -> tuple[str, list[str]]:
     with walked(workdir, raw) as walk:
         try:
             fd = open_in(walk, os.O_RDONLY | os.O_DIRECTORY)
@@ -295,16 +322,21 @@ def _list_folder(workdir: Path, raw: str, depth: int, cap: int) -> tuple[str, li
         except OSError as error:
             raise ToolFailure(f"cannot list {walk.shown()!r}: {error.strerror or error}") from None
         try:
-            return walk.shown(), _listing(fd, depth, cap)
+            where = Path(walk.root, *walk.names, walk.name)
+            _refuse_hidden(walk.root, raw, hidden, where)
+            return walk.shown(), _listing(
+                fd, depth, cap, where, lambda path: bool(refusal(path, "", hidden, walk.root))
+            )
         finally:
             os.close(fd)
 
 
-def _listing(folder: int, depth: int, cap: int) -> list[str]:
+def _listing(folder: int, depth: int, cap: int, where: Path, is_hidden: Callable[[Path], bool]) -> list[str]:
+    """The entries under ``folder`` (a descriptor of the real path ``where``); hidden folders not expanded."""
     lines: list[str] = []
     used = 0
 
-    def walk(current: int, level: int) -> bool:
+    def walk(current: int, level: int, path: Path) -> bool:
         """Append the entries of the folder ``current`` (a descriptor); False once the output limit is reached."""
         nonlocal used
         try:
@@ -331,20 +363,23 @@ def _listing(folder: int, depth: int, cap: int) -> list[str]:
                 return False
             lines.append(line)
             used += len(line) + 1
-            if expand and not _expand(entry.name, current, level):
+            if expand and not _expand(entry.name, current, level, path / entry.name):
                 return False
         return True
 
-    def _expand(name: str, parent: int, level: int) -> bool:
+    def _expand(name: str, parent: int, level: int, path: Path) -> bool:
+        if is_hidden(path):
+            lines.append("  " * (level + 1) + "(hidden from tools)")
+            return True
         try:
             child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
         except OSError as error:
             lines.append("  " * (level + 1) + f"(unreadable: {error.strerror})")
             return True
         try:
-            return walk(child, level + 1)
+            return walk(child, level + 1, path)
         finally:
             os.close(child)
 
-    walk(folder, 0)
+    walk(folder, 0, where)
     return lines

@@ -37,16 +37,18 @@ class ShellTool(BuiltinTool):
         # A longer timeout than the session allows is shortened rather than refused: the model rarely
         # knows the limit, and running with the allowed time is what it meant.
         timeout = min(args.optional_seconds("timeout", context.timeout), context.timeout)
-        result = await run_in_process_group(
-            context.policy.sandbox.wrap(["bash", "-c", command], context.workdir),
-            cwd=context.workdir,
-            timeout=timeout,
-            output_cap=context.output_cap,
-            env=context.env,
-            on_start=context.on_process,
-            on_output=context.on_output,
-        )
+        with context.policy.sandbox.confine(["bash", "-c", command], context.workdir) as confined:
+            result = await run_in_process_group(
+                confined.argv,
+                cwd=context.workdir,
+                timeout=timeout,
+                output_cap=context.output_cap,
+                pass_fds=confined.pass_fds,
+                env=context.env,
+                on_start=context.on_process,
+                on_output=context.on_output,
+            )
         text = result.output
         if text and not text.endswith("\n"):
             text += "\n"
-        return ToolOutcome(text=text + result.ending(), is_error=result.failed)
+        return ToolOutcome(text=confined.annotate(text + result.ending()), is_error=result.failed)
