@@ -82,6 +82,37 @@ def test_n6_a_held_hook_leaves_the_gateway_answering_other_requests(tmp_path: Pa
         assert result["text"].endswith("\n\n[hook held.sh: released]")
 
 
+HELD_PID = """cat > /dev/null
+echo $$ > "{pids}"
+echo started > "{started}"
+read line < "{release}"
+"""
+
+
+def test_n6_a_stop_during_a_pre_tool_hook_kills_it_and_runs_nothing(tmp_path: Path) -> None:
+    pids, started, release = tmp_path / "pids", tmp_path / "started", tmp_path / "release"
+    os.mkfifo(started)
+    os.mkfifo(release)
+    held = script(tmp_path / "held.sh", HELD_PID.format(pids=pids, started=started, release=release))
+    config = f'[[hooks.pre_tool]]\ncommand = ["{held}"]\ntimeout = 300\n'
+    with gateway_with(tmp_path, config) as live:
+        live.model.enqueue(shell_calls("echo never > out.txt"))
+        session_id = live.call("session.create")["id"]
+        sent = live.call("session.send", {"session_id": session_id, "text": "go"})
+        reader = os.open(started, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            assert select.select([reader], [], [], 30)[0], "the hook did not start"
+        finally:
+            os.close(reader)
+        execution_id = live.call("session.get", {"session_id": session_id})["running_execution"]
+        live.call("session.stop", {"session_id": session_id, "execution_id": execution_id})
+        assert live.call("session.wait", {"submission_id": sent["id"], "timeout": 60})["state"] == "interrupted"
+        [result] = tool_results(live, session_id)
+        assert result["text"] == "Not run: the user stopped the response before this call started."
+    assert wait_exit(int(pids.read_text()))
+    assert not (tmp_path / "work" / "out.txt").exists()
+
+
 START = 'cat > /dev/null\necho "branch: main, 2 files changed"\n'
 SUBMIT = """input=$(cat)
 case "$input" in

@@ -69,7 +69,11 @@ echo '{"decision": "ask", "reason": "writes need a human look"}'
 
 def test_n6_a_hook_ask_waits_for_the_users_approval(tmp_path: Path) -> None:
     ask = script(tmp_path / "ask.sh", ASK)
-    config = f'[[hooks.pre_tool]]\ncommand = ["{ask}"]\nmatcher = "shell"\n'
+    started = tmp_path / "started.txt"
+    start = script(tmp_path / "start.sh", f'cat > /dev/null\necho started >> "{started}"\n')
+    config = (
+        f'[[hooks.pre_tool]]\ncommand = ["{ask}"]\nmatcher = "shell"\n[[hooks.session_start]]\ncommand = ["{start}"]\n'
+    )
     with gateway_with(tmp_path, config) as live:
         live.model.enqueue(shell_calls("echo yes > out.txt"), "Written.")
         session_id, waited = turn(live, "write it")
@@ -88,6 +92,7 @@ def test_n6_a_hook_ask_waits_for_the_users_approval(tmp_path: Path) -> None:
         # A hook that asks again for the same call does not ask twice: the answer covered it.
         assert [r["data"].get("is_error", False) for r in tool_results(live, session_id)] == [False]
     assert (tmp_path / "work" / "out.txt").read_text() == "yes\n"
+    assert started.read_text() == "started\n"  # the resumed execution did not start the session again
 
 
 NOTE = """input=$(cat)

@@ -173,7 +173,7 @@ class ExecutionRun:
         self._hook_inputs = list(inputs)
         self._hook_context: list[str] = []
         self._hook_notes: list[NewEntry] = []
-        self._session_hooked = False
+        self._session_hooked = not inputs  # a resumed run (an answer, a delegated result) started before
         self._first = first  # the first checkpoint, read (or failed) in the unit of work that started it
         self.session_id = session_id
         self.execution_id = execution_id
