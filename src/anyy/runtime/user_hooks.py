@@ -112,16 +112,14 @@ class UserHooks:
     async def _one(self, event: HookEvent, hook: HookSettings, payload: Mapping[str, Any], workdir: Path) -> HookResult:
         words, name = argv(hook), label(hook)
         verdict = await asyncio.to_thread(lambda: judge(words, read_trusted(self.trust_path)))
-        if verdict.standing != "trusted":
-            return HookResult(name=name, status="not_run", problem=verdict.reason)
-        local = local_file_in(words, workdir)
-        if local is not None:
-            return HookResult(
-                name=name,
-                status="not_run",
-                problem=f"its argument {local!r} names a file in the working directory, which the agent can "
-                "change: give its absolute path",
+        local = local_file_in(words, workdir) if verdict.standing == "trusted" else None
+        if verdict.standing != "trusted" or local is not None:
+            problem = verdict.reason or (
+                f"its argument {local!r} names a file in the working directory, which the agent can change: give "
+                "its absolute path"
             )
+            log.warning("the %s hook %s was not run: %s", event, name, problem)
+            return HookResult(name=name, status="not_run", problem=problem)
         body = {"event": event, "profile": self.profile, "workdir": str(workdir), "hook": name, **payload}
         data = json.dumps(body, ensure_ascii=False, default=str).encode()
         env = {**os.environ, "ANYY_HOOK_EVENT": event, "ANYY_PROFILE": self.profile, "ANYY_WORKDIR": str(workdir)}
