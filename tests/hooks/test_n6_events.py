@@ -9,6 +9,7 @@ import os
 import select
 from pathlib import Path
 
+from tests.fakes.gateways import busy_session, is_state
 from tests.hooks.support import entries, gateway_with, script, shell_calls, tool_results, turn, wait_exit
 
 HANG = """cat > /dev/null
@@ -173,3 +174,24 @@ def test_n6_an_execution_end_hook_learns_how_the_run_ended(tmp_path: Path) -> No
     assert ended["state"] == "completed"
     assert (ended["session_id"], ended["execution_id"]) == (session_id, waited["execution_id"])
     assert ended["workdir"] == str(tmp_path / "work")
+
+
+STEERED = """input=$(cat)
+case "$input" in
+  *steer-me*) echo "the steering message was seen by the hook" ;;
+esac
+"""
+
+
+def test_n6_a_submission_hook_sees_steering_taken_at_a_checkpoint(tmp_path: Path) -> None:
+    steered = script(tmp_path / "steered.sh", STEERED)
+    config = f'[[hooks.submission]]\ncommand = ["{steered}"]\n'
+    with gateway_with(tmp_path, config) as live, live.ws() as client:
+        busy = busy_session(live, client)
+        live.model.enqueue("Steered.")
+        client.call("session.send", {"session_id": busy.id, "text": "steer-me: look at the tests", "kind": "steering"})
+        busy.gate.open()
+        client.event(is_state("completed", busy.execution_id))
+        first, second = live.model.requests
+        assert "the steering message was seen" not in first.system
+        assert "- hook steered.sh: the steering message was seen by the hook" in second.system
