@@ -58,6 +58,7 @@ class Status(msgspec.Struct, kw_only=True):
     gateway_id: str = ""  # with a shared store: this Gateway's id in the service
     service: list[ServiceGateway] = []  # with a shared store: every Gateway of the service, this one too
     held: Held = msgspec.field(default_factory=Held)  # what is kept in memory now (D13)
+    hooks: list[str] = []  # the user's hooks that are not run now, and why (N6): untrusted, changed, missing
 
 
 class Subscribed(msgspec.Struct, kw_only=True):

@@ -136,6 +136,8 @@ def status_command(profile: Profile, as_json: bool) -> None:
             {"id": g.id, "address": g.address, "pid": g.pid, "host": g.host, "alive": g.alive, "sessions": g.sessions}
             for g in status.service
         ]
+    if status.hooks:
+        record["hooks"] = status.hooks
     if as_json:
         echo_json(record)
         return
@@ -144,6 +146,8 @@ def status_command(profile: Profile, as_json: bool) -> None:
         f"(pid {record['pid']}, anyy {record['version']})"
     )
     _echo_service(status)
+    for note in status.hooks:  # N6: hooks that do not run, and what to do
+        click.echo(f"hooks: {note}")
 
 
 def _echo_service(status: Status) -> None:

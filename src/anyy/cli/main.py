@@ -21,6 +21,7 @@ from anyy.cli.context import PROFILE_HELP, CliState, selected_profile
 from anyy.cli.dashboard_command import dashboard
 from anyy.cli.doctor_command import doctor
 from anyy.cli.gateway_commands import gateway
+from anyy.cli.hooks_commands import hooks
 from anyy.cli.profile_commands import profile
 from anyy.cli.resident_commands import resident
 from anyy.cli.schedule_commands import schedule
@@ -95,6 +96,7 @@ main.add_command(store)
 main.add_command(resident)
 main.add_command(doctor)
 main.add_command(schedule)
+main.add_command(hooks)
 
 
 if __name__ == "__main__":

@@ -78,7 +78,7 @@ async def models(gw: Gateway, conn: Connection | None, p: NoParams) -> Models:
 async def status(gw: Gateway, conn: Connection | None, p: NoParams) -> Status:
     """Which profile this Gateway serves, its version and process, and what it keeps in memory now (per
     session state, resident memory); with several Gateways on one PostgreSQL store, every Gateway of the
-    service and the sessions each holds."""
+    service and the sessions each holds; the user's hooks that are not run, and why (N6)."""
     cluster = gw.runtime.cluster
     members = await gw.store(lambda s: s.list_gateways()) if cluster.joined else []
     held = msgspec.structs.asdict(gw.runtime.footprint())
@@ -91,6 +91,7 @@ async def status(gw: Gateway, conn: Connection | None, p: NoParams) -> Status:
         gateway_id=cluster.gateway_id if cluster.joined else "",
         service=[msgspec.convert(msgspec.to_builtins(m), ServiceGateway) for m in members],
         held=Held(**held, rss=resident_bytes()),
+        hooks=await asyncio.to_thread(gw.deps.hooks.notes) if gw.deps.hooks is not None else [],
     )
 
 

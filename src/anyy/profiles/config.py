@@ -15,6 +15,8 @@ import msgspec
 
 from anyy.domain.durability import Durability
 from anyy.domain.sessions import QueueMode
+from anyy.hooks.settings import HookError, HooksSettings
+from anyy.hooks.settings import check as check_hooks
 from anyy.profiles.names import NAME_RULE, is_valid_name
 from anyy.profiles.tomlfile import FileError, convert, read_toml
 
@@ -202,6 +204,7 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     gateway: GatewaySettings = msgspec.field(default_factory=GatewaySettings)
     background: BackgroundSettings = msgspec.field(default_factory=BackgroundSettings)
     webhooks: WebhookSettings = msgspec.field(default_factory=WebhookSettings)
+    hooks: HooksSettings = msgspec.field(default_factory=HooksSettings)  # the user's own commands (N6)
     # Virtual models: a name for a "provider/model" pair, selected with provider = "alias" (SPEC M2).
     aliases: dict[str, str] = {}
 
@@ -258,6 +261,10 @@ def load_config(path: Path) -> Config:
     _check_mcp(config, where)
     _check_base_urls(config, where)
     _check_tools(config, where)
+    try:
+        check_hooks(config.hooks)
+    except HookError as exc:
+        raise FileError(f"{where}: {exc}") from None
     if VIRTUAL_PROVIDER in config.providers:
         raise FileError(f"{where}: [providers.{VIRTUAL_PROVIDER}] is reserved for [aliases]: rename the table")
     for alias, target in config.aliases.items():
@@ -441,6 +448,14 @@ pass_env = []
 # then runs without the missing ones and says which.
 # [mcp]
 # wait = 5.0
+
+# Hooks: your own commands run before and after tool calls (pre_tool may allow, deny or ask), when a
+# session starts, when a message is taken and when a response ends. A hook runs only once you trusted
+# its exact content with `anyy hooks trust` (docs/tools.md, "Hooks").
+# [[hooks.pre_tool]]
+# command = ["/home/me/.config/anyy/guard.py"]
+# matcher = "shell"
+# timeout = 10
 
 [background]
 # The delegate tool (when enabled): how many of one call's tasks run at once, and how deep delegation

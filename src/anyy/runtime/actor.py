@@ -288,7 +288,7 @@ class SessionActor:
         self._announce.queue_now(self.session_id, pending)
         self._announce.entries(self.session_id, inputs, told=True)  # the kept context was told in the unit
         self._announce.execution(execution)
-        run = ExecutionRun(self.deps, self.session_id, execution.id, release_when_done=True, first=first)
+        run = ExecutionRun(self.deps, self.session_id, execution.id, release_when_done=True, first=first, inputs=inputs)
         outcome = await self._run(run, None)
         self._released = run.released
         return run, outcome

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from anyy.domain.sessions import NewSession, Session, SessionKind
+from anyy.hooks.trust import TRUST_FILE
 from anyy.profiles.config import Config
 from anyy.profiles.profile import Profile
 from anyy.profiles.store import open_store
@@ -15,6 +16,7 @@ from anyy.runtime.clock import Clock, SystemClock
 from anyy.runtime.deps import Deps, RuntimeSettings
 from anyy.runtime.prompt import read_memory, system_prompt
 from anyy.runtime.tooling import mcp_specs, tool_environment, tool_policy
+from anyy.runtime.user_hooks import UserHooks
 from anyy.storage.owner import StoreOwner
 from anyy.storage.protocol import SessionStore
 from anyy.tools import BuiltinToolSource
@@ -89,6 +91,7 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
         tool_env=tool_environment(config),
         tool_policy=tool_policy(config, profile.home),
         tool_servers=servers,
+        hooks=UserHooks(config.hooks, profile=profile.name, trust_path=profile.path / TRUST_FILE),
     )
 
     def reload_settings() -> str:
@@ -99,6 +102,8 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
         deps.tool_env = tool_environment(fresh)
         deps.tool_policy = tool_policy(fresh, profile.home)
         servers.configure(mcp_specs(fresh))  # applied by the reload's next step (tool servers)
+        if deps.hooks is not None:
+            deps.hooks.configure(fresh.hooks)
         return f"config.toml re-read: {fresh.model.provider}/{fresh.model.model} by default"
 
     deps.reload_settings = reload_settings

@@ -13,6 +13,7 @@ from anyy.providers.base import Provider
 from anyy.runtime.bus import EventBus
 from anyy.runtime.clock import Clock, SystemClock, WallClock
 from anyy.runtime.contexts import ContextCache
+from anyy.runtime.user_hooks import UserHooks
 from anyy.storage.owner import StoreOwner
 from anyy.storage.protocol import SessionStore
 from anyy.tools.base import Delegator, ToolContext, ToolOutcome
@@ -85,3 +86,4 @@ class Deps:
     # (session, execution, call) → what starts a delegate call's children (K2); None: no delegation.
     delegator: Callable[[str, str, str], Delegator] | None = None
     contexts: ContextCache = field(default_factory=ContextCache)  # active sessions' decoded contexts
+    hooks: UserHooks | None = None  # the user's own hooks, [hooks] (N6); None: none

@@ -79,6 +79,7 @@ from anyy.runtime.deps import CallTool, Deps, ToolSet
 from anyy.runtime.failures import failure_notice, record_failure
 from anyy.runtime.stream_keeper import StreamKeeper, answer_saver
 from anyy.runtime.tool_watch import ToolWatch
+from anyy.runtime.user_hooks import Verdict, decide, system_with_context, with_context
 from anyy.storage.protocol import SessionStore
 from anyy.tools.approval_rules import grant_key
 from anyy.tools.approvals import denied_by_user, gate
@@ -165,8 +166,15 @@ class ExecutionRun:
         *,
         release_when_done: bool = False,
         first: Checkpoint | Exception | None = None,
+        inputs: Sequence[Entry] = (),
     ) -> None:
         self.deps = deps
+        # The user's hooks (N6): messages not yet shown to the submission hooks, what they added for the
+        # model, notices waiting to be recorded with the pass, whether session_start was looked at.
+        self._hook_inputs = list(inputs)
+        self._hook_context: list[str] = []
+        self._hook_notes: list[NewEntry] = []
+        self._session_hooked = not inputs  # a resumed run (an answer, a delegated result) started before
         self._first = first  # the first checkpoint, read (or failed) in the unit of work that started it
         self.session_id = session_id
         self.execution_id = execution_id
@@ -309,6 +317,7 @@ class ExecutionRun:
         finally:
             if watchdog is not None:
                 watchdog.cancel()
+            self._hook_end()
         return outcome
 
     async def _watchdog(self, timeout: float) -> None:
@@ -331,6 +340,13 @@ class ExecutionRun:
             if self.stop_requested:
                 return await self._finish_stopped()
             session, context = await self._checkpoint()
+            try:
+                blocked = await self._hooks_before_pass(session)
+            except _Stopped:
+                return await self._finish_stopped()
+            if blocked is not None:
+                await self._set_state("failed", error=blocked)
+                return Outcome.FAILED
             passes += 1
             if passes > self.deps.settings.max_passes:
                 await self._set_state("failed", error=f"gave up after {self.deps.settings.max_passes} model calls")
@@ -357,6 +373,7 @@ class ExecutionRun:
             )
         self._ready = (read.context, read.messages)
         if read.inputs:
+            self._hook_inputs.extend(read.inputs)
             await self._announce.queue(self.session_id)
             self._appended(read.inputs)  # the next state change lists these submissions with the others
         return read.session, read.context
@@ -388,7 +405,9 @@ class ExecutionRun:
             await self._note_fallback(session, context.last_model)
             request = ModelRequest(
                 model=model,
-                system=self.deps.system_prompt(session) + (f"\n\n{absent}" if absent else ""),
+                system=system_with_context(
+                    self.deps.system_prompt(session) + (f"\n\n{absent}" if absent else ""), self._hook_context
+                ),
                 messages=await self._messages(context),
                 tools=tuple(tools.specs()),
                 effort=session.effort,
@@ -542,6 +561,7 @@ class ExecutionRun:
         ]
         plan = await self._run_calls([(c.call_id, c.name, c.arguments) for c in result.calls], tools)
         entries = [assistant, *calls, *_result_entries([(c.call_id, c.name) for c in result.calls], plan)]
+        entries += self._take_hook_notes()
         if plan.question is not None:
             call_id, question = plan.question
             entries.append(NewEntry(kind=EntryKind.QUESTION, text=question, data=QuestionData(call_id=call_id)))
@@ -626,8 +646,10 @@ class ExecutionRun:
         self, call_id: str, name: str, arguments: dict[str, Any], tools: ToolSet, inner: list[InnerCall]
     ) -> ToolOutcome:
         self._tool_started(call_id, name, arguments)
-        rules = self.deps.tool_policy.approval
-        gated = None if call_id in self.approved_once else gate(rules, name, arguments, granted=self.granted)
+        # The rules and the user's pre_tool hooks (N2, N6); a call the user approved was looked at already.
+        gated, hook_context = (
+            (None, []) if call_id in self.approved_once else await self._gate(call_id, name, arguments)
+        )
         if gated is not None:  # denied, or waiting for the user's approval (N2)
             outcome = gated
         elif name not in tools.names():
@@ -649,7 +671,9 @@ class ExecutionRun:
                 outcome = ToolOutcome(text=STOPPED_WHILE_RUNNING, is_error=True)
             except Exception as exc:  # a broken tool is the model's news, not the Gateway's crash
                 outcome = ToolOutcome(text=f"The tool failed: {type(exc).__name__}: {exc}", is_error=True)
+            outcome = await self._post_tool(call_id, name, arguments, outcome)
             await watch.end(outcome.text)
+        outcome = with_context(outcome, hook_context)
         self._tool_finished(call_id, name, is_error=outcome.is_error, synthetic=False)
         return outcome
 
@@ -662,11 +686,13 @@ class ExecutionRun:
         async def call_tool(name: str, arguments: dict[str, Any]) -> ToolOutcome:
             inner_id = f"{outer_call}.{len(inner) + 1}"
             self._tool_started(inner_id, name, arguments, parent=outer_call)
-            rules = self.deps.tool_policy.approval
-            gated = gate(rules, name, arguments, granted=self.granted, can_wait=False)
             watch = ToolWatch(self.deps, self.execution_id, inner_id, name, arguments, parent=outer_call)
             try:
-                outcome = gated or await self._run_watched(watch, tools, name, arguments, call_tool)
+                gated, context = await self._gate(inner_id, name, arguments, parent=outer_call)
+                if gated is None:
+                    ran = await self._run_watched(watch, tools, name, arguments, call_tool)
+                    gated = await self._post_tool(inner_id, name, arguments, ran, parent=outer_call)
+                outcome = with_context(gated, context)
             except asyncio.CancelledError:
                 inner.append(InnerCall(name=name, arguments=arguments, result=STOPPED_WHILE_RUNNING, is_error=True))
                 self._tool_finished(inner_id, name, is_error=True, synthetic=False, parent=outer_call)
@@ -745,6 +771,104 @@ class ExecutionRun:
             )
         )
 
+    # -- the user's hooks (N6; the rules in anyy.runtime.user_hooks) -------------------------------
+    def _hook_payload(self, call_id: str, name: str, arguments: dict[str, Any], parent: str) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "execution_id": self.execution_id,
+            "tool_call_id": call_id,
+            "parent_call_id": parent,
+            "tool_name": name,
+            "arguments": arguments,
+        }
+
+    async def _gate(
+        self, call_id: str, name: str, arguments: dict[str, Any], *, parent: str = ""
+    ) -> tuple[ToolOutcome | None, list[str]]:
+        """The approval rules, then the pre_tool hooks: None when the call may run; the hooks' context."""
+        rules = self.deps.tool_policy.approval
+        gated = gate(rules, name, arguments, granted=self.granted, can_wait=not parent)
+        hooks = self.deps.hooks
+        if hooks is None or not hooks.matching("pre_tool", name):
+            return gated, []
+        asked = hooks.run(
+            "pre_tool", self._hook_payload(call_id, name, arguments, parent), workdir=self.deps.workdir, tool=name
+        )
+        try:  # a script's call is cut short with the script (its own task), not through _cancellable
+            verdict = await (asked if parent else self._cancellable(asked))
+        except _Stopped:
+            return ToolOutcome(text=NOT_RUN_STOPPED, is_error=True), []
+        self._hook_notify(verdict.notes)
+        return decide(verdict, gated, name, arguments, granted=self.granted, can_wait=not parent), verdict.context
+
+    async def _post_tool(
+        self, call_id: str, name: str, arguments: dict[str, Any], outcome: ToolOutcome, *, parent: str = ""
+    ) -> ToolOutcome:
+        """The post_tool hooks of a call that ran: what they add joins the result the model reads."""
+        hooks = self.deps.hooks
+        if hooks is None or outcome.suspend is not None or outcome.waits or not hooks.matching("post_tool", name):
+            return outcome
+        payload = self._hook_payload(call_id, name, arguments, parent)
+        payload.update(result=outcome.text[: INNER_RESULT_CHARS * 8], is_error=outcome.is_error)
+        asked = hooks.run("post_tool", payload, workdir=self.deps.workdir, tool=name)
+        try:
+            verdict = await (asked if parent else self._cancellable(asked))
+        except _Stopped:
+            return outcome
+        self._hook_notify(verdict.notes)
+        return with_context(outcome, verdict.context)
+
+    async def _hooks_before_pass(self, session: Session) -> str | None:
+        """session_start (the session's first execution) and submission hooks (each message taken since the
+        last pass) before the model call: their context joins the system prompt; why a submission hook
+        blocked the message, if one did."""
+        hooks = self.deps.hooks
+        inputs, self._hook_inputs = self._hook_inputs, []
+        if hooks is None:
+            return None
+        base = {"session_id": self.session_id, "execution_id": self.execution_id}
+        verdicts: list[Verdict] = []
+        if not self._session_hooked:
+            self._session_hooked = True
+            first = bool(hooks.matching("session_start")) and await self._store(
+                lambda s: len(s.list_executions(self.session_id)) <= 1
+            )
+            if first:
+                started = {**base, "role": session.role, "title": session.title, "kind": session.kind}
+                verdicts.append(await self._cancellable(hooks.run("session_start", started, workdir=self.deps.workdir)))
+        if hooks.matching("submission"):
+            for entry in inputs:
+                if entry.kind == EntryKind.USER:
+                    taken = {**base, "entry_id": entry.id, "text": entry.text}
+                    verdicts.append(await self._cancellable(hooks.run("submission", taken, workdir=self.deps.workdir)))
+        blocked = [verdict.reason for verdict in verdicts if verdict.decision == "deny"]
+        for verdict in verdicts:
+            self._hook_notify(verdict.notes)
+            self._hook_context.extend(verdict.context)
+        if self._hook_notes:  # no pass is being recorded: the notices go in now
+            notes = self._take_hook_notes()
+            self._appended(await self._store(lambda s: s.append_entries(self.session_id, notes)))
+        if blocked:
+            return f"the message was not sent to the model: {'; '.join(blocked)}"
+        return None
+
+    def _hook_notify(self, notes: Sequence[str]) -> None:
+        """Tell the user at once; the notices are recorded with the pass."""
+        for text in notes:
+            self._announce.event(Notice(session_id=self.session_id, level="warning", text=text))
+            self._hook_notes.append(NewEntry(kind=EntryKind.NOTICE, text=text, data=NoticeData(level="warning")))
+
+    def _take_hook_notes(self) -> list[NewEntry]:
+        notes, self._hook_notes = self._hook_notes, []
+        return notes
+
+    def _hook_end(self) -> None:
+        """execution_end hooks, in the background: the run stopped (completed, failed, suspended...)."""
+        hooks = self.deps.hooks
+        if hooks is not None and hooks.matching("execution_end"):
+            payload = {"session_id": self.session_id, "execution_id": self.execution_id, "state": self.state}
+            hooks.later("execution_end", payload, workdir=self.deps.workdir)
+
     # -- clarification ---------------------------------------------------------------------------
     async def resume_with_answer(self, answer: str) -> Outcome:
         """Record the answer as the result of the pending ask_user call, run the calls that waited for
@@ -802,7 +926,7 @@ class ExecutionRun:
         self.granted = set(session.tools.get("approved") or ())
         tools = self.deps.tools.tools_for(_enabled_tools(session), codemode=bool(session.tools.get("codemode")))
         plan = await self._run_calls([(c, n, dict(a)) for c, n, a in waiting], tools)
-        results = _result_entries([(c, n) for c, n, _ in waiting], plan)
+        results = _result_entries([(c, n) for c, n, _ in waiting], plan) + self._take_hook_notes()
         if plan.question is not None:
             results.append(
                 NewEntry(kind=EntryKind.QUESTION, text=plan.question[1], data=QuestionData(call_id=plan.question[0]))

@@ -132,6 +132,8 @@ class Runtime(SessionWrites):
         await self.cluster.leave()
         if self.deps.tool_servers is not None:
             await self.deps.tool_servers.aclose()
+        if self.deps.hooks is not None:
+            await self.deps.hooks.aclose()  # execution_end hooks still running (each bounded by its timeout)
         # The providers' HTTP clients, closed on this loop: left open, an SDK client closes itself when it
         # is collected, on whatever loop runs then (a later one, already closed, fails there).
         close_models = getattr(self.deps.models, "aclose", None)
