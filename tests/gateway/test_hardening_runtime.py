@@ -519,6 +519,43 @@ def test_d3_a_tool_running_at_a_kill_is_ended_on_recovery_and_recorded_with_its_
         gateway.stop()
 
 
+def test_d3_a_pid_that_now_names_another_process_is_left_alone(tmp_path: Path, hold: MakeHold) -> None:
+    """Recovery ends a leftover only if its pid still names the process that was recorded: here the record
+    says it started at another time (as when the pid was reused after a reboot), and the process lives."""
+    home = tmp_path / "home"
+    profile = create_profile(home, "d3")
+    profile.config_path.write_text(profile.config_path.read_text() + "\n[tools.sandbox]\nenabled = false\n")
+    (tmp_path / "work").mkdir()
+    gateway = GatewayProcess(home, "d3", cwd=tmp_path / "work", log=tmp_path / "stderr.log")
+    held = hold()
+    gateway.start()
+    pid = 0
+    try:
+        rpc = gateway.client()
+        session_id = rpc.call("session.create")["id"]
+        sent = rpc.call("session.send", session_id=session_id, text=f"run: echo up; read line < {held.path}")
+        pid, started, _ = _until(
+            lambda: (found := _tool_run(gateway)) is not None and "up" in found[2] and found, "the tool recorded"
+        )
+        gateway.kill()
+        assert process_start_ticks(pid) == started  # unsandboxed, it outlived the Gateway
+        conn = sqlite3.connect(_state_db(gateway))
+        try:
+            conn.execute("UPDATE tool_runs SET started = started + 1 WHERE pid = ?", (pid,))
+            conn.commit()
+        finally:
+            conn.close()
+        gateway.start()
+        rpc = gateway.client()
+        assert rpc.call("session.wait", submission_id=sent["id"], timeout=0)["state"] == "interrupted"  # recovered
+        assert process_start_ticks(pid) == started, "recovery killed a process the record does not name"
+    finally:
+        if pid and process_start_ticks(pid) is not None:
+            os.killpg(pid, 9)
+        held.release()
+        gateway.stop()
+
+
 def _inner_run(gateway: GatewayProcess) -> tuple[int, int, str] | None:
     """pid, start time and output kept of a Codemode script's inner call that runs a program."""
     conn = sqlite3.connect(f"file:{_state_db(gateway)}?mode=ro", uri=True)
