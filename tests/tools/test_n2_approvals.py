@@ -110,7 +110,9 @@ def test_n2_a_denied_command_returns_a_tool_result_saying_so(tmp_path: Path, ser
     asyncio.run(scenario())
     assert (tmp_path / "work" / "keep").is_dir()
     [result] = _tool_results(server, 1)
-    assert result.startswith("Error: Denied: the profile's approval rules deny shell (pattern 'rm *')")
+    assert result.startswith(
+        "Error: Denied: the profile's approval rules deny shell (the command 'rm -rf keep' matches the pattern 'rm *')"
+    )
 
 
 def test_n2_ask_suspends_and_once_runs_the_call(tmp_path: Path, server: FakeModelServer) -> None:
@@ -127,8 +129,10 @@ def test_n2_ask_suspends_and_once_runs_the_call(tmp_path: Path, server: FakeMode
             assert asked.state == "suspended"
             path = await deps.owner.call(lambda s: s.path(session.id))
             question = next(e for e in path if e.kind == EntryKind.QUESTION)
-            assert question.text.startswith("Approval needed: shell 'echo approved > out.txt' (pattern 'echo *')")
-            assert "session.approve" in question.text
+            assert question.text.startswith("Approval needed: shell 'echo approved > out.txt'\n")
+            assert "'echo approved' matches the rule 'echo *' = ask" in question.text
+            assert "- '> out.txt': allowed by '*'" in question.text
+            assert "session.approve" not in question.text  # the request speaks to people, not to RPC clients
             assert not (tmp_path / "work" / "out.txt").exists()
             with pytest.raises(InvalidInput, match="decision must be one of once, session, deny"):
                 await runtime.approve(session.id, asked.execution_id, "yes please")

@@ -80,7 +80,6 @@ from anyy.runtime.failures import failure_notice, record_failure
 from anyy.runtime.stream_keeper import StreamKeeper, answer_saver
 from anyy.runtime.tool_watch import ToolWatch
 from anyy.storage.protocol import SessionStore
-from anyy.tools.approval_rules import grant_key
 from anyy.tools.approvals import denied_by_user, gate
 from anyy.tools.base import ToolContext, ToolOutcome
 
@@ -180,7 +179,7 @@ class ExecutionRun:
         self.retry_wait: tuple[RetryWaiting, float] | None = None  # the wait now, and when it ends (clock time)
         self.finished = asyncio.Event()  # set once the execution settled (the actor is done with it)
         self.question: Entry | None = None  # the question entry, while suspended on it
-        self.approved_once: set[str] = set()  # call ids the user approved (N2)
+        self.approved_once: dict[str, str] = {}  # call id -> the request the user approved once (N2)
         self.granted: set[str] = set()  # what the user approved for the session (session.tools["approved"])
         self.queue_was_empty = False
         self.pending_at_end: list[Submission] | None = None  # the queue as its completion left it (same unit)
@@ -607,10 +606,17 @@ class ExecutionRun:
         self, call_id: str, name: str, arguments: dict[str, Any], tools: ToolSet, inner: list[InnerCall]
     ) -> ToolOutcome:
         self._tool_started(call_id, name, arguments)
-        rules = self.deps.tool_policy.approval
-        gated = None if call_id in self.approved_once else gate(rules, name, arguments, granted=self.granted)
-        if gated is not None:  # denied, or waiting for the user's approval (N2)
-            outcome = gated
+        context = self._tool_context(call_id)
+        verdict = gate(
+            self.deps.tool_policy.approval,
+            name,
+            arguments,
+            workdir=context.workdir,
+            granted=self.granted,
+            approved=self.approved_once.get(call_id),
+        )
+        if verdict.outcome is not None:  # denied, or waiting for the user's approval (N2)
+            outcome = verdict.outcome
         elif name not in tools.names():
             outcome = ToolOutcome(
                 text=f"There is no tool named {name!r} in this session; the tools are: {', '.join(tools.names())}.",
@@ -620,7 +626,7 @@ class ExecutionRun:
             watch = ToolWatch(self.deps, self.execution_id, call_id, name, arguments)
             await watch.begin()  # recorded before it starts (D3)
             context = msgspec.structs.replace(
-                self._tool_context(call_id), on_process=watch.on_process, on_output=watch.on_output
+                context, on_process=watch.on_process, on_output=watch.on_output, approved=verdict.decision.subject
             )
             try:
                 outcome = await self._cancellable(
@@ -643,11 +649,21 @@ class ExecutionRun:
         async def call_tool(name: str, arguments: dict[str, Any]) -> ToolOutcome:
             inner_id = f"{outer_call}.{len(inner) + 1}"
             self._tool_started(inner_id, name, arguments, parent=outer_call)
-            rules = self.deps.tool_policy.approval
-            gated = gate(rules, name, arguments, granted=self.granted, can_wait=False)
+            context = self._tool_context()
+            verdict = gate(
+                self.deps.tool_policy.approval,
+                name,
+                arguments,
+                workdir=context.workdir,
+                granted=self.granted,
+                can_wait=False,
+            )
             watch = ToolWatch(self.deps, self.execution_id, inner_id, name, arguments, parent=outer_call)
             try:
-                outcome = gated or await self._run_watched(watch, tools, name, arguments, call_tool)
+                context = msgspec.structs.replace(context, approved=verdict.decision.subject)
+                outcome = verdict.outcome or await self._run_watched(
+                    watch, tools, name, arguments, call_tool, context=context
+                )
             except asyncio.CancelledError:
                 inner.append(InnerCall(name=name, arguments=arguments, result=STOPPED_WHILE_RUNNING, is_error=True))
                 self._tool_finished(inner_id, name, is_error=True, synthetic=False, parent=outer_call)
@@ -663,11 +679,18 @@ class ExecutionRun:
         return call_tool
 
     async def _run_watched(
-        self, watch: ToolWatch, tools: ToolSet, name: str, arguments: dict[str, Any], call_tool: CallTool
+        self,
+        watch: ToolWatch,
+        tools: ToolSet,
+        name: str,
+        arguments: dict[str, Any],
+        call_tool: CallTool,
+        *,
+        context: ToolContext,
     ) -> ToolOutcome:
         """A script's inner call, watched like the model's own (D3)."""
         await watch.begin()
-        context = msgspec.structs.replace(self._tool_context(), on_process=watch.on_process, on_output=watch.on_output)
+        context = msgspec.structs.replace(context, on_process=watch.on_process, on_output=watch.on_output)
         try:
             outcome = await tools.run(name, arguments, context, call_tool)
         except asyncio.CancelledError:
@@ -744,9 +767,18 @@ class ExecutionRun:
         if asked is not None and asked[1] != "ask_user":  # an approval request (N2): once, session or deny
             decision = answer.strip().lower()
             if decision in ("once", "session"):
-                self.approved_once.add(call_id)
+                self.approved_once[call_id] = question.text if question is not None else ""
                 if decision == "session":
-                    await self._grant(grant_key(asked[1], asked[2]))
+                    # The grant is for what the user read: recorded only if the call is still that one.
+                    verdict = gate(
+                        self.deps.tool_policy.approval,
+                        asked[1],
+                        asked[2],
+                        workdir=self._tool_context().workdir,
+                        approved=self.approved_once[call_id],
+                    )
+                    if verdict.outcome is None:
+                        await self._grant(f"{asked[1]}\n{verdict.decision.subject}")
                 waiting = [asked, *waiting]
             else:
                 entries.append(

@@ -12,11 +12,12 @@ import asyncio
 import contextlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from anyy.domain.model_io import ToolSpec
+from anyy.tools.approval_rules import write_check
 from anyy.tools.base import ToolContext, ToolOutcome
 from anyy.tools.builtin import Arguments, BuiltinTool, ToolFailure, object_schema
 from anyy.tools.paths import Walk, open_in, walked
@@ -29,14 +30,25 @@ NOT_EXPANDED = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", 
 _PATH_PROPERTY = {"type": "string", "description": "Relative to the working directory (or absolute inside it)."}
 
 
+# At write time, the path a file tool is about to write (resolved by the walk): None if it may, else why not.
+WriteCheck = Callable[[str], str | None]
+
+
+def _write_check(context: ToolContext, name: str) -> WriteCheck | None:
+    return write_check(context.policy.approval, name, context.workdir, context.approved)
+
+
 @contextlib.contextmanager
-def _open_file(workdir: Path, raw: str, *, write: bool = False) -> Iterator[tuple[BinaryIO, str, bool]]:
+def _open_file(
+    workdir: Path, raw: str, *, write: bool = False, check: WriteCheck | None = None
+) -> Iterator[tuple[BinaryIO, str, bool]]:
     """The regular file ``raw`` names, opened for reading (or truncated for writing, created with its
-    folders if missing), its name as shown to the model, and whether it existed before."""
+    folders if missing), its name as shown to the model, and whether it existed before. ``check`` decides
+    on the file as opened (N2), before anything is written to it."""
     with walked(workdir, raw, create_folders=write) as walk:
         name = walk.shown()
         try:
-            fd = _open_regular(walk, write=write)
+            fd = _open_regular(walk, write=write, check=check)
         except FileExistsError:  # only from write's first, exclusive attempt: cannot happen twice
             raise ToolFailure(f"cannot write {name!r}: it changed while being opened; try again") from None
         except FileNotFoundError:
@@ -53,7 +65,7 @@ def _open_file(workdir: Path, raw: str, *, write: bool = False) -> Iterator[tupl
             yield file, walk.shown(), existed
 
 
-def _open_regular(walk: Walk, *, write: bool) -> int:
+def _open_regular(walk: Walk, *, write: bool, check: WriteCheck | None = None) -> int:
     """A descriptor of the walk's file (negated when ``write`` found it already there)."""
     existed = False
     if write:
@@ -71,6 +83,12 @@ def _open_regular(walk: Walk, *, write: bool) -> int:
         if not stat.S_ISREG(mode):
             raise OSError(0, "not a regular file (a device, FIFO or socket): file tools use regular files only")
         os.set_blocking(fd, True)
+        refusal = check(walk.shown()) if check is not None else None
+        if refusal is not None:
+            if not existed:  # created by this call: leave nothing behind
+                with contextlib.suppress(OSError):
+                    os.unlink(walk.name, dir_fd=walk.dir_fd)
+            raise ToolFailure(f"cannot write {walk.raw!r}: {refusal}")
         if existed:
             os.ftruncate(fd, 0)
     except BaseException:
@@ -90,9 +108,9 @@ def _read_text(workdir: Path, raw: str) -> tuple[str, str]:
             raise ToolFailure(f"cannot read {name!r}: {error.strerror}") from None
 
 
-def _write_text(workdir: Path, raw: str, text: str) -> tuple[str, bool]:
+def _write_text(workdir: Path, raw: str, text: str, check: WriteCheck | None = None) -> tuple[str, bool]:
     """Write ``text`` to ``raw``; its shown name and whether it existed before."""
-    with _open_file(workdir, raw, write=True) as (file, name, existed):
+    with _open_file(workdir, raw, write=True, check=check) as (file, name, existed):
         try:
             file.write(text.encode("utf-8"))
         except OSError as error:
@@ -195,7 +213,8 @@ class WriteFileTool(BuiltinTool):
     async def execute(self, args: Arguments, context: ToolContext) -> ToolOutcome:
         path = args.string("path")
         content = args.string("content", allow_empty=True)
-        name, existed = await asyncio.to_thread(_write_text, context.workdir, path, content)
+        check = _write_check(context, self.spec.name)
+        name, existed = await asyncio.to_thread(_write_text, context.workdir, path, content, check)
         verb = "replaced" if existed else "created"
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         return ToolOutcome(text=f"{verb} {name} ({len(content)} characters, {lines} lines)")
@@ -224,13 +243,14 @@ class EditFileTool(BuiltinTool):
         path = args.string("path")
         old_text = args.string("old_text")
         new_text = args.string("new_text", allow_empty=True)
-        return await asyncio.to_thread(self._edit, context.workdir, path, old_text, new_text)
+        check = _write_check(context, self.spec.name)
+        return await asyncio.to_thread(self._edit, context.workdir, path, old_text, new_text, check)
 
     @staticmethod
-    def _edit(workdir: Path, path: str, old_text: str, new_text: str) -> ToolOutcome:
+    def _edit(workdir: Path, path: str, old_text: str, new_text: str, check: WriteCheck | None) -> ToolOutcome:
         text, name = _read_text(workdir, path)
         edited, line = replace_once(text, old_text, new_text, name)
-        _write_text(workdir, path, edited)
+        _write_text(workdir, path, edited, check)
         return ToolOutcome(text=f"edited {name}: replaced the text at line {line}")
 
 

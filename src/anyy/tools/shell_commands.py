@@ -1,0 +1,624 @@
+"""What a shell command line runs, for the approval rules (SPEC N2): every simple command, parsed.
+
+The line is parsed with tree-sitter's Bash grammar (the ``tree-sitter-bash`` package), never with regular
+expressions. :func:`parse` returns every simple command the line can run -- in lists (``;``, ``&&``,
+``||``, ``&``, new lines), pipelines, subshells, ``{ }`` groups, functions, loops and conditions, command
+and process substitutions (in words, strings, here-documents and here-strings) -- as the text a rule's
+pattern is matched against: its words after quote removal, joined by single spaces, prefix assignments
+included (``LD_PRELOAD=x git status``). Wrappers that only change how a program runs (``env``, ``nice``,
+``nohup``, ``timeout``, ``command``, ``exec``...) are removed and their command matched; programs that run
+another command (``sudo``, ``xargs``, ``find -exec``) are matched themselves *and* for the command they
+run; ``sh -c``/``bash -c`` and ``eval`` strings are parsed again. A redirection that writes a file is a
+part of its own, ``> TARGET`` (every writing operator is written ``>``).
+
+What cannot be known before the line runs is a *doubt*, and a doubt makes the whole line ``ask``: a parse
+error, a command name that comes from an expansion (``$X foo``) or a glob, an unquoted brace expansion in
+a command position, a redirection target or ``sh -c`` string that is not literal, arithmetic on a
+variable (Bash evaluates a variable's text there, and ``a[$(cmd)]`` inside it runs ``cmd``), ``${!x}`` and
+``${x@P}``, an option of a wrapper that is not known, and nesting deeper than :data:`MAX_DEPTH`.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable
+
+import msgspec
+import tree_sitter
+import tree_sitter_bash
+
+MAX_DEPTH = 8  # sh -c "eval 'sh -c ...'": deeper is a doubt
+_LANGUAGE = tree_sitter.Language(tree_sitter_bash.language())
+_PARSER = tree_sitter.Parser(_LANGUAGE)
+
+
+class ParsedLine(msgspec.Struct, frozen=True):
+    commands: tuple[str, ...]  # each simple command (or "> TARGET") as matched by the rules, in order
+    doubts: tuple[str, ...]  # why parts of the line cannot be decided before it runs (each makes it ask)
+
+
+# Nodes that only group others: their children are visited.
+_GROUPS = frozenset(
+    {
+        "program",
+        "list",
+        "pipeline",
+        "subshell",
+        "redirected_statement",
+        "negated_command",
+        "do_group",
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "while_statement",
+        "case_statement",
+        "case_item",
+        "function_definition",
+        "heredoc_redirect",
+        "heredoc_body",
+        "herestring_redirect",
+        "test_command",
+        "binary_expression",
+        "unary_expression",
+        "parenthesized_expression",
+        "ternary_expression",
+        "postfix_expression",
+        "string",
+        "translated_string",
+        "concatenation",
+        "array",
+        "subscript",
+        "command_substitution",
+        "process_substitution",
+        "brace_expression",
+    }
+)
+# Leaves (or nodes whose content never runs anything).
+_LEAVES = frozenset(
+    {
+        "comment",
+        "word",
+        "raw_string",
+        "ansi_c_string",
+        "string_content",
+        "number",
+        "variable_name",
+        "special_variable_name",
+        "heredoc_start",
+        "heredoc_end",
+        "heredoc_content",
+        "file_descriptor",
+        "test_operator",
+        "regex",
+        "extglob_pattern",
+        "simple_expansion",
+    }
+)
+_ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
+_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "busybox sh"})
+_GLOB = re.compile(r"[*?\[]")
+_BRACES = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+_ANSI_ESCAPES = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+_ANSI = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL)
+
+
+class Word(msgspec.Struct, frozen=True):
+    text: str  # the value after quote removal; the source text when not literal
+    literal: bool  # no expansion, substitution, glob, brace or tilde: the text is what the program gets
+
+
+def parse(line: str) -> ParsedLine:
+    """The simple commands ``line`` runs and the doubts that keep it from being decided."""
+    walker = _Walker()
+    walker.line(line, 0)
+    return ParsedLine(commands=tuple(walker.commands), doubts=tuple(dict.fromkeys(walker.doubts)))
+
+
+class _Walker:
+    def __init__(self) -> None:
+        self.commands: list[str] = []
+        self.doubts: list[str] = []
+
+    def doubt(self, reason: str) -> None:
+        self.doubts.append(reason)
+
+    def line(self, source: str, depth: int) -> None:
+        if depth > MAX_DEPTH:
+            self.doubt(f"commands nested more than {MAX_DEPTH} levels deep")
+            return
+        if "\x00" in source:
+            self.doubt("a NUL character in the command")
+            return
+        tree = _PARSER.parse(source.encode("utf-8"))
+        self.visit(tree.root_node, depth)
+
+    def visit(self, node: tree_sitter.Node, depth: int) -> None:
+        if node.is_error or node.is_missing:
+            self.doubt(f"the shell parser cannot read {_text(node)[:60]!r}")
+            return
+        if not node.is_named:
+            return
+        kind = node.type
+        if kind == "command":
+            self.command(node, depth)
+        elif kind == "file_redirect":
+            self.redirect(node, depth)
+        elif kind == "variable_assignment":
+            self.assignment(self.word(node, depth).text)
+        elif kind in ("declaration_command", "unset_command"):
+            # export LD_PRELOAD=... changes what the next commands run: matched as a command.
+            words = [self.word(part, depth) for part in _parts(node)]
+            self.commands.append(" ".join(w.text for w in words))
+            self.evaluated(words)
+        elif kind == "subscript":
+            index = node.child_by_field_name("index")
+            if index is not None and _has_variable(index):
+                self.doubt(
+                    f"an array index computed from a variable ({_text(node)[:60]}): Bash may run commands "
+                    "hidden in its value"
+                )
+            self.children(node, depth)
+        elif kind == "for_statement":
+            self.loop(node, depth)
+        elif kind == "variable_assignments":
+            self.children(node, depth)
+        elif kind in ("arithmetic_expansion", "c_style_for_statement"):
+            self.arithmetic(node, depth)
+        elif kind == "compound_statement":
+            if node.child_count and node.children[0].type == "((":
+                self.arithmetic(node, depth)
+            else:
+                self.children(node, depth)
+        elif kind == "expansion":
+            self.expansion(node, depth)
+        elif kind in _GROUPS:
+            if kind == "binary_expression" and any(
+                c.type == "test_operator" and _text(c) in _ARITHMETIC_TESTS for c in node.children
+            ):
+                self.arithmetic(node, depth)
+            else:
+                self.children(node, depth)
+        elif kind not in _LEAVES:
+            self.doubt(f"a {kind.replace('_', ' ')} the approval rules do not read")
+        elif node.has_error:
+            self.doubt(f"the shell parser cannot read {_text(node)[:60]!r}")
+
+    def children(self, node: tree_sitter.Node, depth: int) -> None:
+        for child in node.children:
+            self.visit(child, depth)
+
+    def assignment(self, text: str) -> None:
+        """A variable set for the rest of the line: PATH=. changes what the next commands run, so a name
+        with a capital letter (or a ``*_proxy``) is matched as a command; lowercase ones are the line's own."""
+        name = text.split("=", 1)[0].removesuffix("+")
+        if name != name.lower() or name.endswith("_proxy"):
+            self.commands.append(text)
+
+    def evaluated(self, words: list[Word]) -> None:
+        """Builtins that take variable names evaluate their array subscripts: ``a[$(cmd)]`` runs ``cmd``."""
+        if any("[" in w.text and ("$" in w.text or "`" in w.text) for w in words[1:]):
+            self.doubt(f"{words[0].text} with a variable name whose subscript runs commands")
+
+    def loop(self, node: tree_sitter.Node, depth: int) -> None:
+        variable = node.child_by_field_name("variable")
+        self.assignment(f"{_text(variable)}=…")
+        self.children(node, depth)
+
+    def arithmetic(self, node: tree_sitter.Node, depth: int) -> None:
+        if _has_variable(node):
+            self.doubt(f"arithmetic on a variable ({_text(node)[:60]}): Bash may run commands hidden in its value")
+        self.children(node, depth)
+
+    def expansion(self, node: tree_sitter.Node, depth: int) -> None:
+        kinds = [child.type for child in node.children]
+        if "!" in kinds[:2] or ("@" in kinds and "P" in kinds):
+            self.doubt(f"{_text(node)} expands a name or a prompt, which can run commands")
+        self.children(node, depth)
+
+    def words(self, nodes: list[tree_sitter.Node], depth: int) -> list[str]:
+        """The text of ``nodes`` (assignments, words), their substitutions visited."""
+        return [self.word(node, depth).text for node in nodes]
+
+    def word(self, node: tree_sitter.Node, depth: int) -> Word:
+        """The value of one word; the commands inside it are visited."""
+        self.visit_inside(node, depth)
+        return _value(node)
+
+    def visit_inside(self, node: tree_sitter.Node, depth: int) -> None:
+        if node.type in ("word", "raw_string", "ansi_c_string", "number", "variable_name"):
+            if node.has_error:
+                self.doubt(f"the shell parser cannot read {_text(node)[:60]!r}")
+            return
+        if node.type == "variable_assignment":
+            self.children(node, depth)
+        else:
+            self.visit(node, depth)
+
+    def redirect(self, node: tree_sitter.Node, depth: int) -> None:
+        operator = next((_text(c) for c in node.children if not c.is_named), "")
+        targets = [c for c in node.children if c.is_named and c.type != "file_descriptor"]
+        for target in targets:
+            self.visit_inside(target, depth)
+        if operator not in _WRITES or not targets:
+            return
+        written = _value(targets[0])
+        if operator == ">&" and (written.text.isdigit() or written.text == "-"):
+            return  # 2>&1, >&-: descriptors, not files
+        if not written.literal:
+            self.doubt(f"the file written by {_text(node)!r} is only known when it runs")
+        elif written.text not in _HARMLESS_TARGETS:
+            self.commands.append(f"> {posixpath.normpath(written.text)}")
+
+    def command(self, node: tree_sitter.Node, depth: int) -> None:
+        prefix: list[str] = []
+        words: list[Word] = []
+        for child in node.children:
+            if child.type == "variable_assignment":
+                prefix.append(self.word(child, depth).text)
+            elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                self.visit(child, depth)
+            elif child.type == "command_name":
+                words.append(self.word(child.children[0], depth) if child.children else Word(text="", literal=False))
+            elif child.is_named:
+                words.append(self.word(child, depth))
+        _Simple(self, depth).run(prefix, words)
+
+
+class _Simple:
+    """One simple command: its wrappers removed, the commands it runs found."""
+
+    def __init__(self, walker: _Walker, depth: int) -> None:
+        self.walker = walker
+        self.depth = depth
+
+    def add(self, prefix: list[str], words: list[Word]) -> None:
+        self.walker.commands.append(" ".join([*prefix, *(w.text for w in words)]))
+
+    def run(self, prefix: list[str], words: list[Word], fed: str = "") -> None:
+        """``fed``: what the program gets from xargs or find in its arguments ("{}"...), "" if nothing."""
+        if not words:
+            if prefix:
+                self.walker.commands.append(" ".join(prefix))
+            return
+        name = words[0]
+        if not name.literal:
+            self.walker.doubt(f"the command {name.text!r} is only known when it runs")
+            self.add(prefix, words)
+            return
+        program = name.text
+        wrapper = _WRAPPERS.get(program)
+        if wrapper is not None:
+            inner = wrapper(words[1:], prefix)
+            if inner is None:
+                self.walker.doubt(f"{program} with options the approval rules do not know")
+                self.add(prefix, words)
+            elif isinstance(inner, str):
+                self.add(prefix, words)  # a wrapper that runs nothing else (command -v git)
+            else:
+                self.run(inner[0], inner[1], fed)
+            return
+        if program in _SHELLS:
+            self.shell(prefix, words, fed)
+        elif program == "eval":
+            if prefix:
+                self.add(prefix, words)
+            self.text(words[1:], fed)
+        elif program in ("sudo", "doas"):
+            self.add(prefix, words)
+            rest = _after_options(words[1:], _SUDO_ARGS)
+            inner = _env(rest, []) if rest else ([], [])
+            if rest is None or not isinstance(inner, tuple):
+                self.walker.doubt(f"{program} with options the approval rules do not know")
+            else:
+                self.run(inner[0], inner[1], fed)
+        elif program in _NAME_TAKERS:
+            self.add(prefix, words)
+            self.walker.evaluated(words)
+        elif program == "xargs":
+            self.add(prefix, words)
+            self.xargs(words[1:])
+        elif program == "find":
+            self.add(prefix, words)
+            self.find(words[1:])
+        else:
+            self.add(prefix, words)
+
+    def shell(self, prefix: list[str], words: list[Word], fed: str) -> None:
+        script = _shell_script(words[1:])
+        if script is None:  # a script file, stdin or options we do not know: matched as it is
+            self.add(prefix, words)
+            return
+        if prefix:
+            self.add(prefix, words)  # BASH_ENV=x bash -c ...: the assignment matters
+        if fed and fed in script.text:
+            self.walker.doubt(f"{words[0].text} -c with {fed!r} in its script runs text it gets as a command")
+        self.text([script], fed)
+
+    def text(self, words: list[Word], fed: str) -> None:
+        """Parse ``words`` joined (eval, sh -c) as a command line of its own."""
+        if not all(w.literal for w in words):
+            self.walker.doubt("a command line built when it runs (eval or sh -c of an expansion)")
+            return
+        self.walker.line(" ".join(w.text for w in words), self.depth + 1)
+
+    def xargs(self, words: list[Word]) -> None:
+        rest = _after_options(words, _XARGS_ARGS)
+        if rest is None:
+            self.walker.doubt("xargs with options the approval rules do not know")
+            return
+        replace = next((w.text[2:] or "{}" for w in words if w.text.startswith(("-I", "-i", "--replace"))), "")
+        if rest:
+            self.run([], [*rest, Word(text="…", literal=True)], replace)
+
+    def find(self, words: list[Word]) -> None:
+        at = 0
+        while at < len(words):
+            if words[at].text in ("-exec", "-execdir", "-ok", "-okdir"):
+                end = next((i for i in range(at + 1, len(words)) if words[i].text in (";", "+")), len(words))
+                if end == len(words):
+                    self.walker.doubt("find -exec without its ending ';' or '+'")
+                self.run([], words[at + 1 : end], "{}")
+                at = end
+            at += 1
+
+
+Unwrapped = tuple[list[str], list[Word]] | str | None  # (prefix, command) | runs nothing else | unknown
+
+
+def _after_options(words: list[Word], with_argument: frozenset[str]) -> list[Word] | None:
+    """The words after a program's options (those in ``with_argument`` take the next word); None when an
+    option is not literal."""
+    at = 0
+    while at < len(words):
+        word = words[at]
+        if not word.literal:
+            return None
+        if word.text == "--":
+            return words[at + 1 :]
+        if not word.text.startswith("-") or word.text == "-":
+            return words[at:]
+        at += 2 if word.text in with_argument else 1
+    return []
+
+
+def _options(allowed: str, with_argument: str = "", long: frozenset[str] = frozenset()) -> Callable[..., Unwrapped]:
+    """A wrapper taking the short options ``allowed`` (those in ``with_argument`` take a value)."""
+
+    def unwrap(words: list[Word], prefix: list[str]) -> Unwrapped:
+        at = 0
+        while at < len(words):
+            text = words[at].text
+            if not words[at].literal:
+                return None
+            if text == "--":
+                return prefix, words[at + 1 :]
+            if text.startswith("--"):
+                if text.split("=")[0] not in long:
+                    return None
+                at += 1
+                continue
+            if not text.startswith("-") or text == "-":
+                break
+            letters = text[1:]
+            for i, letter in enumerate(letters):
+                if letter not in allowed:
+                    return None
+                if letter in with_argument:
+                    at += 1 if i + 1 < len(letters) else 2
+                    break
+            else:
+                at += 1
+        return prefix, words[at:]
+
+    return unwrap
+
+
+def _nice(words: list[Word], prefix: list[str]) -> Unwrapped:
+    if words and re.fullmatch(r"-\d+", words[0].text):
+        words = words[1:]
+    return _options("n", "n", frozenset({"--adjustment"}))(words, prefix)
+
+
+def _timeout(words: list[Word], prefix: list[str]) -> Unwrapped:
+    unwrapped = _options("svk", "sk", frozenset({"--signal", "--kill-after", "--preserve-status", "--foreground"}))(
+        words, prefix
+    )
+    if not isinstance(unwrapped, tuple) or not unwrapped[1] or not unwrapped[1][0].literal:
+        return None
+    return unwrapped[0], unwrapped[1][1:]  # the duration
+
+
+def _command(words: list[Word], prefix: list[str]) -> Unwrapped:
+    if any(w.text.startswith("-") and set(w.text[1:]) & {"v", "V"} for w in words[:2]):
+        return "lookup"  # command -v NAME only says where NAME is
+    return _options("p")(words, prefix)
+
+
+def _env(words: list[Word], prefix: list[str]) -> Unwrapped:
+    assignments = list(prefix)
+    at = 0
+    while at < len(words):
+        word = words[at]
+        if not word.literal:
+            return None
+        if word.text in ("-i", "-0", "--ignore-environment", "--null", "-"):
+            at += 1
+        elif word.text in ("-u", "--unset") or word.text in ("-C", "--chdir"):
+            at += 2
+        elif word.text.startswith(("--unset=", "--chdir=", "-u", "-C")):
+            at += 1
+        elif word.text == "--":
+            at += 1
+            break
+        elif word.text.startswith("-"):
+            return None  # -S splits a string into a command, and anything else we do not know
+        elif _ASSIGNMENT.match(word.text):
+            assignments.append(word.text)
+            at += 1
+        else:
+            break
+    return assignments, words[at:]
+
+
+_WRAPPERS: dict[str, Callable[[list[Word], list[str]], Unwrapped]] = {
+    "env": _env,
+    "nice": _nice,
+    "nohup": _options(""),
+    "timeout": _timeout,
+    "time": _options("p"),
+    "command": _command,
+    "builtin": _options(""),
+    "exec": _options("cl", "a"),
+    "stdbuf": _options("ioe", "ioe", frozenset({"--input", "--output", "--error"})),
+    "ionice": _options("cnpt", "cnp", frozenset({"--class", "--classdata", "--pid", "--ignore"})),
+    "setsid": _options("cfw", "", frozenset({"--ctty", "--fork", "--wait"})),
+    "coproc": _options(""),
+}
+# Builtins that take variable names, whose array subscripts Bash evaluates.
+_NAME_TAKERS = frozenset({"printf", "read", "let", "mapfile", "readarray", "test", "[", "wait", "getopts"})
+_SUDO_ARGS = frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R"})
+_XARGS_ARGS = frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter"})
+_SHELL_FLAGS = frozenset("ceuxvlr")  # -r: restricted; -l: a login shell (reads the profile, read-only in the sandbox)
+
+
+def _shell_script(words: list[Word]) -> Word | None:
+    """The script of ``sh -c SCRIPT`` (options we know only), or None."""
+    at = 0
+    script_flag = False
+    while at < len(words):
+        word = words[at]
+        if not word.literal:
+            return None
+        if word.text in ("-o", "+o") and at + 1 < len(words):
+            if words[at + 1].text not in ("pipefail", "errexit", "nounset", "xtrace"):
+                return None
+            at += 2
+            continue
+        if word.text == "--":
+            at += 1
+            break
+        if not word.text.startswith(("-", "+")) or len(word.text) < 2:
+            break
+        if not set(word.text[1:]) <= _SHELL_FLAGS:
+            return None
+        script_flag = script_flag or "c" in word.text
+        at += 1
+    if not script_flag or at >= len(words):
+        return None
+    return words[at]
+
+
+def _text(node: tree_sitter.Node | None) -> str:
+    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
+
+
+_DECLARATIONS = frozenset({"export", "declare", "local", "readonly", "typeset", "unset", "unsetenv"})
+
+
+def _parts(node: tree_sitter.Node) -> list[tree_sitter.Node]:
+    return [child for child in node.children if child.is_named or child.type in _DECLARATIONS]
+
+
+def _has_variable(node: tree_sitter.Node) -> bool:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type in ("variable_name", "simple_expansion", "expansion", "word", "command_substitution"):
+            return True
+        stack.extend(current.children)
+    return False
+
+
+def _value(node: tree_sitter.Node) -> Word:
+    """A word's value after quote removal, and whether it is literal."""
+    kind = node.type
+    if kind == "word":
+        return _unquoted(_text(node))
+    if kind == "number":
+        return Word(text=_text(node), literal=True)
+    if kind == "raw_string":
+        return Word(text=_text(node)[1:-1], literal=True)
+    if kind == "ansi_c_string":
+        return _ansi_c(_text(node)[2:-1])
+    if kind == "string":
+        return _double_quoted(node)
+    if kind == "concatenation":
+        values = [_value(child) for child in node.children]
+        unquoted = "".join(_text(child) for child in node.children if child.type == "word")
+        literal = all(v.literal for v in values) and not _BRACES.search(unquoted)
+        return Word(text="".join(v.text for v in values), literal=literal)
+    if kind == "variable_assignment":
+        parts = [c for c in node.children if c.type not in ("variable_name", "=", "+=")]
+        name = _text(node.child_by_field_name("name")) or _text(node.children[0])
+        operator = "+=" if any(c.type == "+=" for c in node.children) else "="
+        value = _value(parts[0]) if parts else Word(text="", literal=True)
+        return Word(text=f"{name}{operator}{value.text}", literal=value.literal)
+    return Word(text=_text(node), literal=False)
+
+
+def _unquoted(text: str) -> Word:
+    out: list[str] = []
+    literal = not text.startswith("~")
+    at = 0
+    plain: list[str] = []  # the unquoted characters, for globs and braces
+    while at < len(text):
+        char = text[at]
+        if char == "\\" and at + 1 < len(text):
+            if text[at + 1] != "\n":
+                out.append(text[at + 1])
+            at += 2
+            continue
+        out.append(char)
+        plain.append(char)
+        at += 1
+    unquoted = "".join(plain)
+    if _GLOB.search(unquoted) or _BRACES.search(unquoted) or "$" in unquoted or "`" in unquoted:
+        literal = False
+    return Word(text="".join(out), literal=literal)
+
+
+def _double_quoted(node: tree_sitter.Node) -> Word:
+    out: list[str] = []
+    literal = True
+    for child in node.children:
+        if child.type == '"' or (not child.is_named and _text(child) in ('"', '$"')):
+            continue
+        if child.type == "string_content":
+            out.append(re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), _text(child)))
+        else:
+            out.append(_text(child))
+            literal = False
+    return Word(text="".join(out), literal=literal)
+
+
+def _ansi_c(body: str) -> Word:
+    def escape(match: re.Match[str]) -> str:
+        code = match.group(1)
+        if code[0] in "xuU":
+            return chr(int(code[1:], 16)) if int(code[1:], 16) < 0x110000 else "\ufffd"
+        if code[0] in "01234567":
+            return chr(int(code, 8) & 0xFF)
+        if code[0] == "c" and len(code) == 2:
+            return chr(ord(code[1].upper()) ^ 0x40)
+        return _ANSI_ESCAPES.get(code, "\\" + code)
+
+    text = _ANSI.sub(escape, body)
+    return Word(text=text, literal="\x00" not in text)
