@@ -95,6 +95,7 @@ _LEAVES = frozenset(
         "simple_expansion",
     }
 )
+_HIDDEN = re.compile(r"(?<!\\)(`|\$\()")
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
@@ -147,7 +148,12 @@ class _Walker:
         if "\x00" in source:
             self.doubt("a NUL character in the command")
             return
-        tree = _PARSER.parse(source.encode("utf-8"))
+        try:
+            encoded = source.encode("utf-8")
+        except UnicodeEncodeError:
+            self.doubt("characters that are not valid Unicode in the command")
+            return
+        tree = _PARSER.parse(encoded)
         self.visit(tree.root_node, depth)
 
     def visit(self, node: tree_sitter.Node, depth: int) -> None:
@@ -170,7 +176,7 @@ class _Walker:
             self.evaluated(words)
         elif kind == "subscript":
             index = node.child_by_field_name("index")
-            if index is not None and _has_variable(index):
+            if index is not None and _text(index) not in ("@", "*") and _has_variable(index):
                 self.doubt(
                     f"an array index computed from a variable ({_text(node)[:60]}): Bash may run commands "
                     "hidden in its value"
@@ -189,6 +195,10 @@ class _Walker:
                 self.children(node, depth)
         elif kind == "expansion":
             self.expansion(node, depth)
+        elif kind == "heredoc_body":
+            if not node.children:
+                self.unread_body(node)
+            self.children(node, depth)
         elif kind in _GROUPS:
             if kind == "binary_expression" and any(
                 c.type == "test_operator" and _text(c) in _ARITHMETIC_TESTS for c in node.children
@@ -200,6 +210,20 @@ class _Walker:
             self.doubt(f"a {kind.replace('_', ' ')} the approval rules do not read")
         elif node.has_error:
             self.doubt(f"the shell parser cannot read {_text(node)[:60]!r}")
+        else:
+            self.unread(node)
+
+    def unread(self, node: tree_sitter.Node) -> None:
+        """A substitution the grammar left as text (it misses backquotes in here-documents) is a doubt."""
+        if node.type in ("word", "string_content", "heredoc_content") and _HIDDEN.search(_text(node)):
+            self.doubt(f"a command substitution the shell parser did not read in {_text(node)[:60]!r}")
+
+    def unread_body(self, node: tree_sitter.Node) -> None:
+        redirect = node.parent
+        start = next((c for c in redirect.children if c.type == "heredoc_start"), None) if redirect else None
+        quoted = start is not None and any(q in _text(start) for q in "'\"\\")
+        if not quoted and _HIDDEN.search(_text(node)):
+            self.doubt("a command substitution the shell parser did not read in a here-document")
 
     def children(self, node: tree_sitter.Node, depth: int) -> None:
         for child in node.children:
@@ -246,6 +270,7 @@ class _Walker:
         if node.type in ("word", "raw_string", "ansi_c_string", "number", "variable_name"):
             if node.has_error:
                 self.doubt(f"the shell parser cannot read {_text(node)[:60]!r}")
+            self.unread(node)
             return
         if node.type == "variable_assignment":
             self.children(node, depth)
@@ -369,6 +394,8 @@ class _Simple:
             self.run([], [*rest, Word(text="…", literal=True)], replace)
 
     def find(self, words: list[Word]) -> None:
+        if not all(w.literal for w in words):  # find . -name $N: N="x -exec cmd ;" adds an -exec
+            self.walker.doubt("find with a word known only when it runs (it could add an -exec)")
         at = 0
         while at < len(words):
             if words[at].text in ("-exec", "-execdir", "-ok", "-okdir"):
@@ -395,7 +422,12 @@ def _after_options(words: list[Word], with_argument: frozenset[str]) -> list[Wor
             return words[at + 1 :]
         if not word.text.startswith("-") or word.text == "-":
             return words[at:]
-        at += 2 if word.text in with_argument else 1
+        if word.text in with_argument:
+            if at + 1 < len(words) and not words[at + 1].literal:
+                return None  # sudo -u $U cmd: $U, split, could be the command
+            at += 2
+        else:
+            at += 1
     return []
 
 
@@ -407,7 +439,7 @@ def _options(allowed: str, with_argument: str = "", long: frozenset[str] = froze
         while at < len(words):
             text = words[at].text
             if not words[at].literal:
-                return None
+                return None  # nice -n $N cmd: $N, split, could be the command
             if text == "--":
                 return prefix, words[at + 1 :]
             if text.startswith("--"):
@@ -422,7 +454,11 @@ def _options(allowed: str, with_argument: str = "", long: frozenset[str] = froze
                 if letter not in allowed:
                     return None
                 if letter in with_argument:
-                    at += 1 if i + 1 < len(letters) else 2
+                    if i + 1 == len(letters):
+                        if at + 1 < len(words) and not words[at + 1].literal:
+                            return None
+                        at += 1
+                    at += 1
                     break
             else:
                 at += 1
@@ -462,6 +498,8 @@ def _env(words: list[Word], prefix: list[str]) -> Unwrapped:
         if word.text in ("-i", "-0", "--ignore-environment", "--null", "-"):
             at += 1
         elif word.text in ("-u", "--unset") or word.text in ("-C", "--chdir"):
+            if at + 1 < len(words) and not words[at + 1].literal:
+                return None
             at += 2
         elif word.text.startswith(("--unset=", "--chdir=", "-u", "-C")):
             at += 1
