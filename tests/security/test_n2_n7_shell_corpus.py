@@ -24,7 +24,7 @@ RULES, CASES = _corpus()
 def test_n2_n7_the_corpus_has_at_least_200_lines_of_each_kind() -> None:
     decisions = [decision for _, decision in CASES]
     assert len(CASES) >= 200
-    assert len(set(line for line, _ in CASES)) == len(CASES), "a line is listed twice"
+    assert len({line for line, _ in CASES}) == len(CASES), "a line is listed twice"
     assert {decisions.count(d) >= 30 for d in ("allow", "ask", "deny")} == {True}
 
 
