@@ -66,14 +66,16 @@ def _open_file(
 
 
 def _open_regular(walk: Walk, *, write: bool, check: WriteCheck | None = None) -> int:
-    """A descriptor of the walk's file (negated when ``write`` found it already there)."""
+    """A descriptor of the walk's file (negated when ``write`` found it already there). ``check`` sees the
+    file's path as resolved (symlinks followed) before it is created or truncated."""
     existed = False
     if write:
         try:
-            fd = open_in(walk, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NONBLOCK)
-        except FileExistsError:
+            fd = open_in(walk, os.O_WRONLY | os.O_NONBLOCK)
             existed = True
-            fd = open_in(walk, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK)
+        except FileNotFoundError:  # the walk now stands where the file (or a dangling symlink's target) goes
+            _refuse(check, walk)
+            fd = open_in(walk, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NONBLOCK)
     else:
         fd = open_in(walk, os.O_RDONLY | os.O_NONBLOCK)
     try:
@@ -83,18 +85,19 @@ def _open_regular(walk: Walk, *, write: bool, check: WriteCheck | None = None) -
         if not stat.S_ISREG(mode):
             raise OSError(0, "not a regular file (a device, FIFO or socket): file tools use regular files only")
         os.set_blocking(fd, True)
-        refusal = check(walk.shown()) if check is not None else None
-        if refusal is not None:
-            if not existed:  # created by this call: leave nothing behind
-                with contextlib.suppress(OSError):
-                    os.unlink(walk.name, dir_fd=walk.dir_fd)
-            raise ToolFailure(f"cannot write {walk.raw!r}: {refusal}")
         if existed:
+            _refuse(check, walk)
             os.ftruncate(fd, 0)
     except BaseException:
         os.close(fd)
         raise
     return -fd if existed else fd
+
+
+def _refuse(check: WriteCheck | None, walk: Walk) -> None:
+    refusal = check(walk.shown()) if check is not None else None
+    if refusal is not None:
+        raise ToolFailure(f"cannot write {walk.raw!r}: {refusal}")
 
 
 def _read_text(workdir: Path, raw: str) -> tuple[str, str]:
