@@ -51,3 +51,14 @@ def test_n2_n7_a_line_the_parser_cannot_read_never_runs_unasked(tmp_path: Path) 
     for tail in ["'", '"', "$(", "`", "(", "<<EOF", "$((", "${", "\x00", "\udcff"]:
         line = f"git status {tail} touch M"
         assert gate(rules, "shell", {"command": line}, workdir=tmp_path).decision.rule == "ask", line
+
+
+def test_n2_an_exact_tool_name_wins_over_a_glob_whatever_the_order() -> None:
+    rules = ApprovalRules.from_config(
+        {"*": "deny", "mcp_*": "ask", "mcp_files_read": "allow", "shell": {"git status*": "allow", "*": "ask"}}
+    )
+    assert gate(rules, "mcp_files_read", {"path": "x"}).outcome is None
+    assert gate(rules, "mcp_files_write", {"path": "x"}).decision.rule == "deny"  # the first glob written: "*"
+    assert gate(rules, "shell", {"command": "git status"}).outcome is None
+    assert gate(rules, "shell", {"command": "git status; touch M"}).decision.rule == "ask"
+    assert gate(rules, "web_fetch", {"url": "https://example.com"}).decision.rule == "deny"

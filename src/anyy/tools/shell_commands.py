@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import threading
 from collections.abc import Callable
 
 import msgspec
@@ -30,7 +31,14 @@ import tree_sitter_bash
 
 MAX_DEPTH = 8  # sh -c "eval 'sh -c ...'": deeper is a doubt
 _LANGUAGE = tree_sitter.Language(tree_sitter_bash.language())
-_PARSER = tree_sitter.Parser(_LANGUAGE)
+_LOCAL = threading.local()  # a parser is not to be shared between threads: one per thread
+
+
+def _parser() -> tree_sitter.Parser:
+    parser: tree_sitter.Parser | None = getattr(_LOCAL, "parser", None)
+    if parser is None:
+        parser = _LOCAL.parser = tree_sitter.Parser(_LANGUAGE)
+    return parser
 
 
 class ParsedLine(msgspec.Struct, frozen=True):
@@ -153,7 +161,7 @@ class _Walker:
         except UnicodeEncodeError:
             self.doubt("characters that are not valid Unicode in the command")
             return
-        tree = _PARSER.parse(encoded)
+        tree = _parser().parse(encoded)
         self.visit(tree.root_node, depth)
 
     def visit(self, node: tree_sitter.Node, depth: int) -> None:
