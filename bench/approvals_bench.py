@@ -18,6 +18,7 @@ import tempfile
 import time
 import tomllib
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from anyy.tools.approval_rules import ApprovalRules
@@ -55,11 +56,10 @@ def main() -> None:
     worst = (0.0, "")
     raw: list[float] = []
     for line in lines:
-        times = _times(lambda line=line: gate(rules, "shell", {"command": line}), args.rounds)
+        times = _times(partial(gate, rules, "shell", {"command": line}), args.rounds)
         every += times
         worst = max(worst, (statistics.median(times), line))
-        encoded = line.encode()
-        raw += _times(lambda encoded=encoded: _parser().parse(encoded), args.rounds)
+        raw += _times(partial(_parser().parse, line.encode()), args.rounds)
     long_line = " && ".join(f"git status --short src/module_{i}.py" for i in range(args.long))
     long_times = _times(lambda: gate(rules, "shell", {"command": long_line}), args.rounds)
     with tempfile.TemporaryDirectory() as folder:

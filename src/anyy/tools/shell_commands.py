@@ -103,6 +103,8 @@ _LEAVES = frozenset(
         "simple_expansion",
     }
 )
+_JOINED = re.compile(r"[^\s\\]\\\n[^\s]")
+_SUBSCRIPT_RUN = re.compile(r"\[[^\]]*(\$|`)")
 _HIDDEN = re.compile(r"(?<!\\)(`|\$\()")
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
@@ -156,6 +158,8 @@ class _Walker:
         if "\x00" in source:
             self.doubt("a NUL character in the command")
             return
+        if _JOINED.search(source):
+            self.doubt("a backslash-newline inside a word (Bash joins the word; the grammar splits it)")
         try:
             encoded = source.encode("utf-8")
         except UnicodeEncodeError:
@@ -203,6 +207,10 @@ class _Walker:
                 self.children(node, depth)
         elif kind == "expansion":
             self.expansion(node, depth)
+        elif kind == "test_command":
+            if _SUBSCRIPT_RUN.search(_text(node)):  # [[ -v 'a[$(cmd)]' ]] runs cmd
+                self.doubt(f"a test on a variable name whose subscript runs commands ({_text(node)[:60]})")
+            self.children(node, depth)
         elif kind == "heredoc_body":
             if not node.children:
                 self.unread_body(node)
@@ -621,8 +629,11 @@ def _value(node: tree_sitter.Node) -> Word:
 
 
 def _unquoted(text: str) -> Word:
-    out: list[str] = []
     literal = not text.startswith("~")
+    if "\\" not in text:  # the common case: nothing escaped
+        literal = literal and not (_GLOB.search(text) or _BRACES.search(text) or "$" in text or "`" in text)
+        return Word(text=text, literal=literal)
+    out: list[str] = []
     at = 0
     plain: list[str] = []  # the unquoted characters, for globs and braces
     while at < len(text):
