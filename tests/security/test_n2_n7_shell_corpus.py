@@ -51,6 +51,15 @@ def test_n2_n7_a_line_the_parser_cannot_read_never_runs_unasked(tmp_path: Path) 
     for tail in ["'", '"', "$(", "`", "(", "<<EOF", "$((", "${", "\x00", "\udcff"]:
         line = f"git status {tail} touch M"
         assert gate(rules, "shell", {"command": line}, workdir=tmp_path).decision.rule == "ask", line
+    # Nesting that would overflow a recursive walk, and a line too long to read on the event loop: asked.
+    for line in [
+        "git status; " + "(" * 3000 + "git status" + ")" * 3000,
+        "git status $(" + "$(" * 3000 + "git status" + ")" * 3001,
+        "git status " + "x" * 70_000,
+    ]:
+        decision = gate(rules, "shell", {"command": line}, workdir=tmp_path).decision
+        assert decision.rule == "ask", decision.doubts
+        assert all(len(doubt) <= 201 for doubt in decision.doubts)
 
 
 def test_n2_an_exact_tool_name_wins_over_a_glob_whatever_the_order() -> None:

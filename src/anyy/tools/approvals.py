@@ -20,6 +20,7 @@ from anyy.tools.base import ToolOutcome
 DECISIONS = ("once", "session", "deny")
 QUESTION_PREFIX = "Approval needed:"
 _SHOWN = 4_000  # characters of a subject shown in a request
+_PARTS_SHOWN = 50  # commands listed in a request
 _SCRIPT_SHOWN = 20_000  # a script is approved as a whole: shown whole, unless huge
 
 
@@ -79,7 +80,10 @@ def request(name: str, decision: Decision) -> str:
         reasons += [f"{doubt}" for doubt in decision.doubts[:3]]
         lines.append("Why: " + "; ".join(reasons) + ".")
         lines.append("Commands it runs:")
-        lines += [f"- {_shown(part.text, 200)}: {_rule_words(part.rule, part.pattern)}" for part in decision.parts]
+        shown = decision.parts[:_PARTS_SHOWN]
+        lines += [f"- {_shown(part.text, 200)}: {_rule_words(part.rule, part.pattern)}" for part in shown]
+        if len(decision.parts) > _PARTS_SHOWN:
+            lines.append(f"- … and {len(decision.parts) - _PARTS_SHOWN} more commands")
     elif decision.pattern:
         lines.append(f"Why: it matches the rule {decision.pattern!r} = ask.")
     lines.append(

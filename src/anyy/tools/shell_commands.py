@@ -30,6 +30,8 @@ import tree_sitter
 import tree_sitter_bash
 
 MAX_DEPTH = 8  # sh -c "eval 'sh -c ...'": deeper is a doubt
+MAX_NESTING = 200  # syntax nested deeper ((((...)))) is a doubt, never a stack overflow
+MAX_LENGTH = 64 * 1024  # characters: a longer line is asked about without being read (the decision runs on the loop)
 _LANGUAGE = tree_sitter.Language(tree_sitter_bash.language())
 _LOCAL = threading.local()  # a parser is not to be shared between threads: one per thread
 
@@ -147,9 +149,10 @@ class _Walker:
     def __init__(self) -> None:
         self.commands: list[str] = []
         self.doubts: list[str] = []
+        self.nesting = 0
 
     def doubt(self, reason: str) -> None:
-        self.doubts.append(reason)
+        self.doubts.append(reason if len(reason) <= 200 else reason[:200] + "…")
 
     def line(self, source: str, depth: int) -> None:
         if depth > MAX_DEPTH:
@@ -157,6 +160,9 @@ class _Walker:
             return
         if "\x00" in source:
             self.doubt("a NUL character in the command")
+            return
+        if len(source) > MAX_LENGTH:
+            self.doubt(f"a command line longer than {MAX_LENGTH} characters is not read")
             return
         if _JOINED.search(source):
             self.doubt("a backslash-newline inside a word (Bash joins the word; the grammar splits it)")
@@ -169,6 +175,16 @@ class _Walker:
         self.visit(tree.root_node, depth)
 
     def visit(self, node: tree_sitter.Node, depth: int) -> None:
+        if self.nesting >= MAX_NESTING:
+            self.doubt(f"syntax nested more than {MAX_NESTING} levels deep")
+            return
+        self.nesting += 1
+        try:
+            self._visit(node, depth)
+        finally:
+            self.nesting -= 1
+
+    def _visit(self, node: tree_sitter.Node, depth: int) -> None:
         if node.is_error or node.is_missing:
             self.doubt(f"the shell parser cannot read {_text(node)[:60]!r}")
             return
