@@ -5,7 +5,7 @@ answered once, for the session, or denied (Runtime.approve, the RPC session.appr
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -30,21 +30,13 @@ shell = { "rm *" = "deny", "echo *" = "ask", "*" = "allow" }
 """
 
 
-@pytest.fixture
-def server() -> Iterator[FakeModelServer]:
-    fake = FakeModelServer()
-    fake.start()
-    yield fake
-    fake.stop()
-
-
-def _profile(tmp_path: Path, server: FakeModelServer) -> Profile:
+def _profile(tmp_path: Path, server: FakeModelServer, rules: str = RULES) -> Profile:
     profile = create_profile(tmp_path / "home", "default", exist_ok=True)
     config_path = profile.path / "config.toml"
     config_path.write_text(
         config_path.read_text()
         + f'\n[providers.fake]\nkind = "openai"\nbase_url = "{server.openai_url}"\napi_key_env = ""\n'
-        + RULES
+        + rules
     )
     (tmp_path / "work").mkdir(exist_ok=True)
     return profile

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ import pytest
 
 from anyy.domain.entries import EntryKind
 from anyy.domain.sessions import Session
-from anyy.profiles.profile import Profile, create_profile
+from anyy.profiles.profile import Profile
 from anyy.runtime.assembly import new_session
 from anyy.runtime.deps import Deps
 from anyy.runtime.runtime import Runtime
@@ -23,6 +22,7 @@ from anyy.tools.base import ToolContext
 from anyy.tools.policy import ToolPolicy
 from anyy.tools.toolset import build_tools
 from tests.fakes.model_server import FakeModelServer, Reply, ToolCall
+from tests.tools.test_n2_approvals import _profile as _base_profile
 from tests.tools.test_n2_approvals import _runtime, _send, _until
 
 RULES = """
@@ -32,22 +32,8 @@ write_file = { "src/*" = "allow", "*" = "ask" }
 """
 
 
-@pytest.fixture
-def server() -> Iterator[FakeModelServer]:
-    fake = FakeModelServer()
-    fake.start()
-    yield fake
-    fake.stop()
-
-
 def _profile(tmp_path: Path, server: FakeModelServer) -> Profile:
-    profile = create_profile(tmp_path / "home", "default", exist_ok=True)
-    config_path = profile.path / "config.toml"
-    config_path.write_text(
-        config_path.read_text()
-        + f'\n[providers.fake]\nkind = "openai"\nbase_url = "{server.openai_url}"\napi_key_env = ""\n'
-        + RULES
-    )
+    profile = _base_profile(tmp_path, server, RULES)
     (tmp_path / "work" / "src").mkdir(parents=True, exist_ok=True)
     (tmp_path / "work" / ".git" / "hooks").mkdir(parents=True, exist_ok=True)
     return profile

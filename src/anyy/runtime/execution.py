@@ -24,8 +24,9 @@ import contextlib
 import enum
 import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
@@ -80,7 +81,7 @@ from anyy.runtime.failures import failure_notice, record_failure
 from anyy.runtime.stream_keeper import StreamKeeper, answer_saver
 from anyy.runtime.tool_watch import ToolWatch
 from anyy.storage.protocol import SessionStore
-from anyy.tools.approvals import denied_by_user, gate
+from anyy.tools.approvals import Verdict, denied_by_user, gate
 from anyy.tools.base import ToolContext, ToolOutcome
 
 T = TypeVar("T")
@@ -607,14 +608,7 @@ class ExecutionRun:
     ) -> ToolOutcome:
         self._tool_started(call_id, name, arguments)
         context = self._tool_context(call_id)
-        verdict = gate(
-            self.deps.tool_policy.approval,
-            name,
-            arguments,
-            workdir=context.workdir,
-            granted=self.granted,
-            approved=self.approved_once.get(call_id),
-        )
+        verdict = self._gate(name, arguments, context.workdir, approved=self.approved_once.get(call_id))
         if verdict.outcome is not None:  # denied, or waiting for the user's approval (N2)
             outcome = verdict.outcome
         elif name not in tools.names():
@@ -650,14 +644,7 @@ class ExecutionRun:
             inner_id = f"{outer_call}.{len(inner) + 1}"
             self._tool_started(inner_id, name, arguments, parent=outer_call)
             context = self._tool_context()
-            verdict = gate(
-                self.deps.tool_policy.approval,
-                name,
-                arguments,
-                workdir=context.workdir,
-                granted=self.granted,
-                can_wait=False,
-            )
+            verdict = self._gate(name, arguments, context.workdir, can_wait=False)
             watch = ToolWatch(self.deps, self.execution_id, inner_id, name, arguments, parent=outer_call)
             try:
                 context = msgspec.structs.replace(context, approved=verdict.decision.subject)
@@ -677,6 +664,19 @@ class ExecutionRun:
             return outcome
 
         return call_tool
+
+    def _gate(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        workdir: Path,
+        *,
+        can_wait: bool = True,
+        approved: str | None = None,
+    ) -> Verdict:
+        """The approval decision for one call (N2, N7), with the session's grants."""
+        rules = self.deps.tool_policy.approval
+        return gate(rules, name, arguments, workdir=workdir, granted=self.granted, can_wait=can_wait, approved=approved)
 
     async def _run_watched(
         self,
@@ -770,13 +770,8 @@ class ExecutionRun:
                 self.approved_once[call_id] = question.text if question is not None else ""
                 if decision == "session":
                     # The grant is for what the user read: recorded only if the call is still that one.
-                    verdict = gate(
-                        self.deps.tool_policy.approval,
-                        asked[1],
-                        asked[2],
-                        workdir=self._tool_context().workdir,
-                        approved=self.approved_once[call_id],
-                    )
+                    workdir = self._tool_context().workdir
+                    verdict = self._gate(asked[1], asked[2], workdir, approved=self.approved_once[call_id])
                     if verdict.outcome is None:
                         await self._grant(f"{asked[1]}\n{verdict.decision.subject}")
                 waiting = [asked, *waiting]
