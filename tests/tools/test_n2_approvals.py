@@ -122,7 +122,7 @@ def test_n2_ask_suspends_and_once_runs_the_call(tmp_path: Path, server: FakeMode
             path = await deps.owner.call(lambda s: s.path(session.id))
             question = next(e for e in path if e.kind == EntryKind.QUESTION)
             assert question.text.startswith("Approval needed: shell 'echo approved > out.txt'\n")
-            assert "'echo approved' matches the rule 'echo *' = ask" in question.text
+            assert "Decision: ask, because 'echo approved' matches the rule 'echo *' = ask.\n" in question.text
             assert "- '> out.txt': allowed by '*'" in question.text
             assert "session.approve" not in question.text  # the request speaks to people, not to RPC clients
             assert not (tmp_path / "work" / "out.txt").exists()

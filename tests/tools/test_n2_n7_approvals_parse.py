@@ -78,12 +78,11 @@ def test_n2_n7_a_command_beside_an_allowed_one_asks(tmp_path: Path, server: Fake
     assert not (tmp_path / "work" / "M").exists()
     assert questions[0] == (
         "Approval needed: shell 'git status; touch M'\n"
-        "Why: 'touch M' matches the rule '*' = ask.\n"
+        "Decision: ask, because 'touch M' matches the rule '*' = ask.\n"
         "Commands it runs:\n"
         "- 'git status': allowed by 'git status*'\n"
         "- 'touch M': ask by '*'\n"
-        "Decision: ask. Answer once (run it this time), session (allow exactly this for the rest of the session) "
-        "or deny."
+        "Answer once (run it this time), session (allow exactly this for the rest of the session) or deny."
     )
     assert all("- 'touch M': ask by '*'" in question for question in questions)
 
@@ -110,7 +109,7 @@ def test_n2_n7_a_path_is_matched_canonical(tmp_path: Path, server: FakeModelServ
     assert not (work / ".git" / "config").exists()
     assert questions[0].startswith(
         "Approval needed: write_file '.git/hooks/pre-commit' (asked as 'src/../.git/hooks/pre-commit')\n"
-        "Why: it matches the rule '*' = ask."
+        "Decision: ask, because it matches the rule '*' = ask."
     )
     assert questions[1].startswith("Approval needed: write_file '.git/hooks/pre-commit' (asked as 'src/hooks/")
     assert questions[2].startswith("Approval needed: write_file '.git/config'")
@@ -191,4 +190,6 @@ def test_n2_n7_codemode_does_not_walk_around_shell_ask(tmp_path: Path, server: F
     assert not (tmp_path / "work" / "x.sh").exists()
     for question, script in zip(questions, SCRIPTS, strict=True):
         assert question.startswith(f"Approval needed: run_script {script!r}\n")  # the whole script is shown
-        assert "Why: a script can start any program, and the shell rule is not a plain allow." in question
+        assert "Decision: ask, because a script can start any program, and the shell rule is not a plain allow." in (
+            question
+        )

@@ -65,7 +65,8 @@ def gate(
 
 
 def request(name: str, decision: Decision) -> str:
-    """The approval request as the user reads it: the call, the rule that matched, the parsed commands."""
+    """The approval request as the user reads it: the call, the decision and why (the rule that matched,
+    or what could not be proven), then the parsed commands with the rule each got."""
     limit = _SCRIPT_SHOWN if name == "run_script" else _SHOWN
     lines = [f"{QUESTION_PREFIX} {name} {_shown(decision.subject, limit)}"]
     if decision.given:
@@ -73,23 +74,21 @@ def request(name: str, decision: Decision) -> str:
     if len(decision.subject) > limit:
         lines.append(f"(cut: the whole {len(decision.subject)} characters are in the tool call's arguments)")
     if decision.why:
-        lines.append(f"Why: {decision.why}.")
+        reasons = [decision.why]
     elif decision.parts or decision.doubts:
         asking = [part for part in decision.parts if part.rule == "ask"]
-        reasons = [f"{part.text!r} matches the rule {part.pattern!r} = ask" for part in asking[:3]]
-        reasons += [f"{doubt}" for doubt in decision.doubts[:3]]
-        lines.append("Why: " + "; ".join(reasons) + ".")
+        reasons = [f"{_shown(part.text, 200)} matches the rule {part.pattern!r} = ask" for part in asking[:3]]
+        reasons += list(decision.doubts[:3])
+    else:
+        reasons = [f"it matches the rule {decision.pattern!r} = ask"]
+    lines.append(f"Decision: ask, because {'; '.join(reasons)}.")
+    if decision.parts:
         lines.append("Commands it runs:")
         shown = decision.parts[:_PARTS_SHOWN]
         lines += [f"- {_shown(part.text, 200)}: {_rule_words(part.rule, part.pattern)}" for part in shown]
         if len(decision.parts) > _PARTS_SHOWN:
             lines.append(f"- … and {len(decision.parts) - _PARTS_SHOWN} more commands")
-    elif decision.pattern:
-        lines.append(f"Why: it matches the rule {decision.pattern!r} = ask.")
-    lines.append(
-        "Decision: ask. Answer once (run it this time), session (allow exactly this for the rest of the "
-        "session) or deny."
-    )
+    lines.append("Answer once (run it this time), session (allow exactly this for the rest of the session) or deny.")
     return "\n".join(lines)
 
 
