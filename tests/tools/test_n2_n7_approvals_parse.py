@@ -193,3 +193,34 @@ def test_n2_n7_codemode_does_not_walk_around_shell_ask(tmp_path: Path, server: F
         assert "Decision: ask, because a script can start any program, and the shell rule is not a plain allow." in (
             question
         )
+
+
+def test_n2_n7_an_approved_script_still_meets_the_parsed_shell_rules(tmp_path: Path, server: FakeModelServer) -> None:
+    """The user approves the script once; its own tools.shell calls are decided command by command."""
+    script = (
+        "for line in ['echo one; rm -rf keep', 'echo two && touch M']:\n"
+        "    try:\n"
+        "        print(tools.shell(command=line))\n"
+        "    except ToolError as error:\n"
+        "        print('refused:', error)\n"
+    )
+    server.enqueue(Reply(tool_calls=[ToolCall("run_script", {"script": script})]), Reply(text=["Done."]))
+    profile = _base_profile(tmp_path, server, '[tools.approval]\nshell = { "rm *" = "deny", "echo *" = "allow" }\n')
+    (tmp_path / "work" / "keep").mkdir(parents=True)
+
+    async def scenario() -> None:
+        async with _runtime(profile, tmp_path / "work") as (runtime, deps):
+            session = await _session(deps, profile, codemode=True)
+            asked = await _send(runtime, deps, session, "go", "suspended")
+            assert "the shell rule is not a plain allow" in await _question(deps, session)
+            done = asyncio.create_task(_until(deps, session, "completed", "failed"))
+            await asyncio.sleep(0)
+            await runtime.approve(session.id, asked.execution_id, "once")
+            assert (await done).state == "completed"
+
+    asyncio.run(scenario())
+    assert (tmp_path / "work" / "keep").is_dir()
+    [result] = [m["content"] for m in server.received[1].body["messages"] if m["role"] == "tool"]
+    assert "refused: Denied: the profile's approval rules deny shell (the command 'rm -rf keep'" in result
+    assert "two" in result
+    assert (tmp_path / "work" / "M").exists()  # touch M matches no rule: allowed
