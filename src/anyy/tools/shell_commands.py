@@ -380,7 +380,7 @@ class _Simple:
             self.text(words[1:], fed)
         elif program in ("sudo", "doas"):
             self.add(prefix, words)
-            rest = _after_options(words[1:], _SUDO_ARGS)
+            rest = _after_options(words[1:], _SUDO_ARGS, _SUDO_FLAGS)
             inner = _env(rest, []) if rest else ([], [])
             if rest is None or not isinstance(inner, tuple):
                 self.walker.doubt(f"{program} with options the approval rules do not know")
@@ -417,7 +417,7 @@ class _Simple:
         self.walker.line(" ".join(w.text for w in words), self.depth + 1)
 
     def xargs(self, words: list[Word]) -> None:
-        rest = _after_options(words, _XARGS_ARGS)
+        rest = _after_options(words, _XARGS_ARGS, _XARGS_FLAGS)
         if rest is None:
             self.walker.doubt("xargs with options the approval rules do not know")
             return
@@ -442,9 +442,9 @@ class _Simple:
 Unwrapped = tuple[list[str], list[Word]] | str | None  # (prefix, command) | runs nothing else | unknown
 
 
-def _after_options(words: list[Word], with_argument: frozenset[str]) -> list[Word] | None:
+def _after_options(words: list[Word], with_argument: frozenset[str], long_flags: frozenset[str]) -> list[Word] | None:
     """The words after a program's options (those in ``with_argument`` take the next word); None when an
-    option is not literal."""
+    option is not literal, or is a long one neither written ``--name=value`` nor in ``long_flags``."""
     at = 0
     while at < len(words):
         word = words[at]
@@ -454,6 +454,8 @@ def _after_options(words: list[Word], with_argument: frozenset[str]) -> list[Wor
             return words[at + 1 :]
         if not word.text.startswith("-") or word.text == "-":
             return words[at:]
+        if word.text.startswith("--") and "=" not in word.text and word.text not in long_flags:
+            return None  # sudo --user root cmd: whether it takes the next word is not known here
         if word.text in with_argument:
             if at + 1 < len(words) and not words[at + 1].literal:
                 return None  # sudo -u $U cmd: $U, split, could be the command
@@ -464,7 +466,9 @@ def _after_options(words: list[Word], with_argument: frozenset[str]) -> list[Wor
 
 
 def _options(allowed: str, with_argument: str = "", long: frozenset[str] = frozenset()) -> Callable[..., Unwrapped]:
-    """A wrapper taking the short options ``allowed`` (those in ``with_argument`` take a value)."""
+    """A wrapper taking the short options ``allowed`` (those in ``with_argument`` take a value) and the long
+    ones in ``long``: ``--flag``, or ``--name=value`` when written ``--name=`` there (a value given as the
+    next word is not recognised, so that the command is never looked for in the wrong place)."""
 
     def unwrap(words: list[Word], prefix: list[str]) -> Unwrapped:
         at = 0
@@ -475,7 +479,8 @@ def _options(allowed: str, with_argument: str = "", long: frozenset[str] = froze
             if text == "--":
                 return prefix, words[at + 1 :]
             if text.startswith("--"):
-                if text.split("=")[0] not in long:
+                name, equals, _ = text.partition("=")
+                if name + equals not in long:
                     return None
                 at += 1
                 continue
@@ -502,13 +507,12 @@ def _options(allowed: str, with_argument: str = "", long: frozenset[str] = froze
 def _nice(words: list[Word], prefix: list[str]) -> Unwrapped:
     if words and re.fullmatch(r"-\d+", words[0].text):
         words = words[1:]
-    return _options("n", "n", frozenset({"--adjustment"}))(words, prefix)
+    return _options("n", "n", frozenset({"--adjustment="}))(words, prefix)
 
 
 def _timeout(words: list[Word], prefix: list[str]) -> Unwrapped:
-    unwrapped = _options("svk", "sk", frozenset({"--signal", "--kill-after", "--preserve-status", "--foreground"}))(
-        words, prefix
-    )
+    long = frozenset({"--signal=", "--kill-after=", "--preserve-status", "--foreground", "--verbose"})
+    unwrapped = _options("svk", "sk", long)(words, prefix)
     if not isinstance(unwrapped, tuple) or not unwrapped[1] or not unwrapped[1][0].literal:
         return None
     return unwrapped[0], unwrapped[1][1:]  # the duration
@@ -557,14 +561,18 @@ _WRAPPERS: dict[str, Callable[[list[Word], list[str]], Unwrapped]] = {
     "command": _command,
     "builtin": _options(""),
     "exec": _options("cl", "a"),
-    "stdbuf": _options("ioe", "ioe", frozenset({"--input", "--output", "--error"})),
-    "ionice": _options("cnpt", "cnp", frozenset({"--class", "--classdata", "--pid", "--ignore"})),
+    "stdbuf": _options("ioe", "ioe", frozenset({"--input=", "--output=", "--error="})),
+    "ionice": _options("cnpt", "cnp", frozenset({"--class=", "--classdata=", "--ignore"})),
     "setsid": _options("cfw", "", frozenset({"--ctty", "--fork", "--wait"})),
     "coproc": _options(""),
 }
 # Builtins that take variable names, whose array subscripts Bash evaluates.
 _NAME_TAKERS = frozenset({"printf", "read", "let", "mapfile", "readarray", "test", "[", "wait", "getopts"})
 _SUDO_ARGS = frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R"})
+_SUDO_FLAGS = frozenset(
+    {"--preserve-env", "--non-interactive", "--login", "--shell", "--reset-timestamp", "--background", "--set-home"}
+)
+_XARGS_FLAGS = frozenset({"--null", "--no-run-if-empty", "--verbose", "--interactive", "--exit", "--open-tty"})
 _XARGS_ARGS = frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter"})
 _SHELL_FLAGS = frozenset("ceuxvlr")  # -r: restricted; -l: a login shell (reads the profile, read-only in the sandbox)
 
