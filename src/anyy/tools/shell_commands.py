@@ -23,11 +23,23 @@ from __future__ import annotations
 import posixpath
 import re
 import threading
-from collections.abc import Callable
 
 import msgspec
 import tree_sitter
 import tree_sitter_bash
+
+from anyy.tools.shell_words import Word, value
+from anyy.tools.shell_words import node_text as _text
+from anyy.tools.shell_wrappers import (
+    SUDO_ARGS,
+    SUDO_FLAGS,
+    WRAPPERS,
+    XARGS_ARGS,
+    XARGS_FLAGS,
+    after_options,
+    env,
+    shell_script,
+)
 
 MAX_DEPTH = 8  # sh -c "eval 'sh -c ...'": deeper is a doubt
 MAX_NESTING = 200  # syntax nested deeper ((((...)))) is a doubt, never a stack overflow
@@ -111,31 +123,7 @@ _HIDDEN = re.compile(r"(?<!\\)(`|\$\()")
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "busybox sh"})
-_GLOB = re.compile(r"[*?\[]")
-_BRACES = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
-_ANSI_ESCAPES = {
-    "a": "\a",
-    "b": "\b",
-    "e": "\x1b",
-    "E": "\x1b",
-    "f": "\f",
-    "n": "\n",
-    "r": "\r",
-    "t": "\t",
-    "v": "\v",
-    "\\": "\\",
-    "'": "'",
-    '"': '"',
-    "?": "?",
-}
-_ANSI = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL)
-
-
-class Word(msgspec.Struct, frozen=True):
-    text: str  # the value after quote removal; the source text when not literal
-    literal: bool  # no expansion, substitution, glob, brace or tilde: the text is what the program gets
 
 
 def parse(line: str) -> ParsedLine:
@@ -289,14 +277,10 @@ class _Walker:
             self.doubt(f"{_text(node)} expands a name or a prompt, which can run commands")
         self.children(node, depth)
 
-    def words(self, nodes: list[tree_sitter.Node], depth: int) -> list[str]:
-        """The text of ``nodes`` (assignments, words), their substitutions visited."""
-        return [self.word(node, depth).text for node in nodes]
-
     def word(self, node: tree_sitter.Node, depth: int) -> Word:
         """The value of one word; the commands inside it are visited."""
         self.visit_inside(node, depth)
-        return _value(node)
+        return value(node)
 
     def visit_inside(self, node: tree_sitter.Node, depth: int) -> None:
         if node.type in ("word", "raw_string", "ansi_c_string", "number", "variable_name"):
@@ -316,7 +300,7 @@ class _Walker:
             self.visit_inside(target, depth)
         if operator not in _WRITES or not targets:
             return
-        written = _value(targets[0])
+        written = value(targets[0])
         if operator == ">&" and (written.text.isdigit() or written.text == "-"):
             return  # 2>&1, >&-: descriptors, not files
         if not written.literal:
@@ -361,7 +345,7 @@ class _Simple:
             self.add(prefix, words)
             return
         program = name.text
-        wrapper = _WRAPPERS.get(program)
+        wrapper = WRAPPERS.get(program)
         if wrapper is not None:
             inner = wrapper(words[1:], prefix)
             if inner is None:
@@ -380,8 +364,8 @@ class _Simple:
             self.text(words[1:], fed)
         elif program in ("sudo", "doas"):
             self.add(prefix, words)
-            rest = _after_options(words[1:], _SUDO_ARGS, _SUDO_FLAGS)
-            inner = _env(rest, []) if rest else ([], [])
+            rest = after_options(words[1:], SUDO_ARGS, SUDO_FLAGS)
+            inner = env(rest, []) if rest else ([], [])
             if rest is None or not isinstance(inner, tuple):
                 self.walker.doubt(f"{program} with options the approval rules do not know")
             else:
@@ -399,7 +383,7 @@ class _Simple:
             self.add(prefix, words)
 
     def shell(self, prefix: list[str], words: list[Word], fed: str) -> None:
-        script = _shell_script(words[1:])
+        script = shell_script(words[1:])
         if script is None:  # a script file, stdin or options we do not know: matched as it is
             self.add(prefix, words)
             return
@@ -417,7 +401,7 @@ class _Simple:
         self.walker.line(" ".join(w.text for w in words), self.depth + 1)
 
     def xargs(self, words: list[Word]) -> None:
-        rest = _after_options(words, _XARGS_ARGS, _XARGS_FLAGS)
+        rest = after_options(words, XARGS_ARGS, XARGS_FLAGS)
         if rest is None:
             self.walker.doubt("xargs with options the approval rules do not know")
             return
@@ -439,174 +423,8 @@ class _Simple:
             at += 1
 
 
-Unwrapped = tuple[list[str], list[Word]] | str | None  # (prefix, command) | runs nothing else | unknown
-
-
-def _after_options(words: list[Word], with_argument: frozenset[str], long_flags: frozenset[str]) -> list[Word] | None:
-    """The words after a program's options (those in ``with_argument`` take the next word); None when an
-    option is not literal, or is a long one neither written ``--name=value`` nor in ``long_flags``."""
-    at = 0
-    while at < len(words):
-        word = words[at]
-        if not word.literal:
-            return None
-        if word.text == "--":
-            return words[at + 1 :]
-        if not word.text.startswith("-") or word.text == "-":
-            return words[at:]
-        if word.text.startswith("--") and "=" not in word.text and word.text not in long_flags:
-            return None  # sudo --user root cmd: whether it takes the next word is not known here
-        if word.text in with_argument:
-            if at + 1 < len(words) and not words[at + 1].literal:
-                return None  # sudo -u $U cmd: $U, split, could be the command
-            at += 2
-        else:
-            at += 1
-    return []
-
-
-def _options(allowed: str, with_argument: str = "", long: frozenset[str] = frozenset()) -> Callable[..., Unwrapped]:
-    """A wrapper taking the short options ``allowed`` (those in ``with_argument`` take a value) and the long
-    ones in ``long``: ``--flag``, or ``--name=value`` when written ``--name=`` there (a value given as the
-    next word is not recognised, so that the command is never looked for in the wrong place)."""
-
-    def unwrap(words: list[Word], prefix: list[str]) -> Unwrapped:
-        at = 0
-        while at < len(words):
-            text = words[at].text
-            if not words[at].literal:
-                return None  # nice -n $N cmd: $N, split, could be the command
-            if text == "--":
-                return prefix, words[at + 1 :]
-            if text.startswith("--"):
-                name, equals, _ = text.partition("=")
-                if name + equals not in long:
-                    return None
-                at += 1
-                continue
-            if not text.startswith("-") or text == "-":
-                break
-            letters = text[1:]
-            for i, letter in enumerate(letters):
-                if letter not in allowed:
-                    return None
-                if letter in with_argument:
-                    if i + 1 == len(letters):
-                        if at + 1 < len(words) and not words[at + 1].literal:
-                            return None
-                        at += 1
-                    at += 1
-                    break
-            else:
-                at += 1
-        return prefix, words[at:]
-
-    return unwrap
-
-
-def _nice(words: list[Word], prefix: list[str]) -> Unwrapped:
-    if words and re.fullmatch(r"-\d+", words[0].text):
-        words = words[1:]
-    return _options("n", "n", frozenset({"--adjustment="}))(words, prefix)
-
-
-def _timeout(words: list[Word], prefix: list[str]) -> Unwrapped:
-    long = frozenset({"--signal=", "--kill-after=", "--preserve-status", "--foreground", "--verbose"})
-    unwrapped = _options("svk", "sk", long)(words, prefix)
-    if not isinstance(unwrapped, tuple) or not unwrapped[1] or not unwrapped[1][0].literal:
-        return None
-    return unwrapped[0], unwrapped[1][1:]  # the duration
-
-
-def _command(words: list[Word], prefix: list[str]) -> Unwrapped:
-    if any(w.text.startswith("-") and set(w.text[1:]) & {"v", "V"} for w in words[:2]):
-        return "lookup"  # command -v NAME only says where NAME is
-    return _options("p")(words, prefix)
-
-
-def _env(words: list[Word], prefix: list[str]) -> Unwrapped:
-    assignments = list(prefix)
-    at = 0
-    while at < len(words):
-        word = words[at]
-        if not word.literal:
-            return None
-        if word.text in ("-i", "-0", "--ignore-environment", "--null", "-"):
-            at += 1
-        elif word.text in ("-u", "--unset") or word.text in ("-C", "--chdir"):
-            if at + 1 < len(words) and not words[at + 1].literal:
-                return None
-            at += 2
-        elif word.text.startswith(("--unset=", "--chdir=", "-u", "-C")):
-            at += 1
-        elif word.text == "--":
-            at += 1
-            break
-        elif word.text.startswith("-"):
-            return None  # -S splits a string into a command, and anything else we do not know
-        elif _ASSIGNMENT.match(word.text):
-            assignments.append(word.text)
-            at += 1
-        else:
-            break
-    return assignments, words[at:]
-
-
-_WRAPPERS: dict[str, Callable[[list[Word], list[str]], Unwrapped]] = {
-    "env": _env,
-    "nice": _nice,
-    "nohup": _options(""),
-    "timeout": _timeout,
-    "time": _options("p"),
-    "command": _command,
-    "builtin": _options(""),
-    "exec": _options("cl", "a"),
-    "stdbuf": _options("ioe", "ioe", frozenset({"--input=", "--output=", "--error="})),
-    "ionice": _options("cnpt", "cnp", frozenset({"--class=", "--classdata=", "--ignore"})),
-    "setsid": _options("cfw", "", frozenset({"--ctty", "--fork", "--wait"})),
-    "coproc": _options(""),
-}
 # Builtins that take variable names, whose array subscripts Bash evaluates.
 _NAME_TAKERS = frozenset({"printf", "read", "let", "mapfile", "readarray", "test", "[", "wait", "getopts"})
-_SUDO_ARGS = frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R"})
-_SUDO_FLAGS = frozenset(
-    {"--preserve-env", "--non-interactive", "--login", "--shell", "--reset-timestamp", "--background", "--set-home"}
-)
-_XARGS_FLAGS = frozenset({"--null", "--no-run-if-empty", "--verbose", "--interactive", "--exit", "--open-tty"})
-_XARGS_ARGS = frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter"})
-_SHELL_FLAGS = frozenset("ceuxvlr")  # -r: restricted; -l: a login shell (reads the profile, read-only in the sandbox)
-
-
-def _shell_script(words: list[Word]) -> Word | None:
-    """The script of ``sh -c SCRIPT`` (options we know only), or None."""
-    at = 0
-    script_flag = False
-    while at < len(words):
-        word = words[at]
-        if not word.literal:
-            return None
-        if word.text in ("-o", "+o") and at + 1 < len(words):
-            if words[at + 1].text not in ("pipefail", "errexit", "nounset", "xtrace"):
-                return None
-            at += 2
-            continue
-        if word.text == "--":
-            at += 1
-            break
-        if not word.text.startswith(("-", "+")) or len(word.text) < 2:
-            break
-        if not set(word.text[1:]) <= _SHELL_FLAGS:
-            return None
-        script_flag = script_flag or "c" in word.text
-        at += 1
-    if not script_flag or at >= len(words):
-        return None
-    return words[at]
-
-
-def _text(node: tree_sitter.Node | None) -> str:
-    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
-
 
 _DECLARATIONS = frozenset({"export", "declare", "local", "readonly", "typeset", "unset", "unsetenv"})
 
@@ -623,83 +441,3 @@ def _has_variable(node: tree_sitter.Node) -> bool:
             return True
         stack.extend(current.children)
     return False
-
-
-def _value(node: tree_sitter.Node) -> Word:
-    """A word's value after quote removal, and whether it is literal."""
-    kind = node.type
-    if kind == "word":
-        return _unquoted(_text(node))
-    if kind == "number":
-        return Word(text=_text(node), literal=True)
-    if kind == "raw_string":
-        return Word(text=_text(node)[1:-1], literal=True)
-    if kind == "ansi_c_string":
-        return _ansi_c(_text(node)[2:-1])
-    if kind == "string":
-        return _double_quoted(node)
-    if kind == "concatenation":
-        values = [_value(child) for child in node.children]
-        unquoted = "".join(_text(child) for child in node.children if child.type == "word")
-        literal = all(v.literal for v in values) and not _BRACES.search(unquoted)
-        return Word(text="".join(v.text for v in values), literal=literal)
-    if kind == "variable_assignment":
-        parts = [c for c in node.children if c.type not in ("variable_name", "=", "+=")]
-        name = _text(node.child_by_field_name("name")) or _text(node.children[0])
-        operator = "+=" if any(c.type == "+=" for c in node.children) else "="
-        value = _value(parts[0]) if parts else Word(text="", literal=True)
-        return Word(text=f"{name}{operator}{value.text}", literal=value.literal)
-    return Word(text=_text(node), literal=False)
-
-
-def _unquoted(text: str) -> Word:
-    literal = not text.startswith("~")
-    if "\\" not in text:  # the common case: nothing escaped
-        literal = literal and not (_GLOB.search(text) or _BRACES.search(text) or "$" in text or "`" in text)
-        return Word(text=text, literal=literal)
-    out: list[str] = []
-    at = 0
-    plain: list[str] = []  # the unquoted characters, for globs and braces
-    while at < len(text):
-        char = text[at]
-        if char == "\\" and at + 1 < len(text):
-            if text[at + 1] != "\n":
-                out.append(text[at + 1])
-            at += 2
-            continue
-        out.append(char)
-        plain.append(char)
-        at += 1
-    unquoted = "".join(plain)
-    if _GLOB.search(unquoted) or _BRACES.search(unquoted) or "$" in unquoted or "`" in unquoted:
-        literal = False
-    return Word(text="".join(out), literal=literal)
-
-
-def _double_quoted(node: tree_sitter.Node) -> Word:
-    out: list[str] = []
-    literal = True
-    for child in node.children:
-        if child.type == '"' or (not child.is_named and _text(child) in ('"', '$"')):
-            continue
-        if child.type == "string_content":
-            out.append(re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), _text(child)))
-        else:
-            out.append(_text(child))
-            literal = False
-    return Word(text="".join(out), literal=literal)
-
-
-def _ansi_c(body: str) -> Word:
-    def escape(match: re.Match[str]) -> str:
-        code = match.group(1)
-        if code[0] in "xuU":
-            return chr(int(code[1:], 16)) if int(code[1:], 16) < 0x110000 else "\ufffd"
-        if code[0] in "01234567":
-            return chr(int(code, 8) & 0xFF)
-        if code[0] == "c" and len(code) == 2:
-            return chr(ord(code[1].upper()) ^ 0x40)
-        return _ANSI_ESCAPES.get(code, "\\" + code)
-
-    text = _ANSI.sub(escape, body)
-    return Word(text=text, literal="\x00" not in text)
