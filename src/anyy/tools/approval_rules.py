@@ -150,8 +150,8 @@ def decide(rules: ApprovalRules, name: str, arguments: Mapping[str, Any], *, wor
 
 
 def _decide_shell(table: Table, command: str) -> Decision:
-    if table[0][0] == "*" and table[0][1] == "allow":
-        return Decision(rule="allow", pattern="*", subject=command)  # everything is allowed: nothing to parse
+    if all(rule == "allow" for _, rule in table):  # shell allowed outright: nothing to parse
+        return Decision(rule="allow", pattern=table[0][0] if table[0][0] == "*" else "", subject=command)
     parsed = parse(command)
     parts = tuple(Part(text, *_match(table, text)) for text in parsed.commands)
     deciding = max(parts, key=lambda part: _STRICTNESS[part.rule], default=None)
