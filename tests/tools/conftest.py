@@ -1,12 +1,22 @@
-"""Fixtures for the built-in tools: a working directory and a memory folder per test."""
+"""Fixtures for the built-in tools: a working directory and a memory folder per test; the fake model server."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from anyy.tools.base import ToolContext
+from tests.fakes.model_server import FakeModelServer
+
+
+@pytest.fixture
+def server() -> Iterator[FakeModelServer]:
+    fake = FakeModelServer()
+    fake.start()
+    yield fake
+    fake.stop()
 
 
 @pytest.fixture

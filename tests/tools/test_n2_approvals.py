@@ -5,7 +5,7 @@ answered once, for the session, or denied (Runtime.approve, the RPC session.appr
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -30,21 +30,13 @@ shell = { "rm *" = "deny", "echo *" = "ask", "*" = "allow" }
 """
 
 
-@pytest.fixture
-def server() -> Iterator[FakeModelServer]:
-    fake = FakeModelServer()
-    fake.start()
-    yield fake
-    fake.stop()
-
-
-def _profile(tmp_path: Path, server: FakeModelServer) -> Profile:
+def _profile(tmp_path: Path, server: FakeModelServer, rules: str = RULES) -> Profile:
     profile = create_profile(tmp_path / "home", "default", exist_ok=True)
     config_path = profile.path / "config.toml"
     config_path.write_text(
         config_path.read_text()
         + f'\n[providers.fake]\nkind = "openai"\nbase_url = "{server.openai_url}"\napi_key_env = ""\n'
-        + RULES
+        + rules
     )
     (tmp_path / "work").mkdir(exist_ok=True)
     return profile
@@ -110,7 +102,9 @@ def test_n2_a_denied_command_returns_a_tool_result_saying_so(tmp_path: Path, ser
     asyncio.run(scenario())
     assert (tmp_path / "work" / "keep").is_dir()
     [result] = _tool_results(server, 1)
-    assert result.startswith("Error: Denied: the profile's approval rules deny shell (pattern 'rm *')")
+    assert result.startswith(
+        "Error: Denied: the profile's approval rules deny shell (the command 'rm -rf keep' matches the pattern 'rm *')"
+    )
 
 
 def test_n2_ask_suspends_and_once_runs_the_call(tmp_path: Path, server: FakeModelServer) -> None:
@@ -127,8 +121,10 @@ def test_n2_ask_suspends_and_once_runs_the_call(tmp_path: Path, server: FakeMode
             assert asked.state == "suspended"
             path = await deps.owner.call(lambda s: s.path(session.id))
             question = next(e for e in path if e.kind == EntryKind.QUESTION)
-            assert question.text.startswith("Approval needed: shell 'echo approved > out.txt' (pattern 'echo *')")
-            assert "session.approve" in question.text
+            assert question.text.startswith("Approval needed: shell 'echo approved > out.txt'\n")
+            assert "Decision: ask, because 'echo approved' matches the rule 'echo *' = ask.\n" in question.text
+            assert "- '> out.txt': allowed by '*'" in question.text
+            assert "session.approve" not in question.text  # the request speaks to people, not to RPC clients
             assert not (tmp_path / "work" / "out.txt").exists()
             with pytest.raises(InvalidInput, match="decision must be one of once, session, deny"):
                 await runtime.approve(session.id, asked.execution_id, "yes please")

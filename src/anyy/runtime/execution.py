@@ -24,8 +24,9 @@ import contextlib
 import enum
 import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
@@ -81,7 +82,7 @@ from anyy.runtime.stream_keeper import StreamKeeper, answer_saver
 from anyy.runtime.tool_watch import ToolWatch
 from anyy.runtime.user_hooks import Verdict, decide, system_with_context, with_context
 from anyy.storage.protocol import SessionStore
-from anyy.tools.approval_rules import grant_key
+from anyy.tools.approvals import Verdict as RuleVerdict
 from anyy.tools.approvals import denied_by_user, gate
 from anyy.tools.base import ToolContext, ToolOutcome
 from anyy.tools.mcp_servers import missing_servers_text
@@ -189,7 +190,7 @@ class ExecutionRun:
         self.retry_wait: tuple[RetryWaiting, float] | None = None  # the wait now, and when it ends (clock time)
         self.finished = asyncio.Event()  # set once the execution settled (the actor is done with it)
         self.question: Entry | None = None  # the question entry, while suspended on it
-        self.approved_once: set[str] = set()  # call ids the user approved (N2)
+        self.approved_once: dict[str, str] = {}  # call id -> the request the user approved once (N2)
         self.granted: set[str] = set()  # what the user approved for the session (session.tools["approved"])
         self.queue_was_empty = False
         self.pending_at_end: list[Submission] | None = None  # the queue as its completion left it (same unit)
@@ -646,12 +647,13 @@ class ExecutionRun:
         self, call_id: str, name: str, arguments: dict[str, Any], tools: ToolSet, inner: list[InnerCall]
     ) -> ToolOutcome:
         self._tool_started(call_id, name, arguments)
+        context = self._tool_context(call_id)
         # The rules and the user's pre_tool hooks (N2, N6); a call the user approved was looked at already.
-        gated, hook_context = (
-            (None, []) if call_id in self.approved_once else await self._gate(call_id, name, arguments)
+        verdict, hook_context = await self._gate(
+            call_id, name, arguments, context.workdir, approved=self.approved_once.get(call_id)
         )
-        if gated is not None:  # denied, or waiting for the user's approval (N2)
-            outcome = gated
+        if verdict.outcome is not None:  # denied, or waiting for the user's approval (N2)
+            outcome = verdict.outcome
         elif name not in tools.names():
             outcome = ToolOutcome(
                 text=f"There is no tool named {name!r} in this session; the tools are: {', '.join(tools.names())}.",
@@ -661,7 +663,7 @@ class ExecutionRun:
             watch = ToolWatch(self.deps, self.execution_id, call_id, name, arguments)
             await watch.begin()  # recorded before it starts (D3)
             context = msgspec.structs.replace(
-                self._tool_context(call_id), on_process=watch.on_process, on_output=watch.on_output
+                context, on_process=watch.on_process, on_output=watch.on_output, approved=verdict.decision.subject
             )
             try:
                 outcome = await self._cancellable(
@@ -688,11 +690,14 @@ class ExecutionRun:
             self._tool_started(inner_id, name, arguments, parent=outer_call)
             watch = ToolWatch(self.deps, self.execution_id, inner_id, name, arguments, parent=outer_call)
             try:
-                gated, context = await self._gate(inner_id, name, arguments, parent=outer_call)
+                context = self._tool_context()
+                verdict, hook_context = await self._gate(inner_id, name, arguments, context.workdir, parent=outer_call)
+                gated = verdict.outcome
                 if gated is None:
-                    ran = await self._run_watched(watch, tools, name, arguments, call_tool)
+                    context = msgspec.structs.replace(context, approved=verdict.decision.subject)
+                    ran = await self._run_watched(watch, tools, name, arguments, call_tool, context=context)
                     gated = await self._post_tool(inner_id, name, arguments, ran, parent=outer_call)
-                outcome = with_context(gated, context)
+                outcome = with_context(gated, hook_context)
             except asyncio.CancelledError:
                 inner.append(InnerCall(name=name, arguments=arguments, result=STOPPED_WHILE_RUNNING, is_error=True))
                 self._tool_finished(inner_id, name, is_error=True, synthetic=False, parent=outer_call)
@@ -708,11 +713,18 @@ class ExecutionRun:
         return call_tool
 
     async def _run_watched(
-        self, watch: ToolWatch, tools: ToolSet, name: str, arguments: dict[str, Any], call_tool: CallTool
+        self,
+        watch: ToolWatch,
+        tools: ToolSet,
+        name: str,
+        arguments: dict[str, Any],
+        call_tool: CallTool,
+        *,
+        context: ToolContext,
     ) -> ToolOutcome:
         """A script's inner call, watched like the model's own (D3)."""
         await watch.begin()
-        context = msgspec.structs.replace(self._tool_context(), on_process=watch.on_process, on_output=watch.on_output)
+        context = msgspec.structs.replace(context, on_process=watch.on_process, on_output=watch.on_output)
         try:
             outcome = await tools.run(name, arguments, context, call_tool)
         except asyncio.CancelledError:
@@ -772,7 +784,7 @@ class ExecutionRun:
         )
 
     # -- the user's hooks (N6; the rules in anyy.runtime.user_hooks) -------------------------------
-    def _hook_payload(self, call_id: str, name: str, arguments: dict[str, Any], parent: str) -> dict[str, Any]:
+    def _hook_payload(self, call_id: str, name: str, arguments: Mapping[str, Any], parent: str) -> dict[str, Any]:
         return {
             "session_id": self.session_id,
             "execution_id": self.execution_id,
@@ -783,23 +795,38 @@ class ExecutionRun:
         }
 
     async def _gate(
-        self, call_id: str, name: str, arguments: dict[str, Any], *, parent: str = ""
-    ) -> tuple[ToolOutcome | None, list[str]]:
-        """The approval rules, then the pre_tool hooks: None when the call may run; the hooks' context."""
+        self,
+        call_id: str,
+        name: str,
+        arguments: Mapping[str, Any],
+        workdir: Path,
+        *,
+        parent: str = "",
+        approved: str | None = None,
+    ) -> tuple[RuleVerdict, list[str]]:
+        """The approval rules (N2, N7), then the pre_tool hooks (N6): the verdict (its outcome None when the
+        call may run) and the hooks' context. ``approved``: the request the user answered ``once``; the
+        call runs if the rules would ask the same now, and the hooks, which were asked already, are not."""
         rules = self.deps.tool_policy.approval
-        gated = gate(rules, name, arguments, granted=self.granted, can_wait=not parent)
+        ruled = gate(
+            rules, name, arguments, workdir=workdir, granted=self.granted, can_wait=not parent, approved=approved
+        )
+        held = ruled.outcome.suspend if ruled.outcome is not None else None
+        if approved is not None and held is not None and approved.startswith(held):
+            ruled = RuleVerdict(decision=ruled.decision, outcome=None)  # answered, with a hook's reason added
         hooks = self.deps.hooks
-        if hooks is None or not hooks.matching("pre_tool", name):
-            return gated, []
+        if approved is not None or hooks is None or not hooks.matching("pre_tool", name):
+            return ruled, []
         asked = hooks.run(
             "pre_tool", self._hook_payload(call_id, name, arguments, parent), workdir=self.deps.workdir, tool=name
         )
         try:  # a script's call is cut short with the script (its own task), not through _cancellable
             verdict = await (asked if parent else self._cancellable(asked))
         except _Stopped:
-            return ToolOutcome(text=NOT_RUN_STOPPED, is_error=True), []
+            return RuleVerdict(decision=ruled.decision, outcome=ToolOutcome(text=NOT_RUN_STOPPED, is_error=True)), []
         self._hook_notify(verdict.notes)
-        return decide(verdict, gated, name, arguments, granted=self.granted, can_wait=not parent), verdict.context
+        outcome = decide(verdict, ruled.outcome, name, arguments, granted=self.granted, can_wait=not parent)
+        return RuleVerdict(decision=ruled.decision, outcome=outcome), verdict.context
 
     async def _post_tool(
         self, call_id: str, name: str, arguments: dict[str, Any], outcome: ToolOutcome, *, parent: str = ""
@@ -887,9 +914,15 @@ class ExecutionRun:
         if asked is not None and asked[1] != "ask_user":  # an approval request (N2): once, session or deny
             decision = answer.strip().lower()
             if decision in ("once", "session"):
-                self.approved_once.add(call_id)
+                self.approved_once[call_id] = question.text if question is not None else ""
                 if decision == "session":
-                    await self._grant(grant_key(asked[1], asked[2]))
+                    # The grant is for what the user read: recorded only if the call is still that one.
+                    workdir = self._tool_context().workdir
+                    verdict, _ = await self._gate(
+                        call_id, asked[1], asked[2], workdir, approved=self.approved_once[call_id]
+                    )
+                    if verdict.outcome is None:
+                        await self._grant(f"{asked[1]}\n{verdict.decision.subject}")
                 waiting = [asked, *waiting]
             else:
                 entries.append(

@@ -37,6 +37,9 @@ class ToolContext(msgspec.Struct, kw_only=True):
     # The call being run and its execution (the delegate tool links its children to them).
     call_id: str = ""
     execution_id: str = ""
+    # What the approval gate decided this call on (N2): for the file tools the canonical path, which they
+    # check again at write time; None when no gate ran (a tool used on its own).
+    approved: str | None = None
     # Starts a delegate call's child sessions (K2); None where delegation is not offered.
     delegate: Delegator | None = None
     # Hear of a program a tool runs (its process group's pid) and of its output, so that a crash can end

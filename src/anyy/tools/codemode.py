@@ -8,6 +8,12 @@ every inner call is recorded as tool activity -- and sends the tool's text back.
 A script runs like ``shell``: in the bubblewrap sandbox when the machine offers one (SPEC N3), else with
 the Gateway's user rights. Its tool calls go through anyy (and their rules, such as the file tools'
 working-directory confinement), so a sandboxed script still reaches what its tools may reach.
+
+Approvals (N2, N7): Python starts programs in too many ways to gate each (``subprocess``, ``os.system``,
+``os.exec*``, ``pty``, ``ctypes``, a file written then run), so the script as a whole is what is approved:
+unless the shell rule allows everything, ``run_script`` asks, showing the script
+(:func:`anyy.tools.approval_rules.decide`). Its ``tools.shell`` calls are decided by the parsed shell rules
+like the model's own, and one that would ask fails at once: a script cannot wait.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from anyy.domain.model_io import ToolSpec
+from anyy.tools.approval_rules import write_check
 from anyy.tools.base import ToolContext, ToolOutcome
 from anyy.tools.builtin import Arguments, BuiltinTool, ToolFailure, object_schema
 from anyy.tools.paths import Walk, open_in, walked
@@ -30,6 +32,14 @@ NOT_EXPANDED = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", 
 _PATH_PROPERTY = {"type": "string", "description": "Relative to the working directory (or absolute inside it)."}
 
 
+# At write time, the path a file tool is about to write (resolved by the walk): None if it may, else why not.
+WriteCheck = Callable[[str], str | None]
+
+
+def _write_check(context: ToolContext, name: str) -> WriteCheck | None:
+    return write_check(context.policy.approval, name, context.workdir, context.approved)
+
+
 def _refuse_hidden(workdir: Path, raw: str, hidden: Sequence[str], path: Path | None = None) -> None:
     """Refuse a path the sandbox hides (N7): ``path`` as walked, else ``raw`` as it resolves now."""
     root = Path(os.path.realpath(workdir))
@@ -40,17 +50,18 @@ def _refuse_hidden(workdir: Path, raw: str, hidden: Sequence[str], path: Path | 
 
 @contextlib.contextmanager
 def _open_file(
-    workdir: Path, raw: str, *, hidden: Sequence[str], write: bool = False
+    workdir: Path, raw: str, *, hidden: Sequence[str], write: bool = False, check: WriteCheck | None = None
 ) -> Iterator[tuple[BinaryIO, str, bool]]:
     """The regular file ``raw`` names, opened for reading (or truncated for writing, created with its
     folders if missing), its name as shown to the model, and whether it existed before. A hidden path is
-    refused once the file is open (a symlink may lead there), and for a write also before anything is made."""
+    refused once the file is open (a symlink may lead there), and for a write also before anything is made.
+    ``check`` decides on the file as opened (N2), before anything is written to it."""
     if write:
         _refuse_hidden(workdir, raw, hidden)
     with walked(workdir, raw, create_folders=write) as walk:
         name = walk.shown()
         try:
-            fd = _open_regular(walk, write=write, hidden=hidden)
+            fd = _open_regular(walk, write=write, hidden=hidden, check=check)
         except FileExistsError:  # only from write's first, exclusive attempt: cannot happen twice
             raise ToolFailure(f"cannot write {name!r}: it changed while being opened; try again") from None
         except FileNotFoundError:
@@ -67,15 +78,17 @@ def _open_file(
             yield file, walk.shown(), existed
 
 
-def _open_regular(walk: Walk, *, write: bool, hidden: Sequence[str]) -> int:
-    """A descriptor of the walk's file (negated when ``write`` found it already there)."""
+def _open_regular(walk: Walk, *, write: bool, hidden: Sequence[str], check: WriteCheck | None = None) -> int:
+    """A descriptor of the walk's file (negated when ``write`` found it already there). ``check`` sees the
+    file's path as resolved (symlinks followed) before it is created or truncated."""
     existed = False
     if write:
         try:
-            fd = open_in(walk, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NONBLOCK)
-        except FileExistsError:
+            fd = open_in(walk, os.O_WRONLY | os.O_NONBLOCK)
             existed = True
-            fd = open_in(walk, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK)
+        except FileNotFoundError:  # the walk now stands where the file (or a dangling symlink's target) goes
+            _refuse(check, walk)
+            fd = open_in(walk, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NONBLOCK)
     else:
         fd = open_in(walk, os.O_RDONLY | os.O_NONBLOCK)
     try:
@@ -92,11 +105,18 @@ def _open_regular(walk: Walk, *, write: bool, hidden: Sequence[str]) -> int:
             raise OSError(0, "not a regular file (a device, FIFO or socket): file tools use regular files only")
         os.set_blocking(fd, True)
         if existed:
+            _refuse(check, walk)
             os.ftruncate(fd, 0)
     except BaseException:
         os.close(fd)
         raise
     return -fd if existed else fd
+
+
+def _refuse(check: WriteCheck | None, walk: Walk) -> None:
+    refusal = check(walk.shown()) if check is not None else None
+    if refusal is not None:
+        raise ToolFailure(f"cannot write {walk.raw!r}: {refusal}")
 
 
 def _read_text(workdir: Path, raw: str, hidden: Sequence[str]) -> tuple[str, str]:
@@ -110,9 +130,11 @@ def _read_text(workdir: Path, raw: str, hidden: Sequence[str]) -> tuple[str, str
             raise ToolFailure(f"cannot read {name!r}: {error.strerror}") from None
 
 
-def _write_text(workdir: Path, raw: str, text: str, hidden: Sequence[str]) -> tuple[str, bool]:
+def _write_text(
+    workdir: Path, raw: str, text: str, hidden: Sequence[str], check: WriteCheck | None = None
+) -> tuple[str, bool]:
     """Write ``text`` to ``raw``; its shown name and whether it existed before."""
-    with _open_file(workdir, raw, hidden=hidden, write=True) as (file, name, existed):
+    with _open_file(workdir, raw, hidden=hidden, write=True, check=check) as (file, name, existed):
         try:
             file.write(text.encode("utf-8"))
         except OSError as error:
@@ -217,8 +239,9 @@ class WriteFileTool(BuiltinTool):
     async def execute(self, args: Arguments, context: ToolContext) -> ToolOutcome:
         path = args.string("path")
         content = args.string("content", allow_empty=True)
+        check = _write_check(context, self.spec.name)
         name, existed = await asyncio.to_thread(
-            _write_text, context.workdir, path, content, context.policy.sandbox.hidden
+            _write_text, context.workdir, path, content, context.policy.sandbox.hidden, check
         )
         verb = "replaced" if existed else "created"
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
@@ -249,13 +272,17 @@ class EditFileTool(BuiltinTool):
         old_text = args.string("old_text")
         new_text = args.string("new_text", allow_empty=True)
         hidden = context.policy.sandbox.hidden
-        return await asyncio.to_thread(self._edit, context.workdir, path, old_text, new_text, hidden)
+        check = _write_check(context, self.spec.name)
+        edit = functools.partial(self._edit, hidden=hidden, check=check)
+        return await asyncio.to_thread(edit, context.workdir, path, old_text, new_text)
 
     @staticmethod
-    def _edit(workdir: Path, path: str, old_text: str, new_text: str, hidden: Sequence[str]) -> ToolOutcome:
+    def _edit(
+        workdir: Path, path: str, old_text: str, new_text: str, *, hidden: Sequence[str], check: WriteCheck | None
+    ) -> ToolOutcome:
         text, name = _read_text(workdir, path, hidden)
         edited, line = replace_once(text, old_text, new_text, name)
-        _write_text(workdir, path, edited, hidden)
+        _write_text(workdir, path, edited, hidden, check)
         return ToolOutcome(text=f"edited {name}: replaced the text at line {line}")
 
 

@@ -46,7 +46,7 @@ class QuestionPrompt(Static):
         border-subtitle-color: $text-muted;
     }
     QuestionPrompt.asking { display: block; }
-    QuestionPrompt.approval { border: round $error; }
+    QuestionPrompt.approval { border: round $error; max-height: 20; }
     """
 
     def __init__(self, state: SessionState) -> None:
