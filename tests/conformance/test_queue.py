@@ -97,6 +97,22 @@ def test_q6_attachment_only_submission_is_accepted(store: SessionStore) -> None:
     assert len(sub.attachments) == 1
 
 
+def test_g5_an_attachment_claiming_another_size_than_its_object_is_refused(store: SessionStore) -> None:
+    session = new_session(store)
+    obj = store.put_object(b"twelve bytes", media_type="text/plain")
+    lying = Attachment(object=obj.hash, name="notes.txt", media_type="text/plain", size=1)
+    with pytest.raises(InvalidInput, match="is 12 bytes, not the 1 the attachment claims"):
+        store.add_submission(session.id, NewSubmission(text="see", attachments=[lying]))
+    assert store.list_submissions(session.id, states=ALL_STATES) == []
+    honest = Attachment(object=obj.hash, name="notes.txt", media_type="text/plain", size=12)
+    unsized = Attachment(object=obj.hash, name="again.txt", media_type="text/plain")
+    sent = store.add_submission(session.id, NewSubmission(text="see", attachments=[honest, unsized]))
+    assert [a.size for a in sent.attachments] == [12, 0]
+    with pytest.raises(InvalidInput):
+        store.update_submission(sent.id, attachments=[lying])
+    assert store.get_submission(sent.id).attachments == sent.attachments
+
+
 def test_q6_unknown_submission_is_not_found(store: SessionStore) -> None:
     with pytest.raises(NotFound):
         store.get_submission("sub_doesnotexist")

@@ -66,6 +66,11 @@ class QueueSql:
         self.conn.execute(self._sql("DELETE FROM object_refs WHERE holder = ?"), (-sub_num,))
         for att in attachments:
             self._add_object_ref(-sub_num, att.object, created=False)
+            if att.size:  # a claimed size is checked (G5): lists and contexts show it as the file's
+                found = self.conn.execute(self._sql("SELECT size FROM objects WHERE hash = ?"), (att.object,))
+                (actual,) = found.fetchone()
+                if actual != att.size:
+                    raise rules.attachment_size(att.object, att.size, actual)
 
     def get_submission(self, submission_id: str) -> Submission:
         submission: Submission = self._submission(submission_id)[1]

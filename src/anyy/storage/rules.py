@@ -73,6 +73,14 @@ def unknown_attachment(obj: str) -> InvalidInput:
     return InvalidInput(f"attachment object {obj} is unknown: upload it with put_object first")
 
 
+def attachment_size(obj: str, claimed: int, actual: int) -> InvalidInput:
+    """An attachment whose claimed size is not its object's (0 means "not given" and is accepted)."""
+    return InvalidInput(
+        f"attachment object {obj} is {actual} bytes, not the {claimed} the attachment claims: send its real size "
+        "(or none)"
+    )
+
+
 def head_moved(session_id: str, expected: int | None, head: int | None) -> Conflict:
     return Conflict(
         f"the head of session {session_id} moved (expected {expected}, now {head}); reload the session and try again"

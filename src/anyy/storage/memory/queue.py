@@ -42,8 +42,11 @@ class QueuePart(SessionsPart):
 
     def _check_attachments(self, attachments: Sequence[Attachment]) -> None:
         for attachment in attachments:
-            if attachment.object not in self.data.objects:
+            found = self.data.objects.get(attachment.object)
+            if found is None:
                 raise rules.unknown_attachment(attachment.object)
+            if attachment.size and attachment.size != len(found.data):
+                raise rules.attachment_size(attachment.object, attachment.size, len(found.data))
 
     def add_submission(self, session_id: str, new: NewSubmission) -> Submission:
         new = check_new_submission(new)
