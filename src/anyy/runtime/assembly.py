@@ -30,6 +30,7 @@ def settings_from(config: Config) -> RuntimeSettings:
         max_children=config.background.max_children,
         max_depth=config.background.max_depth,
         lease=config.store.lease,
+        outage_hold=config.store.outage_hold,
     )
 
 

@@ -61,6 +61,7 @@ class RuntimeSettings:
     max_children: int = 3  # delegated tasks of one call running at once (K2, [background])
     max_depth: int = 1  # how deep delegation may nest: 1, a child cannot delegate again
     lease: float = 3.0  # seconds a session stays with a Gateway that stopped renewing it (shared stores)
+    outage_hold: float = 30.0  # seconds a running execution waits for an unreachable store (P7)
 
 
 @dataclass
