@@ -26,6 +26,7 @@ class TcpProxy:
         self._cut_pattern: bytes | None = None
         self.cut_done = threading.Event()
         self.accepted = 0
+        self.refused = 0  # connections ended at once while cut: each a client's attempt to reconnect
         self._closed = False
         self._thread = threading.Thread(target=self._accept, name="tcp-proxy", daemon=True)
         self._thread.start()
@@ -76,6 +77,8 @@ class TcpProxy:
                 down = self._down
             if down:
                 client.close()  # as a server that is not there: the connection ends at once
+                with self._lock:
+                    self.refused += 1
                 continue
             try:
                 server = socket.create_connection(self.target)
@@ -122,7 +125,10 @@ class TcpProxy:
 
 
 def _close(pair: tuple[socket.socket, socket.socket]) -> None:
-    """Both ends closed (what was sent to the server still reaches it, before the end of the stream)."""
+    """Both ends closed (what was sent to the server still reaches it, before the end of the stream). Shut
+    down first: a socket another thread is reading would stay open, however often it is closed."""
     for sock in pair:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
         with contextlib.suppress(OSError):
             sock.close()

@@ -84,13 +84,17 @@ def test_p7_an_item_whose_gateway_lost_the_store_before_starting_it_is_any_gatew
     proxied: tuple[PostgresStore, TcpProxy, PostgresStore],
 ) -> None:
     """Acknowledged (committed), then the Gateway's connection breaks before it could claim and start the
-    item: the wake-up committed with it makes the session any live Gateway's at its next heartbeat."""
+    item: the wake-up committed with it makes the session any live Gateway's once a lease passed."""
     a, proxy, b = proxied
     session = a.create_session(NewSession())
     sub = a.add_submission(session.id, NewSubmission(text="acknowledged"))
     proxy.cut()
     with pytest.raises(StoreUnavailable):
         a.run_unit(lambda s: s.claim_session(session.id))
+    assert session.id not in b.heartbeat().woken  # the Gateway that took it has a lease's grace to start it
+    b.conn.execute(  # as if a lease passed
+        "UPDATE sessions SET lease_until = clock_timestamp() - interval '1 second' WHERE id = %s", (session.id,)
+    )
     assert session.id in b.heartbeat().woken
     execution = b.start_execution(session.id, [sub.id], record_inputs=True)
     assert b.get_submission(sub.id).state == "taken"

@@ -237,7 +237,7 @@ class SessionActor:
         if self._released:
             self._released = False
             return
-        if self.current is None:
+        if self.current is None and self.blocked is None:  # an end not written yet keeps the session here
             try:
                 await self.deps.owner.call(lambda s: s.release_session(self.session_id))
             except Exception as exc:  # the store is closing: the lease runs out by itself

@@ -132,8 +132,8 @@ class PgCore:
             self.conn.close()
         try:
             conn = connect(self.url, setting=self._setting, schema=self.schema, timeout=self.outages.connect_timeout)
-        except StoreSettingError as exc:
-            raise self.outages.unavailable(str(exc)) from None
+        except StoreSettingError:
+            raise self.outages.unavailable("no server answers") from None
         self.conn = conn
         self.outages.connected(conn)
         try:

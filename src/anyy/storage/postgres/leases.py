@@ -51,10 +51,12 @@ _ORPHANS = (
     "  AND e.state IN ('running', 'retry_wait'))))"
     " ORDER BY x.lease_until NULLS FIRST LIMIT %(limit)s FOR UPDATE OF x SKIP LOCKED"
 )
-# Sessions with an item queued that no live owner acknowledged (it died first), free to claim now.
+# Sessions with an item queued that no live Gateway started or acknowledged (its owner died first, or the
+# Gateway that took it lost the store before it could start it), free to claim now. On a session nobody
+# holds, ``lease_until`` is the grace the Gateway that took the item has to claim it itself.
 _WOKEN = (
-    "SELECT num, id FROM sessions WHERE wake AND status = 'active' AND (owner IS NULL"
-    " OR (owner <> %(me)s AND lease_until < clock_timestamp())) ORDER BY num LIMIT %(limit)s FOR UPDATE SKIP LOCKED"
+    "SELECT num, id FROM sessions WHERE wake AND status = 'active' AND (owner IS NULL OR owner <> %(me)s)"
+    " AND coalesce(lease_until < clock_timestamp(), true) ORDER BY num LIMIT %(limit)s FOR UPDATE SKIP LOCKED"
 )
 
 
@@ -277,12 +279,15 @@ class LeasesPart(QueuePart):
         """A hint for the other Gateways; with ``work`` (an item queued), the session's wake-up is set in
         the same transaction, whoever holds it: the owner clears it once the hint reaches it, and the start
         that takes the item clears it. Left set, the item is any Gateway's: once the holder's lease runs out
-        (it died), or at once where nobody holds the session (the Gateway that took it lost its store
-        connection before it could start it, P7). A session nobody holds is claimed by this Gateway next,
-        within milliseconds; a survivor's heartbeat that comes first runs the item instead, once."""
+        (it died), or, where nobody holds the session, once a lease passed (the Gateway that took it, which
+        claims it next, died or lost its store connection before it could start it, P7)."""
         super()._notify(session_id, kind)
         if kind == "work" and self.member is not None:
-            self.conn.execute("UPDATE sessions SET wake = true WHERE id = %s AND NOT wake", (session_id,))
+            self.conn.execute(
+                "UPDATE sessions SET wake = true, lease_until = CASE WHEN owner IS NULL "
+                "THEN clock_timestamp() + make_interval(secs => %s) ELSE lease_until END WHERE id = %s",
+                (self.member.lease, session_id),
+            )
 
     # -- the relay -------------------------------------------------------------------------------
     def add_control(self, session_id: str, kind: ControlKind, execution_id: str, text: str = "") -> None:
