@@ -2,7 +2,8 @@
 (SPEC P7) without restarting the machine's shared server: real sockets, real broken connections.
 
 ``cut()`` closes every connection through it and refuses new ones until ``restore()`` (what a database
-restart or a network outage looks like to a client); ``cut_after(pattern)`` lets the next client bytes
+restart or a network outage looks like to a client); ``cut_before(pattern)`` does so just before the next
+client bytes holding ``pattern`` would reach the server; ``cut_after(pattern)`` lets the next client bytes
 holding ``pattern`` through to the server, then closes that connection before the server's answer comes
 back (a connection lost in the middle of a commit: the server did it, the client never heard).
 """
@@ -24,6 +25,7 @@ class TcpProxy:
         self._pairs: list[tuple[socket.socket, socket.socket]] = []
         self._down = False
         self._cut_pattern: bytes | None = None
+        self._drop_pattern: bytes | None = None
         self.cut_done = threading.Event()
         self.accepted = 0
         self.refused = 0  # connections ended at once while cut: each a client's attempt to reconnect
@@ -59,6 +61,13 @@ class TcpProxy:
         self.cut_done.clear()
         with self._lock:
             self._cut_pattern = pattern
+
+    def cut_before(self, pattern: bytes) -> None:
+        """The next client bytes holding ``pattern`` never reach the server: their connection is closed
+        instead, and the proxy is cut from then on (the database gone just before that statement)."""
+        self.cut_done.clear()
+        with self._lock:
+            self._drop_pattern = pattern
 
     def close(self) -> None:
         self._closed = True
@@ -100,6 +109,15 @@ class TcpProxy:
                 data = source.recv(65536)
                 if not data:
                     break
+                if upstream:
+                    with self._lock:
+                        drop = self._drop_pattern is not None and self._drop_pattern in data
+                        if drop:
+                            self._drop_pattern = None
+                    if drop:
+                        self.cut()
+                        self.cut_done.set()
+                        break
                 sink.sendall(data)
                 if upstream:
                     with self._lock:

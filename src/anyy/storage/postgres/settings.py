@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import psycopg
@@ -45,6 +46,8 @@ def connect(
     extra: dict[str, Any] = {"autocommit": True}
     if "connect_timeout" not in params:
         extra["connect_timeout"] = timeout
+    if "application_name" not in params:  # which process a connection is, for an operator (pg_stat_activity)
+        extra["application_name"] = f"anyy-{os.getpid()}"
     if schema is not None:
         extra["options"] = f"-c search_path={schema}"
     try:
