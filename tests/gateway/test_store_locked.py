@@ -23,7 +23,9 @@ def test_p7_a_sqlite_database_locked_by_another_program_refuses_with_store_unava
         try:
             locker.execute("BEGIN IMMEDIATE")
             frame = jsonrpc.request("session.send", {"session_id": session, "text": "while locked"}, 1)
-            reply = json.loads(live.run(live.dispatcher.handle(frame, None), BUSY_WAIT))
+            raw = live.run(live.dispatcher.handle(frame, None), BUSY_WAIT)
+            assert raw is not None
+            reply = json.loads(raw)
             assert reply["error"]["code"] == jsonrpc.STORE_UNAVAILABLE, reply
             assert "locked" in reply["error"]["message"]
             assert "send it again" in reply["error"]["message"]
