@@ -291,7 +291,7 @@ class PgCore:
             self.leases[num] = (session_id, LOST_EPOCH)
             raise LeaseLost(
                 f"session {session_id} was taken over by another Gateway (epoch {epoch}, this one held "
-                f"{held[1]}): nothing of this write was kept"
+                f"{held[1]}): its lease here is lost, and nothing of this write was kept"
             )
         if held is None and owner is not None and owner != member.id and live:
             raise OwnedElsewhere(
