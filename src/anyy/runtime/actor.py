@@ -34,6 +34,7 @@ from anyy.runtime.announce import Announcer
 from anyy.runtime.cluster import end_leftovers
 from anyy.runtime.deps import Deps
 from anyy.runtime.execution import Checkpoint, EndState, ExecutionRun, Outcome, first_checkpoint, unwritable
+from anyy.storage.owner import RunsUnits
 from anyy.storage.ownership import Claim, LeaseLost
 from anyy.storage.protocol import SessionStore
 
@@ -201,7 +202,16 @@ class SessionActor:
             await self._read_queue()  # S7: what was queued before the stop waits for a later request
             await self._release()
             return
-        owned, first = await self._claim(self._beginning(functools.partial(_start_next, session_id=self.session_id)))
+        try:
+            owned, first = await self._claim(
+                self._beginning(functools.partial(_start_next, session_id=self.session_id))
+            )
+        except Exception:
+            # The store failed during the claim (its connection lost): a lease it may have taken goes back
+            # (or, unreleased, is let go by the next heartbeat), and the item keeps its wake-up: any Gateway
+            # runs it (P7). The error is logged by the caller.
+            await self._release()
+            raise
         if not owned:
             return  # another Gateway runs this session; it was told (a hint) and reads the queue itself
         try:
@@ -453,7 +463,9 @@ def _claim_then(store: SessionStore, *, session_id: str, start: BeginFn | None) 
     if not claim.owned or start is None:
         return claim, None
     try:
-        return claim, FirstStart(start(store))
+        # Its own unit within the claim's: a start cut off before its commit (a lost connection) runs
+        # again on a new one (P7).
+        return claim, FirstStart(store.run_unit(start) if isinstance(store, RunsUnits) else start(store))
     except Exception as exc:  # the claim stands: its recoveries are announced before this is raised
         return claim, FirstStart(None, exc)
 

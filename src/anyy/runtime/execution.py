@@ -389,8 +389,10 @@ class ExecutionRun:
         the conversation, then read what the model will see. One unit of work on the store (for the first
         one, usually the start's: ``first``)."""
         read, self._first = self._first, None
-        if isinstance(read, StoreUnavailable) and read.applied is False:
-            read = None  # the start's unit could not read it (the store away): read now, held (P7)
+        if isinstance(read, StoreUnavailable | StoreOutage) or (
+            isinstance(read, Exception) and not isinstance(read, AnyyError)
+        ):
+            read = None  # the start's unit could not read it (its connection lost): read now, held (P7)
         if isinstance(read, Exception):
             raise read
         if read is None:

@@ -44,8 +44,14 @@ RELISTEN_DELAY = 0.5  # seconds between attempts to listen again once the hints'
 PROBE_AFTER = 1.0  # seconds without a hint after which the hints' connection is checked (one round trip)
 log = logging.getLogger(__name__)
 ORPHAN_BATCH = 20  # sessions recovered per heartbeat: several Gateways share the rest
+# Read through the partial indexes (the sessions someone owns, the executions running) rather than over
+# every session: the check costs what the service is doing, not how many sessions it keeps (P9).
 _ORPHANS = (
-    "SELECT x.num, x.id FROM sessions x WHERE x.status = 'active' AND ("
+    "SELECT x.num, x.id FROM sessions x WHERE x.num IN ("
+    " SELECT s.num FROM sessions s WHERE s.owner IS NOT NULL AND s.owner <> %(me)s"
+    " AND s.lease_until < clock_timestamp()"
+    " UNION SELECT e.session_num FROM executions e WHERE e.state IN ('running', 'retry_wait'))"
+    " AND x.status = 'active' AND ("
     " (x.owner IS NOT NULL AND x.owner <> %(me)s AND x.lease_until < clock_timestamp())"
     " OR (x.owner IS NULL AND EXISTS (SELECT 1 FROM executions e WHERE e.session_num = x.num"
     "  AND e.state IN ('running', 'retry_wait'))))"
@@ -56,7 +62,7 @@ _ORPHANS = (
 # holds, ``lease_until`` is the grace the Gateway that took the item has to claim it itself.
 _WOKEN = (
     "SELECT num, id FROM sessions WHERE wake AND status = 'active' AND (owner IS NULL OR owner <> %(me)s)"
-    " AND coalesce(lease_until < clock_timestamp(), true) ORDER BY num LIMIT %(limit)s FOR UPDATE SKIP LOCKED"
+    " AND coalesce(lease_until < clock_timestamp(), true) LIMIT %(limit)s FOR UPDATE SKIP LOCKED"
 )
 
 
