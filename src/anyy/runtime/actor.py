@@ -34,7 +34,6 @@ from anyy.runtime.announce import Announcer
 from anyy.runtime.cluster import end_leftovers
 from anyy.runtime.deps import Deps
 from anyy.runtime.execution import Checkpoint, EndState, ExecutionRun, Outcome, first_checkpoint, unwritable
-from anyy.storage.owner import RunsUnits
 from anyy.storage.ownership import Claim, LeaseLost
 from anyy.storage.protocol import SessionStore
 
@@ -465,7 +464,7 @@ def _claim_then(store: SessionStore, *, session_id: str, start: BeginFn | None) 
     try:
         # Its own unit within the claim's: a start cut off before its commit (a lost connection) runs
         # again on a new one (P7).
-        return claim, FirstStart(store.run_unit(start) if isinstance(store, RunsUnits) else start(store))
+        return claim, FirstStart(store.run_unit(start))
     except Exception as exc:  # the claim stands: its recoveries are announced before this is raised
         return claim, FirstStart(None, exc)
 

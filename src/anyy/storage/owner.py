@@ -14,7 +14,7 @@ import logging
 import queue
 import threading
 from collections.abc import Callable
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, TypeVar
 
 from anyy.domain.errors import StoreUnavailable
 from anyy.storage.protocol import SessionStore
@@ -23,13 +23,6 @@ S = TypeVar("S", bound=SessionStore)
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
-
-
-@runtime_checkable
-class RunsUnits(Protocol):
-    """A store that runs a unit of work itself: one whose connection can break retries what is safe (P7)."""
-
-    def run_unit(self, fn: Callable[[Any], T]) -> T: ...
 
 
 _STOP = object()
@@ -101,7 +94,7 @@ class StoreOwner(Generic[S]):
             self._ready.set_exception(exc)
             return
         self._ready.set_result(None)
-        runner = store.run_unit if isinstance(store, RunsUnits) else None
+        runner = store.run_unit
         upkeep_due = True
         try:
             while True:
@@ -119,7 +112,7 @@ class StoreOwner(Generic[S]):
                     continue
                 if future.set_running_or_notify_cancel():
                     try:
-                        future.set_result(fn(store) if runner is None else runner(fn))
+                        future.set_result(runner(fn))
                     except BaseException as exc:
                         future.set_exception(exc)
                 upkeep_due = True
@@ -128,11 +121,11 @@ class StoreOwner(Generic[S]):
             for waiter in self._idle_waiters:
                 waiter.set_result(None)
 
-    def _upkeep(self, store: S, runner: Callable[[Callable[[S], Any]], Any] | None) -> bool:
+    def _upkeep(self, store: S, runner: Callable[[Callable[[S], Any]], Any]) -> bool:
         """One bounded upkeep step; True while more is left."""
         budget = self._budget
         try:
-            more = bool((store.maintain(budget) if runner is None else runner(lambda s: s.maintain(budget))).more)
+            more = bool(runner(lambda s: s.maintain(budget)).more)
         except StoreUnavailable as exc:  # the database away: the next idle moment after a call retries
             log.warning("store upkeep postponed: %s", exc)
             more = False
