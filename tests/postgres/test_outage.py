@@ -148,3 +148,20 @@ def test_p7_the_hint_listener_listens_again_after_its_connection_broke(
         assert heard[-1].session_id == session.id
     finally:
         listener.close()
+
+
+def test_p9_a_dead_gateways_row_goes_once_its_sessions_were_taken_over(
+    proxied: tuple[PostgresStore, TcpProxy, PostgresStore],
+) -> None:
+    """A SIGKILLed Gateway never removes its row: a live one's heartbeat does, once the dead one was silent
+    for 20 leases and owns nothing (before, `anyy gateway status` listed every Gateway that ever died)."""
+    a, _proxy, b = proxied
+    session = a.create_session(NewSession())
+    assert a.claim_session(session.id).owned
+    b.conn.execute("UPDATE gateways SET last_seen = clock_timestamp() - interval '1 hour' WHERE id = 'gw-a'")
+    b.conn.execute(
+        "UPDATE sessions SET lease_until = clock_timestamp() - interval '1 second' WHERE id = %s", (session.id,)
+    )
+    assert "gw-a" in [g.id for g in b.list_gateways()]
+    b.heartbeat()  # takes over gw-a's session, then forgets gw-a
+    assert [g.id for g in b.list_gateways()] == ["gw-b"]

@@ -43,6 +43,7 @@ CHANNEL = "anyy"
 RELISTEN_DELAY = 0.5  # seconds between attempts to listen again once the hints' connection broke
 PROBE_AFTER = 1.0  # seconds without a hint after which the hints' connection is checked (one round trip)
 log = logging.getLogger(__name__)
+DEAD_AFTER = 20  # leases after which a silent Gateway's row is removed, once it owns no session
 ORPHAN_BATCH = 20  # sessions recovered per heartbeat: several Gateways share the rest
 # Read through the partial indexes (the sessions someone owns, the executions running) rather than over
 # every session: the check costs what the service is doing, not how many sessions it keeps (P9).
@@ -241,6 +242,7 @@ class LeasesPart(QueuePart):
         if now >= self._takeovers_after:
             recovered = self._recover_orphans()
             woken, recovered_too = self._claim_woken()
+            self._forget_dead_gateways()
         controls = self._take_controls()
         return Heartbeat(
             lost=lost,
@@ -273,6 +275,18 @@ class LeasesPart(QueuePart):
             for num, session_id in rows:
                 recovered += self._take_lease(num, session_id)
         return [session_id for _num, session_id in rows], [self.get_execution(e) for e in recovered]
+
+    def _forget_dead_gateways(self) -> None:
+        """The rows of Gateways not seen for :data:`DEAD_AFTER` leases and owning no session any more (their
+        sessions were taken over) go: a SIGKILLed Gateway never removes its own (P9). Reads the small
+        ``gateways`` table and, per old row, the owned sessions' index."""
+        assert self.member is not None
+        self.conn.execute(
+            "DELETE FROM gateways g WHERE g.id <> %s "
+            "AND g.last_seen + make_interval(secs => g.lease_seconds * %s) < clock_timestamp() "
+            "AND NOT EXISTS (SELECT 1 FROM sessions x WHERE x.owner = g.id)",
+            (self.member.id, DEAD_AFTER),
+        )
 
     def took_work(self, session_id: str) -> None:
         if self.member is not None:
