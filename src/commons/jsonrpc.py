@@ -9,6 +9,7 @@ code     name             meaning
 -32001   unauthorized     no access token, or the wrong one
 -32003   busy             the Gateway cannot take this now (too many requests); try again
 -32004   not_found        an id that does not exist in this profile
+-32005   store_unavailable the session store cannot be reached now: nothing was written; send the request again
 -32007   storage_full     the disk is full: nothing was written
 -32009   conflict         the state changed under the caller (a taken queue item, unfinished work…)
 """
@@ -27,6 +28,7 @@ INTERNAL_ERROR = -32603
 UNAUTHORIZED = -32001
 BUSY = -32003
 NOT_FOUND = -32004
+STORE_UNAVAILABLE = -32005
 STORAGE_FULL = -32007
 CONFLICT = -32009
 
@@ -39,6 +41,7 @@ ERROR_NAMES = {
     UNAUTHORIZED: "unauthorized",
     BUSY: "busy",
     NOT_FOUND: "not_found",
+    STORE_UNAVAILABLE: "store_unavailable",
     STORAGE_FULL: "storage_full",
     CONFLICT: "conflict",
 }

@@ -36,13 +36,14 @@ class Service:
     gateways: list[GatewayProcess] = field(default_factory=list)
     sandbox: bool = True  # False: tools run unsandboxed (their processes can outlive a killed Gateway)
 
-    def add(self) -> GatewayProcess:
-        """One more Gateway of the service, started and ready."""
+    def add(self, url: str | None = None) -> GatewayProcess:
+        """One more Gateway of the service, started and ready; ``url``: another way to the same database
+        (through a proxy the test controls)."""
         number = len(self.gateways)
         home = self.root / f"host{number}"
         profile = create_profile(home, "default")
         config = profile.path / "config.toml"
-        text = config.read_text().replace('\nurl = ""\n', f'\nurl = "{self.database}"\n', 1)
+        text = config.read_text().replace('\nurl = ""\n', f'\nurl = "{url or self.database}"\n', 1)
         text = text.replace("# lease = 3.0", f"lease = {LEASE}", 1).replace(
             '"ask_user", "memory"]', '"ask_user", "memory", "delegate"]', 1
         )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import psycopg
 import pytest
 
 from anyy.domain.entries import EntryKind, NewEntry
@@ -128,18 +127,20 @@ def test_p3_a_late_renewal_is_no_takeover(pair: tuple[PostgresStore, PostgresSto
     assert a.set_execution_state(execution, "completed").state == "completed"
 
 
-def test_p3_a_connection_the_server_ended_is_replaced_at_the_next_heartbeat(
+def test_p7_a_connection_the_server_ended_is_replaced_by_the_next_call(
     pair: tuple[PostgresStore, PostgresStore],
 ) -> None:
-    """What idle_in_transaction_session_timeout does to a Gateway frozen inside a transaction: its
-    connection ends. Once it runs again its next heartbeat connects anew, with the same settings."""
+    """What a database restart, a proxy's idle timeout or idle_in_transaction_session_timeout does to a
+    Gateway's connection: it ends. The next call connects anew, with the same settings, and a read cut off
+    is read again there; so is a unit of work cut off before it committed anything."""
     a, b = pair
     b.conn.execute("SELECT pg_terminate_backend(%s)", (a.conn.info.backend_pid,))
-    with pytest.raises(psycopg.OperationalError):
-        a.list_sessions()
-    a.heartbeat()
     assert a.list_sessions().items == []
     assert a.conn.execute("SHOW idle_in_transaction_session_timeout").fetchone() == ("30s",)
+    session = a.create_session(NewSession())
+    b.conn.execute("SELECT pg_terminate_backend(%s)", (a.conn.info.backend_pid,))
+    sub = a.run_unit(lambda s: s.add_submission(session.id, NewSubmission(text="once", key="k1")))
+    assert [s.id for s in b.list_submissions(session.id)] == [sub.id]
 
 
 def wake(store: PostgresStore, session_id: str) -> bool:
@@ -153,18 +154,23 @@ def test_p5_a_send_its_owner_acknowledges_is_the_owners_and_one_it_never_saw_is_
 ) -> None:
     a, b = pair
     free, held = a.create_session(NewSession()), a.create_session(NewSession())
-    b.add_submission(free.id, NewSubmission(text="nobody holds it"))
-    assert not wake(a, free.id)  # the Gateway that took it claims it next: nothing to race for
+    sub = b.add_submission(free.id, NewSubmission(text="nobody holds it"))
+    assert wake(a, free.id)  # until a start takes it (P7): the Gateway that took it claims it next
+    assert b.claim_session(free.id).owned
+    assert wake(a, free.id)  # a claim is no start
+    b.start_execution(free.id, [sub.id], record_inputs=True)
+    assert not wake(a, free.id)
     assert a.claim_session(held.id).owned
     b.add_submission(held.id, NewSubmission(text="the owner is told"))
     assert wake(a, held.id)
     a.took_work(held.id)  # the owner's hint arrived: the item is its business
     assert not wake(a, held.id)
     b.add_submission(held.id, NewSubmission(text="the owner died before the hint"))
-    assert b.heartbeat().woken == []  # its lease still runs
+    assert held.id not in b.heartbeat().woken  # its lease still runs
     expire(a, held.id)
-    assert b.heartbeat().woken == [held.id]  # claimed for b, to run the queue
+    assert held.id in b.heartbeat().woken  # claimed for b, to run the queue
     assert b.claim_session(held.id).owned
+    b.took_work(held.id)  # b read the queue
     assert not wake(a, held.id)
     assert b.heartbeat().woken == []
 

@@ -7,7 +7,7 @@
     ├── ProtocolError        the Gateway sent something this client cannot read
     └── CallFailed           the Gateway answered a call with an error (also a commons.jsonrpc.RpcError);
         ├── ParseError, InvalidRequest, MethodNotFound, InvalidParams, InternalError
-        ├── Unauthorized, Busy, NotFoundError, StorageFullError, ConflictError
+        ├── Unauthorized, Busy, NotFoundError, StorageFullError, StoreUnavailableError, ConflictError
         one class per stable code of ``commons.jsonrpc``; an unknown code is a plain CallFailed.
 
 A call that outlives its timeout raises the built-in ``TimeoutError``.
@@ -90,6 +90,10 @@ class StorageFullError(CallFailed):
     pass
 
 
+class StoreUnavailableError(CallFailed):
+    """The Gateway cannot reach its session store now; nothing was written: send the same request again."""
+
+
 class ConflictError(CallFailed):
     pass
 
@@ -104,6 +108,7 @@ BY_CODE: dict[int, type[CallFailed]] = {
     jsonrpc.BUSY: Busy,
     jsonrpc.NOT_FOUND: NotFoundError,
     jsonrpc.STORAGE_FULL: StorageFullError,
+    jsonrpc.STORE_UNAVAILABLE: StoreUnavailableError,
     jsonrpc.CONFLICT: ConflictError,
 }
 

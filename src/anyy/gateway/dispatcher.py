@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from anyy.domain.errors import AnyyError, Conflict, InvalidInput, NotFound, StorageFull
+from anyy.domain.errors import AnyyError, Conflict, InvalidInput, NotFound, StorageFull, StoreUnavailable
 from anyy.gateway.state import Connection, Gateway
 from anyy.gateway.table import MethodTable
 from commons import jsonrpc
@@ -31,6 +31,7 @@ _CODES: list[tuple[type[AnyyError], int]] = [
     (Conflict, jsonrpc.CONFLICT),
     (InvalidInput, jsonrpc.INVALID_PARAMS),
     (StorageFull, jsonrpc.STORAGE_FULL),
+    (StoreUnavailable, jsonrpc.STORE_UNAVAILABLE),
 ]
 
 

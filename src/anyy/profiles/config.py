@@ -163,6 +163,9 @@ class StoreSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     url: str = ""
     lease: Annotated[float, msgspec.Meta(ge=0.5, le=600)] = 3.0  # seconds
     durability: Durability = "process"
+    # Seconds a running response waits for a store it cannot reach (a database restarting) before it ends
+    # interrupted, its notice naming the store (P7).
+    outage_hold: Annotated[float, msgspec.Meta(ge=0, le=3600)] = 30.0
 
 
 class GatewaySettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -487,4 +490,7 @@ durability = "process"
 # With several Gateways on one PostgreSQL store: seconds after which the sessions of a Gateway that
 # stopped renewing them are taken over (docs/scaling.md).
 # lease = 3.0
+# Seconds a running response waits for a store it cannot reach (a database restarting, a lost connection)
+# before it ends interrupted, saying so (docs/reliability.md).
+# outage_hold = 30.0
 """

@@ -198,9 +198,19 @@ class SessionActor:
             await self._release()  # a lease the heartbeat took for this session goes back unused
             return  # still not written: nothing starts (the request stays pending, visibly)
         if self._pokes <= self._halted_upto:
+            await self._read_queue()  # S7: what was queued before the stop waits for a later request
             await self._release()
             return
-        owned, first = await self._claim(self._beginning(functools.partial(_start_next, session_id=self.session_id)))
+        try:
+            owned, first = await self._claim(
+                self._beginning(functools.partial(_start_next, session_id=self.session_id))
+            )
+        except Exception:
+            # The store failed during the claim (its connection lost): a lease it may have taken goes back
+            # (or, unreleased, is let go by the next heartbeat), and the item keeps its wake-up: any Gateway
+            # runs it (P7). The error is logged by the caller.
+            await self._release()
+            raise
         if not owned:
             return  # another Gateway runs this session; it was told (a hint) and reads the queue itself
         try:
@@ -222,13 +232,21 @@ class SessionActor:
             self._announce.execution(execution, note=execution.note)
         return bool(claim.owned), first
 
+    async def _read_queue(self) -> None:
+        """The queue was read and what waits there stays pending (S7): its wake-up is cleared, so that no
+        Gateway starts it by itself (with a store this Gateway has to itself, nothing to clear)."""
+        try:
+            await self.deps.owner.call(lambda s: s.took_work(self.session_id))
+        except Exception as exc:  # left set, a Gateway runs the queue later: late, never lost
+            log.warning("session %s: its wake-up was not cleared: %s", self.session_id, exc)
+
     async def _release(self) -> None:
         """Idle again: give the lease back, so any Gateway may run the session's next work (unless the
         completed execution's record gave it back already, in its own unit of work)."""
         if self._released:
             self._released = False
             return
-        if self.current is None:
+        if self.current is None and self.blocked is None:  # an end not written yet keeps the session here
             try:
                 await self.deps.owner.call(lambda s: s.release_session(self.session_id))
             except Exception as exc:  # the store is closing: the lease runs out by itself
@@ -248,6 +266,7 @@ class SessionActor:
             run, outcome = await self._run_begun(begun)
             if outcome is not Outcome.DONE:
                 self._halted_upto = self._pokes
+                await self._read_queue()  # S7: what is pending waits for a later request, on any Gateway
                 return
             if run.queue_was_empty:
                 return  # seen empty when it completed; a later submission pokes again
@@ -443,7 +462,9 @@ def _claim_then(store: SessionStore, *, session_id: str, start: BeginFn | None) 
     if not claim.owned or start is None:
         return claim, None
     try:
-        return claim, FirstStart(start(store))
+        # Its own unit within the claim's: a start cut off before its commit (a lost connection) runs
+        # again on a new one (P7).
+        return claim, FirstStart(store.run_unit(start))
     except Exception as exc:  # the claim stands: its recoveries are announced before this is raised
         return claim, FirstStart(None, exc)
 
@@ -453,11 +474,13 @@ def _start_next(store: SessionStore, *, session_id: str) -> Started | None:
     items are taken and recorded as the user's messages in the same transaction (returned with it, and
     with what stays pending)."""
     if store.list_executions(session_id, active_only=True):
+        store.took_work(session_id)  # the queue was read: its items wait for the answer, here (P7)
         return None  # waiting for an answer: nothing else starts meanwhile
     session = store.get_session(session_id)
     pending = store.list_submissions(session_id)
     chosen = queue_rules.inputs_to_start(pending, session.steering_mode, session.follow_up_mode)
     if not chosen:
+        store.took_work(session_id)
         return None
     ids = [sub.id for sub in chosen]
     execution = store.start_execution(session_id, ids, record_inputs=True)
@@ -468,9 +491,8 @@ def _start_next(store: SessionStore, *, session_id: str) -> Started | None:
 
 def _start_one(store: SessionStore, *, session_id: str, submission_id: str) -> Started | None:
     """Start an execution answering only that submission, if it is still pending and the session idle."""
-    if store.list_executions(session_id, active_only=True):
-        return None
-    if store.get_submission(submission_id).state != "pending":
+    if store.list_executions(session_id, active_only=True) or store.get_submission(submission_id).state != "pending":
+        store.took_work(session_id)
         return None
     execution = store.start_execution(session_id, [submission_id], record_inputs=True)
     taken = store.get_submission(submission_id)

@@ -33,6 +33,7 @@ def settings_from(config: Config) -> RuntimeSettings:
         max_depth=config.background.max_depth,
         lease=config.store.lease,
         mcp_wait=config.mcp.wait,
+        outage_hold=config.store.outage_hold,
     )
 
 

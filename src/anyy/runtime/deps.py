@@ -65,6 +65,7 @@ class RuntimeSettings:
     max_depth: int = 1  # how deep delegation may nest: 1, a child cannot delegate again
     lease: float = 3.0  # seconds a session stays with a Gateway that stopped renewing it (shared stores)
     mcp_wait: float = 5.0  # seconds a turn waits for its MCP servers to start, then runs without them (N1)
+    outage_hold: float = 30.0  # seconds a running execution waits for an unreachable store (P7)
 
 
 @dataclass

@@ -57,7 +57,7 @@ from anyy.domain.entries import (
     ToolResultData,
     Usage,
 )
-from anyy.domain.errors import AnyyError, StorageFull
+from anyy.domain.errors import AnyyError, StorageFull, StoreUnavailable
 from anyy.domain.model_io import (
     Message,
     ModelRequest,
@@ -124,8 +124,23 @@ ENDING_STATES = FINAL_EXECUTION_STATES | {"suspended"}
 
 
 def unwritable(exc: BaseException) -> bool:
-    """The store could not write (a full disk, an I/O error), as opposed to refusing the request."""
-    return isinstance(exc, StorageFull) or (isinstance(exc, Exception) and not isinstance(exc, AnyyError))
+    """The store could not write (a full disk, an I/O error, no connection), as opposed to refusing the request."""
+    return isinstance(exc, StorageFull | StoreUnavailable) or (
+        isinstance(exc, Exception) and not isinstance(exc, AnyyError)
+    )
+
+
+class StoreOutage(Exception):
+    """The store stayed unreachable for longer than a running execution holds its writes (P7)."""
+
+    def __init__(self, seconds: float, cause: StoreUnavailable) -> None:
+        super().__init__(f"the session store was unreachable for {seconds:.0f} s")
+        self.seconds = seconds
+        self.cause = cause
+
+
+OUTAGE_RETRY_FIRST = 0.25  # seconds before a held write is tried again; doubles, up to the next
+OUTAGE_RETRY_MAX = 2.0
 
 
 class _Stopped(Exception):
@@ -206,6 +221,8 @@ class ExecutionRun:
         self._retry_wait: asyncio.Task[Any] | None = None
         self._compactor = Compactor(deps)
         self._announce = Announcer(deps)
+        self._outage_since: float | None = None  # when the store stopped answering this execution's writes
+        self._gave_up = False  # held past the bound once: the end is written without holding again
 
     @property
     def partial_text(self) -> str:
@@ -241,7 +258,30 @@ class ExecutionRun:
 
     # -- helpers ---------------------------------------------------------------------------------
     async def _store(self, fn: Callable[[SessionStore], T]) -> T:
-        return await self.deps.owner.call(fn)
+        """A unit of work of this execution. While the store cannot be reached (a database restarting, a
+        lost connection), the unit is held and tried again, for at most the profile's ``outage_hold``
+        seconds from the outage's start (P7): a short outage costs the response a pause, nothing more.
+        Beyond it, :class:`StoreOutage` ends the response, and later writes are not held again."""
+        delay = OUTAGE_RETRY_FIRST
+        while True:
+            try:
+                result = await self.deps.owner.call(fn)
+            except StoreUnavailable as exc:
+                now = self.deps.clock.now()
+                if self._outage_since is None:
+                    self._outage_since = now
+                    log.warning("execution %s waits for the session store: %s", self.execution_id, exc)
+                waited = now - self._outage_since
+                if self._gave_up or exc.applied is None or waited >= self.deps.settings.outage_hold:
+                    self._gave_up = True
+                    raise StoreOutage(max(waited, 1.0), exc) from exc
+                await self.deps.clock.sleep(min(delay, self.deps.settings.outage_hold - waited))
+                delay = min(delay * 2, OUTAGE_RETRY_MAX)
+                continue
+            if self._outage_since is not None:
+                log.info("execution %s: the session store answers again", self.execution_id)
+                self._outage_since = None
+            return result
 
     async def _cancellable(self, awaitable: Awaitable[T], *, retry_wait: bool = False) -> T:
         """Await a step that a stop (or a retry cancel) may cut short; raises _Stopped when it did."""
@@ -301,6 +341,10 @@ class ExecutionRun:
             watchdog = asyncio.create_task(self._watchdog(timeout))
         try:
             outcome = await self._loop()
+        except StoreOutage as exc:  # neither the model nor this Gateway failed: it ends, resumable (P7)
+            log.warning("execution %s ended: %s", self.execution_id, exc)
+            await self._set_state("interrupted", note=f"{exc}; what was recorded before is kept")
+            return Outcome.INTERRUPTED
         except ProviderError as exc:
             outcome = Outcome.FAILED
             await self._set_state(
@@ -364,6 +408,10 @@ class ExecutionRun:
         the conversation, then read what the model will see. One unit of work on the store (for the first
         one, usually the start's: ``first``)."""
         read, self._first = self._first, None
+        if isinstance(read, StoreUnavailable | StoreOutage) or (
+            isinstance(read, Exception) and not isinstance(read, AnyyError)
+        ):
+            read = None  # the start's unit could not read it (its connection lost): read now, held (P7)
         if isinstance(read, Exception):
             raise read
         if read is None:

@@ -246,13 +246,17 @@ class Runtime(SessionWrites):
         """Accept an input: durable before this returns; it starts at once when the session is idle."""
         listened = self.deps.bus.listened(session_id)
 
-        def add(store: SessionStore) -> tuple[Submission, list[Submission], Session | None]:
+        def add(store: SessionStore) -> tuple[Submission, list[Submission] | None, Session | None]:
             added = store.add_submission(session_id, new)
-            named = name_from_first(store, session_id, new)  # U1: the first message names the session
-            return added, store.list_submissions(session_id) if listened else [], named
+            try:  # committed: from here on the send is acknowledged, whatever the store does next (P7)
+                named = name_from_first(store, session_id, new)  # U1: the first message names the session
+                return added, store.list_submissions(session_id) if listened else None, named
+            except Exception as exc:  # e.g. the store's connection lost right after the commit
+                log.warning("session %s: send %s kept, not yet announced: %s", session_id, added.id, exc)
+                return added, None, None
 
         submission, pending, named = await self.deps.owner.call(add)
-        self._accepted(submission, pending if listened else None, named)
+        self._accepted(submission, pending, named)
         return submission
 
     async def start_session(self, spec: NewSession, new: NewSubmission) -> tuple[Session, Submission]:
@@ -264,10 +268,14 @@ class Runtime(SessionWrites):
         if isinstance(enabled, list):  # MCP names are checked against the configured servers: no wait (N1)
             self.deps.tools.tools_for(enabled, codemode=bool(spec.tools.get("codemode")))  # unknown: InvalidInput
 
-        def add(store: SessionStore) -> tuple[Session, Submission, list[Submission], Session | None]:
+        def add(store: SessionStore) -> tuple[Session, Submission, list[Submission] | None, Session | None]:
             session, added = store.start_session(spec, new)
-            named = name_from_first(store, session.id, new)  # a retry finds it named: None
-            return session, added, store.list_submissions(session.id), named
+            try:  # committed: the send is acknowledged, whatever the store does next (P7)
+                named = name_from_first(store, session.id, new)  # a retry finds it named: None
+                return session, added, store.list_submissions(session.id), named
+            except Exception as exc:  # e.g. the store's connection lost right after the commit
+                log.warning("session %s: its first send kept, not yet named: %s", session.id, exc)
+                return session, added, None, None
 
         session, submission, pending, named = await self.deps.owner.call(add)
         self._accepted(submission, pending if self.deps.bus.listened(session.id) else None, named)

@@ -16,12 +16,15 @@ import threading
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
+from anyy.domain.errors import StoreUnavailable
 from anyy.storage.protocol import SessionStore
 
 S = TypeVar("S", bound=SessionStore)
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
+
+
 _STOP = object()
 _IDLE = object()
 
@@ -91,13 +94,14 @@ class StoreOwner(Generic[S]):
             self._ready.set_exception(exc)
             return
         self._ready.set_result(None)
+        runner = store.run_unit
         upkeep_due = True
         try:
             while True:
                 try:
                     item = self._queue.get(timeout=self._idle_delay if upkeep_due else None)
                 except queue.Empty:
-                    upkeep_due = self._upkeep(store)
+                    upkeep_due = self._upkeep(store, runner)
                     continue
                 if item is _STOP:
                     break
@@ -108,7 +112,7 @@ class StoreOwner(Generic[S]):
                     continue
                 if future.set_running_or_notify_cancel():
                     try:
-                        future.set_result(fn(store))
+                        future.set_result(runner(fn))
                     except BaseException as exc:
                         future.set_exception(exc)
                 upkeep_due = True
@@ -117,10 +121,14 @@ class StoreOwner(Generic[S]):
             for waiter in self._idle_waiters:
                 waiter.set_result(None)
 
-    def _upkeep(self, store: S) -> bool:
+    def _upkeep(self, store: S, runner: Callable[[Callable[[S], Any]], Any]) -> bool:
         """One bounded upkeep step; True while more is left."""
+        budget = self._budget
         try:
-            more = store.maintain(self._budget).more
+            more = bool(runner(lambda s: s.maintain(budget)).more)
+        except StoreUnavailable as exc:  # the database away: the next idle moment after a call retries
+            log.warning("store upkeep postponed: %s", exc)
+            more = False
         except Exception:  # upkeep must never kill the owner; the next idle moment retries
             log.exception("store upkeep failed; it will be retried")
             more = False

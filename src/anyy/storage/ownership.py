@@ -10,12 +10,14 @@ either way, so it has one code path.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 import msgspec
 
 from anyy.domain.errors import Conflict
 from anyy.domain.queue import Execution
+
+T = TypeVar("T")
 
 ControlKind = Literal["stop", "answer"]
 HintKind = Literal["work", "control", "change"]
@@ -124,6 +126,9 @@ class SoloOwnership:
 
     def took_work(self, session_id: str) -> None:
         return None
+
+    def run_unit(self, fn: Callable[[Any], T]) -> T:
+        return fn(self)
 
     def heartbeat(self) -> Heartbeat:
         return Heartbeat(lost=[], recovered=[], controls=[])

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 
@@ -63,6 +63,9 @@ class StoreSnapshot(msgspec.Struct, kw_only=True):
     entries: int  # every entry kept (a deleted session's entries a fork still reaches included)
     submissions: int
     objects: list[str]  # hashes of the objects the copy references (their files are copied by the caller)
+
+
+T = TypeVar("T")
 
 
 class SessionStore(Protocol):
@@ -295,6 +298,12 @@ class SessionStore(Protocol):
         """The owner got the hint of an item queued through another Gateway: its wake-up is cleared (were
         the owner to die before, a survivor would claim the session and run the item once the lease ran
         out)."""
+        ...
+
+    def run_unit(self, fn: Callable[[Any], T]) -> T:
+        """``fn(self)``: one unit of work, as the store's thread runs it. A store whose connection can break
+        (P7) runs again a unit its loss cut short before anything of it was committed, and turns any other
+        loss into ``StoreUnavailable``; a store that has no connection just runs it."""
         ...
 
     def heartbeat(self) -> Heartbeat:

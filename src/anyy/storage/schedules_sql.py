@@ -27,6 +27,7 @@ class SchedulesSql:
     _tx: Any
     _one: Any
     _insert_session: Any
+    _notify: Any  # (session_id, kind): with several Gateways, the run's prompt is any Gateway's if this one fails
     _unique_violation: type[Exception]  # what the backend raises for a taken name
     _greatest = "max"  # the SQL function of the larger of two values
 
@@ -147,6 +148,9 @@ class SchedulesSql:
             ),
             (session_id, submission_id, claim.schedule_id, claim.scheduled_for),
         )
+        # The run's wake-up, durable with the claim: a claimant that dies (or loses its store connection)
+        # before it starts the run leaves it to any Gateway, which runs it once (P7).
+        self._notify(session_id, "work")
 
     def _run(self, schedule_id: str, scheduled_for: float) -> ScheduleRun:
         row = self._one(

@@ -13,18 +13,19 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import psycopg
 from psycopg import errors as pg_errors
 
 from anyy.domain import entry_ids
 from anyy.domain.durability import Durability
-from anyy.domain.errors import InvalidInput, NotFound, StorageFull
+from anyy.domain.errors import InvalidInput, NotFound, StorageFull, StoreUnavailable
 from anyy.storage import rules
-from anyy.storage.choose import redact
+from anyy.storage.choose import StoreSettingError, redact
 from anyy.storage.ownership import Hint, HintKind, LeaseLost, OwnedElsewhere
 from anyy.storage.postgres import migrate
+from anyy.storage.postgres.outage import Outages
 from anyy.storage.postgres.settings import DEFAULT_SETTING, connect
 
 ACTIVITY_RESOLUTION = 1.0
@@ -47,6 +48,7 @@ PATH_RUNS_SQL = (
     ") SELECT run, upto, parent FROM walk"
 )
 _HASH = re.compile(r"^[0-9a-f]{64}$")
+T = TypeVar("T")
 
 
 class Member(NamedTuple):
@@ -92,6 +94,8 @@ class PgCore:
         self._setting = setting
         self.member: Member | None = None  # set once a Gateway joined the service (see the leases part)
         self.conn = connect(url, setting=setting, schema=schema)
+        self.outages = Outages(url)
+        self.outages.connected(self.conn)
         try:
             self._configure()
             if schema is not None:
@@ -101,6 +105,7 @@ class PgCore:
             self.conn.close()
             raise
         self._nums: dict[str, int] = {}
+        self._depth = 0  # transactions open (nested ones are savepoints)
         self._last_sweep = float("-inf")
         # The leases this Gateway holds, once it joined the service (see the leases part).
         self.leases: dict[int, tuple[str, int]] = {}  # session num -> (session id, epoch)
@@ -118,26 +123,96 @@ class PgCore:
             self.conn.execute(f"SET idle_in_transaction_session_timeout = {timeout_ms}")
 
     def _reconnect_if_lost(self) -> None:
-        """A connection the server ended (a Gateway frozen inside a transaction outlived
-        idle_in_transaction_session_timeout) is replaced; the calls made meanwhile failed, nothing more."""
+        """A connection the server ended (a database restart, a proxy's idle timeout, a Gateway frozen
+        inside a transaction that outlived idle_in_transaction_session_timeout) is replaced before the next
+        call; if no server answers, the call is refused with :class:`StoreUnavailable` (P7)."""
         if not (self.conn.closed or self.conn.broken):
             return
         with contextlib.suppress(Exception):
             self.conn.close()
-        self.conn = connect(self.url, setting=self._setting, schema=self.schema)
-        self._configure()
+        try:
+            conn = connect(self.url, setting=self._setting, schema=self.schema, timeout=self.outages.connect_timeout)
+        except StoreSettingError:
+            raise self.outages.unavailable("no server answers") from None
+        self.conn = conn
+        self.outages.connected(conn)
+        try:
+            self._configure()
+        except psycopg.Error as exc:
+            raise self.outages.unavailable(str(exc)) from None
 
     def close(self) -> None:
         self.conn.close()
 
+    def run_unit(self, fn: Callable[[Any], T]) -> T:
+        """One unit of work handed to the store's thread (``anyy.storage.owner``): a unit the connection's
+        loss cut short before anything of it was committed is run once more on a new connection; any other
+        loss is :class:`StoreUnavailable`, never a driver's error (P7)."""
+        before = self.outages.commits
+        try:
+            self._reconnect_if_lost()
+            return fn(self)
+        except Exception as exc:
+            outage = self._outage(exc)
+            if outage is None:
+                raise
+            if outage.applied is not False or self.outages.commits != before:
+                raise outage from None
+        try:
+            self._reconnect_if_lost()
+            return fn(self)
+        except Exception as exc:
+            outage = self._outage(exc)
+            if outage is None:
+                raise
+            raise outage from None
+
+    def _outage(self, exc: BaseException) -> StoreUnavailable | None:
+        """``exc`` as the store's unavailability, or None when it is something else."""
+        if isinstance(exc, StoreUnavailable):
+            return exc
+        if self.outages.lost(exc, self.conn):
+            return self.outages.unavailable(str(exc).strip() or type(exc).__name__)
+        return None
+
     @contextlib.contextmanager
     def _tx(self) -> Iterator[psycopg.Connection[Any]]:
-        """One transaction; whatever it raises is translated for people (a full disk, invalid text)."""
+        """One transaction; whatever it raises is translated for people (a full disk, invalid text). A
+        connection lost while it commits is checked on a new one: committed, the transaction stands (the
+        caller goes on); aborted, nothing of it was written; unknown, :class:`StoreUnavailable` says so."""
+        if self._depth:  # a savepoint inside the caller's transaction: the outer one decides
+            self._depth += 1
+            try:
+                with self.conn.transaction():
+                    yield self.conn
+            finally:
+                self._depth -= 1
+            return
+        self._reconnect_if_lost()
+        self._depth = 1
+        xid: int | None = None
         try:
             with self.conn.transaction():
                 yield self.conn
+                xid = self.outages.xid(self.conn)
         except BaseException as exc:
-            raise self._translate(exc) from exc
+            if not self.outages.lost(exc, self.conn):
+                raise self._translate(exc) from exc
+            applied = False if xid is None else self._committed(xid)
+            if applied is not True:
+                raise self.outages.unavailable(str(exc).strip() or type(exc).__name__, applied=applied) from None
+        finally:
+            self._depth = 0
+        self.outages.commits += 1
+
+    def _committed(self, xid: int) -> bool | None:
+        """Whether the transaction ``xid``, whose commit the lost connection cut off, was committed: read on a
+        new connection once the old one's backend is gone; None when no server answers."""
+        try:
+            self._reconnect_if_lost()
+        except StoreUnavailable:
+            return None
+        return self.outages.status(self.conn, xid)
 
     def _translate(self, exc: BaseException) -> BaseException:
         if isinstance(exc, pg_errors.DiskFull | pg_errors.ProgramLimitExceeded):
@@ -154,11 +229,22 @@ class PgCore:
         return exc
 
     def _one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
-        row: tuple[Any, ...] | None = self.conn.execute(sql, params).fetchone()
+        row: tuple[Any, ...] | None = self._read(sql, params).fetchone()
         return row
 
     def _all(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> list[tuple[Any, ...]]:
-        return self.conn.execute(sql, params).fetchall()
+        return self._read(sql, params).fetchall()
+
+    def _read(self, sql: str, params: Any) -> psycopg.Cursor[Any]:
+        """A statement; a read outside a transaction whose connection broke is read again on a new one
+        (the read that follows a write's commit, above all: the write stands, its caller must hear so)."""
+        try:
+            return self.conn.execute(sql, params)
+        except psycopg.Error as exc:
+            if self._depth or not self.outages.lost(exc, self.conn) or not sql.lstrip()[:6].upper() == "SELECT":
+                raise
+        self._reconnect_if_lost()
+        return self.conn.execute(sql, params)
 
     # -- lookups that raise the errors people read ------------------------------------------------
     def _missing_session(self, session_id: str) -> NotFound:
@@ -205,7 +291,7 @@ class PgCore:
             self.leases[num] = (session_id, LOST_EPOCH)
             raise LeaseLost(
                 f"session {session_id} was taken over by another Gateway (epoch {epoch}, this one held "
-                f"{held[1]}): nothing of this write was kept"
+                f"{held[1]}): its lease here is lost, and nothing of this write was kept"
             )
         if held is None and owner is not None and owner != member.id and live:
             raise OwnedElsewhere(

@@ -13,9 +13,11 @@ from the tables.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -33,30 +35,47 @@ from anyy.storage.ownership import (
     ToolProcess,
 )
 from anyy.storage.postgres.core import LOST_EPOCH, Member
+from anyy.storage.postgres.outage import RECONNECT_TIMEOUT
 from anyy.storage.postgres.queue import QueuePart
 from anyy.storage.postgres.settings import connect
 
 CHANNEL = "anyy"
+RELISTEN_DELAY = 0.5  # seconds between attempts to listen again once the hints' connection broke
+PROBE_AFTER = 1.0  # seconds without a hint after which the hints' connection is checked (one round trip)
+log = logging.getLogger(__name__)
+DEAD_AFTER = 20  # leases after which a silent Gateway's row is removed, once it owns no session
 ORPHAN_BATCH = 20  # sessions recovered per heartbeat: several Gateways share the rest
+# Read through the partial indexes (the sessions someone owns, the executions running) rather than over
+# every session: the check costs what the service is doing, not how many sessions it keeps (P9).
 _ORPHANS = (
-    "SELECT x.num, x.id FROM sessions x WHERE x.status = 'active' AND ("
+    "SELECT x.num, x.id FROM sessions x WHERE x.num IN ("
+    " SELECT s.num FROM sessions s WHERE s.owner IS NOT NULL AND s.owner <> %(me)s"
+    " AND s.lease_until < clock_timestamp()"
+    " UNION SELECT e.session_num FROM executions e WHERE e.state IN ('running', 'retry_wait'))"
+    " AND x.status = 'active' AND ("
     " (x.owner IS NOT NULL AND x.owner <> %(me)s AND x.lease_until < clock_timestamp())"
     " OR (x.owner IS NULL AND EXISTS (SELECT 1 FROM executions e WHERE e.session_num = x.num"
     "  AND e.state IN ('running', 'retry_wait'))))"
     " ORDER BY x.lease_until NULLS FIRST LIMIT %(limit)s FOR UPDATE OF x SKIP LOCKED"
 )
-# Sessions with an item queued that no live owner acknowledged (it died first), free to claim now.
+# Sessions with an item queued that no live Gateway started or acknowledged (its owner died first, or the
+# Gateway that took it lost the store before it could start it), free to claim now. On a session nobody
+# holds, ``lease_until`` is the grace the Gateway that took the item has to claim it itself.
 _WOKEN = (
-    "SELECT num, id FROM sessions WHERE wake AND status = 'active' AND (owner IS NULL"
-    " OR (owner <> %(me)s AND lease_until < clock_timestamp())) ORDER BY num LIMIT %(limit)s FOR UPDATE SKIP LOCKED"
+    "SELECT num, id FROM sessions WHERE wake AND status = 'active' AND (owner IS NULL OR owner <> %(me)s)"
+    " AND coalesce(lease_until < clock_timestamp(), true) LIMIT %(limit)s FOR UPDATE SKIP LOCKED"
 )
 
 
 class LeasesPart(QueuePart):
     leftovers: list[ToolProcess]
+    _beat_ok: float  # time.monotonic() of the last heartbeat that reached the store
+    _takeovers_after: float  # no dead owner's session is taken over before (time.monotonic())
 
     def join_service(self, gateway_id: str, *, lease: float, address: str, recovery_note: str) -> bool:
         self.leftovers = []
+        self._beat_ok = time.monotonic()
+        self._takeovers_after = 0.0
         self.member = Member(id=gateway_id, lease=lease, recovery_note=recovery_note)
         self._configure()  # idle_in_transaction_session_timeout: one lease
         with self._tx() as conn:
@@ -108,24 +127,25 @@ class LeasesPart(QueuePart):
         return Claim(owned=True, recovered=[self.get_execution(e) for e in recovered], leftovers=self._take_leftovers())
 
     def _renew(self, num: int) -> None:
-        """The claimer reads the queue next: a wake-up left for the session is taken with it."""
+        """A wake-up left for the session stays until the claimer started its queue (or found nothing to
+        start): a claimer whose start fails leaves it for any Gateway (P7)."""
         assert self.member is not None
         self.conn.execute(
-            "UPDATE sessions SET lease_until = clock_timestamp() + make_interval(secs => %s), wake = false "
-            "WHERE num = %s",
+            "UPDATE sessions SET lease_until = clock_timestamp() + make_interval(secs => %s) WHERE num = %s",
             (self.member.lease, num),
         )
 
-    def _take_lease(self, num: int, session_id: str, *, wake: bool = False) -> list[str]:
+    def _take_lease(self, num: int, session_id: str) -> list[str]:
         """Inside the claim's transaction: epoch + 1, this Gateway the owner; what a previous owner left
-        running is interrupted under the new epoch. ``wake``: the session's wake-up is kept (a recovery
-        of a dead owner's session runs nothing, so a send nobody acknowledged still waits for a claim)."""
+        running is interrupted under the new epoch. The session's wake-up is kept: it is cleared by the
+        start that takes the queue's items (or by a claimer that found nothing to start), so a claimer
+        that dies, or whose store connection breaks, in between leaves it for any Gateway (P7)."""
         assert self.member is not None
         self._collect_leftovers(num)
         updated = self._one(
-            "UPDATE sessions SET owner = %s, epoch = epoch + 1, wake = wake AND %s, "
+            "UPDATE sessions SET owner = %s, epoch = epoch + 1, "
             "lease_until = clock_timestamp() + make_interval(secs => %s) WHERE num = %s RETURNING epoch",
-            (self.member.id, wake, self.member.lease, num),
+            (self.member.id, self.member.lease, num),
         )
         assert updated is not None
         self.leases[num] = (session_id, updated[0])
@@ -190,21 +210,39 @@ class LeasesPart(QueuePart):
                     "INSERT INTO gateways (id, pid, host, lease_seconds) VALUES (%s, %s, %s, %s)",
                     (member.id, os.getpid(), socket.gethostname(), member.lease),
                 )
+            # Only the leases this Gateway's work holds are renewed; one it holds for nothing (its release was
+            # lost with the store connection) is let go, so that what waits there is any Gateway's (P7).
+            held = [num for num, (_sid, epoch) in self.leases.items() if epoch != LOST_EPOCH]
             renewed = {
                 row[0]: row[1]
                 for row in conn.execute(
-                    "UPDATE sessions SET lease_until = clock_timestamp() + make_interval(secs => %s) "
-                    "WHERE owner = %s RETURNING num, epoch",
-                    (member.lease, member.id),
+                    "UPDATE sessions SET lease_until = CASE WHEN num = ANY(%(held)s) "
+                    "THEN clock_timestamp() + make_interval(secs => %(lease)s) END, "
+                    "owner = CASE WHEN num = ANY(%(held)s) THEN owner END "
+                    "WHERE owner = %(me)s RETURNING num, epoch",
+                    {"held": held, "lease": member.lease, "me": member.id},
                 )
+                if row[0] in held
             }
         lost = []
         for num, (sid, epoch) in list(self.leases.items()):
             if epoch != LOST_EPOCH and renewed.get(num) != epoch:
                 lost.append(sid)
                 self.leases[num] = (sid, LOST_EPOCH)  # refused from now on, until claimed again
-        recovered = self._recover_orphans()
-        woken, recovered_too = self._claim_woken()
+        now = time.monotonic()
+        if now - self._beat_ok > member.lease:
+            # This Gateway could not reach the store for longer than a lease: neither, perhaps, could the
+            # others, whose leases ran out meanwhile without their dying. They get one lease to renew them
+            # before this one takes anything over (a short database outage interrupts nothing, P7).
+            self._takeovers_after = now + member.lease
+        self._beat_ok = now
+        recovered: list[Execution] = []
+        woken: list[str] = []
+        recovered_too: list[Execution] = []
+        if now >= self._takeovers_after:
+            recovered = self._recover_orphans()
+            woken, recovered_too = self._claim_woken()
+            self._forget_dead_gateways()
         controls = self._take_controls()
         return Heartbeat(
             lost=lost,
@@ -222,7 +260,7 @@ class LeasesPart(QueuePart):
             rows = self._all(_ORPHANS, {"me": self.member.id, "limit": ORPHAN_BATCH})  # type: ignore[arg-type]
             recovered: list[str] = []
             for num, session_id in rows:
-                recovered += self._take_lease(num, session_id, wake=True)
+                recovered += self._take_lease(num, session_id)
                 conn.execute("UPDATE sessions SET owner = NULL, lease_until = NULL WHERE num = %s", (num,))
                 self.leases.pop(num, None)
         return [self.get_execution(e) for e in recovered]
@@ -238,21 +276,37 @@ class LeasesPart(QueuePart):
                 recovered += self._take_lease(num, session_id)
         return [session_id for _num, session_id in rows], [self.get_execution(e) for e in recovered]
 
+    def _forget_dead_gateways(self) -> None:
+        """The rows of Gateways not seen for :data:`DEAD_AFTER` leases and owning no session any more (their
+        sessions were taken over) go: a SIGKILLed Gateway never removes its own (P9). Reads the small
+        ``gateways`` table and, per old row, the owned sessions' index."""
+        assert self.member is not None
+        self.conn.execute(
+            "DELETE FROM gateways g WHERE g.id <> %s "
+            "AND g.last_seen + make_interval(secs => g.lease_seconds * %s) < clock_timestamp() "
+            "AND NOT EXISTS (SELECT 1 FROM sessions x WHERE x.owner = g.id)",
+            (self.member.id, DEAD_AFTER),
+        )
+
     def took_work(self, session_id: str) -> None:
         if self.member is not None:
             self.conn.execute(
-                "UPDATE sessions SET wake = false WHERE id = %s AND owner = %s AND wake", (session_id, self.member.id)
+                "UPDATE sessions SET wake = false WHERE id = %s AND (owner = %s OR owner IS NULL) AND wake",
+                (session_id, self.member.id),
             )
 
     def _notify(self, session_id: str, kind: HintKind) -> None:
         """A hint for the other Gateways; with ``work`` (an item queued), the session's wake-up is set in
-        the same transaction when another Gateway holds it: the owner clears it once the hint reaches it,
-        and if it never does (the owner died), a survivor claims the session once the lease runs out. A
-        session nobody holds is claimed by this Gateway next (a wake-up would let others race it)."""
+        the same transaction, whoever holds it: the owner clears it once the hint reaches it, and the start
+        that takes the item clears it. Left set, the item is any Gateway's: once the holder's lease runs out
+        (it died), or, where nobody holds the session, once a lease passed (the Gateway that took it, which
+        claims it next, died or lost its store connection before it could start it, P7)."""
         super()._notify(session_id, kind)
         if kind == "work" and self.member is not None:
             self.conn.execute(
-                "UPDATE sessions SET wake = true WHERE id = %s AND owner <> %s", (session_id, self.member.id)
+                "UPDATE sessions SET wake = true, lease_until = CASE WHEN owner IS NULL "
+                "THEN clock_timestamp() + make_interval(secs => %s) ELSE lease_until END WHERE id = %s",
+                (self.member.lease, session_id),
             )
 
     # -- the relay -------------------------------------------------------------------------------
@@ -286,7 +340,8 @@ class LeasesPart(QueuePart):
     def listen(self, callback: Callable[[Hint], None]) -> Listener | None:
         if self.member is None:
             return None
-        return Listener(connect(self.url, schema=self.schema), self.member.id, callback)
+        url, schema = self.url, self.schema
+        return Listener(lambda: connect(url, schema=schema, timeout=RECONNECT_TIMEOUT), self.member.id, callback)
 
     def request_stop(self, gateway_ids: list[str] | None = None) -> list[str]:
         with self._tx() as conn:
@@ -321,26 +376,56 @@ class LeasesPart(QueuePart):
 
 class Listener:
     """LISTEN on a connection of its own, on a thread of its own; hints from other Gateways go to the
-    callback (the Gateway's own are skipped: it announced those itself)."""
+    callback (the Gateway's own are skipped: it announced those itself). A connection that breaks is
+    replaced, every :data:`RELISTEN_DELAY` seconds until a server answers: hints sent meanwhile are lost,
+    which costs time, never work (wake-ups, stops and answers are rows the heartbeat reads, P7)."""
 
-    def __init__(self, conn: psycopg.Connection[Any], me: str, callback: Callable[[Hint], None]) -> None:
-        self._conn = conn
+    def __init__(
+        self, connect: Callable[[], psycopg.Connection[Any]], me: str, callback: Callable[[Hint], None]
+    ) -> None:
+        self._connect = connect
+        self._conn = connect()
         self._me = me
         self._callback = callback
         self._stop = threading.Event()
-        conn.execute(f"LISTEN {CHANNEL}")
+        self._conn.execute(f"LISTEN {CHANNEL}")
+        self.reconnects = 0
         self._thread = threading.Thread(target=self._run, name="anyy-hints", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
-        with contextlib.suppress(psycopg.Error):
-            while not self._stop.is_set():
+        quiet = 0.0
+        while not self._stop.is_set():
+            try:
+                heard = False
                 for note in self._conn.notifies(timeout=0.5):
+                    heard = True
                     hint = Hint.decode(note.payload)
                     if hint is not None and hint.sender != self._me:
                         self._callback(hint)
+                quiet = 0.0 if heard else quiet + 0.5
+                if quiet >= PROBE_AFTER:  # waiting for notifications does not notice a connection cut off
+                    quiet = 0.0
+                    self._conn.execute("SELECT 1")
+            except psycopg.Error:
+                self._relisten()
+
+    def _relisten(self) -> None:
+        with contextlib.suppress(Exception):
+            self._conn.close()
+        while not self._stop.wait(RELISTEN_DELAY):
+            try:
+                conn = self._connect()
+                conn.execute(f"LISTEN {CHANNEL}")
+            except Exception as exc:  # no server yet (StoreSettingError, psycopg.Error): try again
+                log.debug("hints: no connection yet: %s", exc)
+                continue
+            self._conn = conn
+            self.reconnects += 1
+            return
 
     def close(self) -> None:
         self._stop.set()
         self._thread.join(5)
-        self._conn.close()
+        with contextlib.suppress(Exception):
+            self._conn.close()

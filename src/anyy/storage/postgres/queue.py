@@ -154,6 +154,8 @@ class QueuePart(EntriesPart, PgCore, QueueSql):
                 "INSERT INTO executions (id, session_num, state, started_at) VALUES (%s, %s, 'running', %s)",
                 (execution_id, num, self.clock()),
             )
+            if self.member is not None:  # the queue's wake-up is taken with its items (P7)
+                conn.execute("UPDATE sessions SET wake = false WHERE num = %s AND wake", (num,))
             self._take(num, execution_id, submission_ids, record_inputs=record_inputs)
         return self.get_execution(execution_id)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import psycopg
@@ -36,13 +37,17 @@ def check_url(url: str, *, setting: str = DEFAULT_SETTING) -> dict[str, Any]:
     return params
 
 
-def connect(url: str, *, setting: str = DEFAULT_SETTING, schema: str | None = None) -> psycopg.Connection[Any]:
+def connect(
+    url: str, *, setting: str = DEFAULT_SETTING, schema: str | None = None, timeout: int = CONNECT_TIMEOUT
+) -> psycopg.Connection[Any]:
     """An autocommit connection (transactions are explicit), or an error naming the setting."""
     params = check_url(url, setting=setting)
     where = f"{params.get('host') or 'localhost'}:{params.get('port') or 5432}"
     extra: dict[str, Any] = {"autocommit": True}
     if "connect_timeout" not in params:
-        extra["connect_timeout"] = CONNECT_TIMEOUT
+        extra["connect_timeout"] = timeout
+    if "application_name" not in params:  # which process a connection is, for an operator (pg_stat_activity)
+        extra["application_name"] = f"anyy-{os.getpid()}"
     if schema is not None:
         extra["options"] = f"-c search_path={schema}"
     try:

@@ -14,7 +14,7 @@ from typing import Any
 
 from anyy.domain import entry_ids
 from anyy.domain.durability import Durability
-from anyy.domain.errors import NotFound, StorageFull
+from anyy.domain.errors import NotFound, StorageFull, StoreUnavailable
 from anyy.storage import rules
 from anyy.storage.objects import ObjectFiles
 from anyy.storage.sqlite import migrate
@@ -116,7 +116,10 @@ class StoreCore:
     def _tx(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, taken at once (IMMEDIATE) so it never fails half-way on a lock."""
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:  # locked by another program for longer than busy_timeout
+            raise self._translate(exc) from exc
         self._forget_append_states()
         try:
             yield conn
@@ -169,6 +172,13 @@ class StoreCore:
         full = (isinstance(exc, sqlite3.OperationalError) and "full" in str(exc)) or (
             isinstance(exc, OSError) and exc.errno == errno.ENOSPC
         )
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            # Another program holds the database's write lock (a backup tool, a second process): P7's
+            # retryable refusal, as for a PostgreSQL server that does not answer.
+            return StoreUnavailable(
+                f"the database of profile {self.profile!r} ({self.db_path}) is locked by another program ({exc}): "
+                "nothing of this request was written; send it again in a moment"
+            )
         if not full:
             return exc
         return StorageFull(
