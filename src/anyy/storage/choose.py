@@ -6,32 +6,12 @@ Nothing here imports a database driver: psycopg is imported only when a profile 
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 from anyy.domain.durability import Durability
-from anyy.domain.errors import AnyyError
 from anyy.storage.protocol import SessionStore
+from anyy.storage.store_urls import POSTGRES_SCHEMES, StoreSettingError, redact
 
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
-
-
-class StoreSettingError(AnyyError):
-    """The store a profile names cannot be used as set: a bad URL, no server, no database, a newer schema,
-    or the PostgreSQL extra not installed."""
-
-    code = "store_unavailable"
-
-
-def redact(url: str) -> str:
-    """The URL without its password, for messages and logs."""
-    try:
-        parts = urlsplit(url)
-        password = parts.password
-    except ValueError:
-        return "<unparsable URL>"
-    if password is None:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{password}@", ":***@", 1)))
+__all__ = ["POSTGRES_SCHEMES", "StoreSettingError", "open_store", "redact"]
 
 
 def open_store(

@@ -4,7 +4,7 @@ Importing this package imports psycopg: only a profile that uses PostgreSQL does
 'anyy[postgres]'``).
 """
 
-from anyy.storage.choose import StoreSettingError
 from anyy.storage.postgres.store import PostgresStore
+from anyy.storage.store_urls import StoreSettingError
 
 __all__ = ["PostgresStore", "StoreSettingError"]

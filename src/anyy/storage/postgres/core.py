@@ -22,11 +22,11 @@ from anyy.domain import entry_ids
 from anyy.domain.durability import Durability
 from anyy.domain.errors import InvalidInput, NotFound, StorageFull, StoreUnavailable
 from anyy.storage import rules
-from anyy.storage.choose import StoreSettingError, redact
 from anyy.storage.ownership import Hint, HintKind, LeaseLost, OwnedElsewhere
 from anyy.storage.postgres import migrate
 from anyy.storage.postgres.outage import Outages
 from anyy.storage.postgres.settings import DEFAULT_SETTING, connect
+from anyy.storage.store_urls import StoreSettingError, redact
 
 ACTIVITY_RESOLUTION = 1.0
 LOST_EPOCH = -1  # in PgCore.leases: a lease this Gateway held and lost (its writes stay refused)

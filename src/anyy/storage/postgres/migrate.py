@@ -14,7 +14,7 @@ from typing import Any
 
 import psycopg
 
-from anyy.storage.choose import StoreSettingError
+from anyy.storage.store_urls import StoreSettingError
 
 _NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 # Any fixed number: the key of the advisory lock that serialises migrations of one database.

@@ -17,7 +17,7 @@ from typing import Any
 import psycopg
 
 from anyy.domain.errors import StoreUnavailable
-from anyy.storage.choose import redact
+from anyy.storage.store_urls import redact
 
 RECONNECT_TIMEOUT = 5  # seconds a new connection may take once one broke (a request waits on it)
 STATUS_WAIT = 5.0  # seconds to wait for the old backend to let go of a transaction it holds

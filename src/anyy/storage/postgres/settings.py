@@ -8,7 +8,7 @@ from typing import Any
 import psycopg
 from psycopg import conninfo
 
-from anyy.storage.choose import POSTGRES_SCHEMES, StoreSettingError, redact
+from anyy.storage.store_urls import POSTGRES_SCHEMES, StoreSettingError, redact
 
 # Where a URL comes from, when the caller does not say: both places a profile can set it.
 DEFAULT_SETTING = "[store] url in the profile's config.toml (or ANYY_STORE_URL)"

@@ -11,10 +11,10 @@ import sqlite3
 from pathlib import Path
 
 from anyy.storage import rules
-from anyy.storage.choose import redact
 from anyy.storage.postgres.core import PgCore
 from anyy.storage.postgres.transfer import export_postgres
 from anyy.storage.protocol import StoreSnapshot
+from anyy.storage.store_urls import redact
 
 SNAPSHOT_DB = "state.db"
 SNAPSHOT_OBJECTS = "objects"

@@ -27,11 +27,11 @@ import msgspec
 import psycopg
 
 from anyy.domain.errors import AnyyError, Conflict
-from anyy.storage.choose import redact
 from anyy.storage.objects import ObjectFiles
 from anyy.storage.postgres import migrate
 from anyy.storage.postgres.core import hash_of
 from anyy.storage.postgres.settings import DEFAULT_SETTING, connect
+from anyy.storage.store_urls import redact
 
 # Table → (its columns, in order; the key its rows are sorted by). `indexed_seq` is left out on purpose:
 # the target indexes everything again.
