@@ -95,21 +95,44 @@ class Canon(msgspec.Struct, forbid_unknown_fields=True):
     def effective(self, agent: Agent) -> dict[str, Any]:
         """The settings a turn of ``agent`` runs with: its own, else its role's default, else the canon's.
 
-        Session policy, when none of those sets it (H4, H6): an orchestrator keeps one long session rotated
-        only when it grows (``taille``); build and review agents take ``AMEESH_SESSION_POLICY``, else
-        ``par-lot`` (a fresh session per lot)."""
+        Session policy, when none of those sets it (H4, H6): ``AMEESH_SESSION_POLICY`` when it is set, for
+        every role; else an orchestrator keeps one long session rotated only when it grows (``taille``) and
+        build and review agents take a fresh session per lot (``par-lot``)."""
         return self.resolve(agent.role, {key: agent.setting(key) for key in SETTABLE})
 
     def resolve(self, role_name: str, own: dict[str, Any]) -> dict[str, Any]:
         """``effective`` for a role and the agent's own settings (``None``: the default)."""
+        return self.resolve_with_sources(role_name, own)[0]
+
+    def resolve_with_sources(self, role_name: str, own: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+        """``resolve``, and where each value came from (``ameesh show``): ``set`` (the agent's own, by
+        ``ameesh set``), ``canon roles.ROLE`` / ``canon defaults`` (with the canon's path), ``env
+        AMEESH_SESSION_POLICY``, or ``default`` (ameesh's own, or the harness's when the value is empty)."""
         role = self.roles.get(role_name, Settings())
+        where = f" ({self.path})" if self.path else ""
         out: dict[str, Any] = {}
+        sources: dict[str, str] = {}
         for key in SETTABLE:
-            out[key] = own.get(key) or getattr(role, key) or getattr(self.defaults, key)
+            for source, value in (
+                ("set", own.get(key)),
+                (f"canon roles.{role_name}{where}", getattr(role, key)),
+                (f"canon defaults{where}", getattr(self.defaults, key)),
+            ):
+                if value:
+                    out[key], sources[key] = value, source
+                    break
+            else:
+                out[key], sources[key] = None, "default"
         if not out["session_policy"]:
-            fallback = os.environ.get("AMEESH_SESSION_POLICY") or "par-lot"
-            out["session_policy"] = "taille" if role_name == "orchestrator" else fallback
-        return out
+            env = os.environ.get("AMEESH_SESSION_POLICY", "").strip()
+            if env:
+                if env not in POLICIES:
+                    raise CanonError(f"AMEESH_SESSION_POLICY={env}: not one of {', '.join(POLICIES)}")
+                out["session_policy"], sources["session_policy"] = env, "env AMEESH_SESSION_POLICY"
+            else:
+                out["session_policy"] = "taille" if role_name == "orchestrator" else "par-lot"
+                sources["session_policy"] = f"default for {role_name} agents"
+        return out, sources
 
     def _scopes(self, role: str, tier: str | None) -> list[tuple[str, Settings]]:
         scopes = [("defaults", self.defaults)]

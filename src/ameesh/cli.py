@@ -134,12 +134,19 @@ def list_(as_json: bool) -> None:
 @click.argument("name")
 @json_option
 def show(name: str, as_json: bool) -> None:
-    """One agent: directory, git identity, session, settings and what they resolve to."""
+    """One agent: directory, git identity, session, settings, what they resolve to and where each value
+    came from (set by ameesh set, the canon, AMEESH_SESSION_POLICY, or the default)."""
     with opened() as reg:
         agent = reg.agent(name)
-        view = _agent_view(reg, agent, canon.for_agent(agent).effective(agent))
+        cfg = canon.for_agent(agent)
+        resolved, sources = cfg.resolve_with_sources(agent.role, {k: agent.setting(k) for k in canon.SETTABLE})
+        capped, _ = cfg.clamp(agent.role, resolved)
+        for key in canon.SETTABLE:
+            if capped[key] != resolved[key]:
+                sources[key] += f", capped by {cfg.path or 'the canon'}"
+        view = _agent_view(reg, agent, capped) | {"sources": sources}
     lines = [f"{k}: {v}" for k, v in view.items() if not isinstance(v, dict)]
-    lines += [f"{k}: {v or '(default)'} → {view['effective'][k]}" for k, v in view["settings"].items()]
+    lines += [f"{k}: {view['effective'][k] or '(the harness default)'} ({sources[k]})" for k in view["settings"]]
     emit(view, as_json, lines)
 
 

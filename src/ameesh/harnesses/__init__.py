@@ -85,6 +85,51 @@ CONTINUE_CUE = (
 )
 
 
+def earlier_cue(prompt: str) -> str:
+    """The cue for a prompt a session kept without an answer *before* other messages that were answered
+    since (a message retried by ``ameesh retry`` after failing for good, in a harness that cannot drop
+    the failed attempt): it names the message rather than sending it a second time."""
+    head = " ".join(prompt.split())
+    head = head if len(head) <= 80 else head[:79] + "…"
+    return (
+        f"(Your turn on an earlier message of mine, «{head}», was cut off before you answered: the message"
+        " is above in this conversation, answer it now.)"
+    )
+
+
+def kept_unanswered(turns: list[tuple[str, str]], prompt: str) -> str | None:
+    """How a harness's history keeps ``prompt`` (``turns``: ``(role, text)`` with role ``user`` or
+    ``agent``, oldest first): ``"last"`` when nothing but cues came after it and no answer, ``"earlier"``
+    when other messages came after it before any answer (it failed, then others were played), else None
+    (answered, or not there). A cue is not a prompt: an answer to a cue answers the prompt it stands for."""
+    wanted = prompt.strip()
+    cues = {CONTINUE_CUE, earlier_cue(prompt)}
+    for index in range(len(turns) - 1, -1, -1):
+        role, text = turns[index]
+        if role != "user" or text.strip() != wanted:
+            continue
+        after = turns[index + 1 :]
+        roles = [r for r, _ in after]
+        if any(r == "user" and t.strip() in cues and roles[i + 1 : i + 2] == ["agent"]
+               for i, (r, t) in enumerate(after)):  # fmt: skip
+            return None  # a cue for it was answered
+        rest = [(r, t) for r, t in after if not (r == "user" and t.strip() in cues)]
+        if not rest:
+            return "last"
+        return "earlier" if rest[0][0] == "user" else None
+    return None
+
+
+def cue_for(kept: str | None, prompt: str) -> Retry:
+    """The retry of a prompt a harness kept and cannot drop: a cue to answer it (``kept_unanswered``)."""
+    if kept == "last":
+        return Retry("continue", prompt=CONTINUE_CUE, note="the session keeps the prompt: a cue to answer it")
+    if kept == "earlier":
+        note = "the session keeps the prompt, unanswered, before later messages: a cue that names it"
+        return Retry("continue", prompt=earlier_cue(prompt), note=note)
+    return Retry("resend")
+
+
 @dataclass
 class TurnResult:
     outcome: str  # ok | failed | timeout

@@ -30,7 +30,7 @@ import sys
 import time
 from typing import Any, cast
 
-from ameesh.harnesses import CONTINUE_CUE, EFFORTS, nearest_effort
+from ameesh.harnesses import EFFORTS, cue_for, kept_unanswered, nearest_effort
 
 AGENT_VAR = "AMEESH_ACP_AGENT"
 
@@ -63,7 +63,7 @@ class TurnClient:
             return
         if not self.recording:
             role = "user" if kind == "user_message_chunk" else "agent"
-            if self.replayed and self.replayed[-1][0] == role:
+            if role == "agent" and self.replayed and self.replayed[-1][0] == role:  # one user chunk a message
                 self.replayed[-1][1] += text
             else:
                 self.replayed.append([role, text])
@@ -73,9 +73,10 @@ class TurnClient:
                 sys.stdout.write(text)
                 sys.stdout.flush()
 
-    def kept_unanswered(self, prompt: str) -> bool:
-        """Whether the replayed history ends on ``prompt`` with no answer (a failed attempt's)."""
-        return bool(self.replayed) and self.replayed[-1][0] == "user" and self.replayed[-1][1].strip() == prompt.strip()
+    def kept(self, prompt: str) -> str | None:
+        """Whether the replayed history keeps ``prompt`` unanswered (a failed attempt's): ``last``,
+        ``earlier`` (other messages were played after it), or None (:func:`ameesh.harnesses.kept_unanswered`)."""
+        return kept_unanswered([(role, text) for role, text in self.replayed], prompt)
 
     async def request_permission(self, options: list[Any], session_id: str, tool_call: Any, **kwargs: Any) -> Any:
         from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
@@ -238,9 +239,10 @@ async def _in_session(
         return 1
     if args.chat:
         return await chat(conn, process, client, sid, stopping)
-    text, continued = args.prompt, client.kept_unanswered(args.prompt)
-    if continued:  # the agent kept a failed attempt's prompt: no second copy, a cue to answer it
-        text = CONTINUE_CUE
+    kept = client.kept(args.prompt)
+    text, continued = cue_for(kept, args.prompt).prompt or args.prompt, kept is not None
+    # the agent kept a failed attempt's prompt: no second copy, a cue to answer it (that names it if other
+    # messages came after it)
     client.recording = True
     budget = args.timeout - (time.monotonic() - started)
     prompt, ended = await play_prompt(conn, process, sid, text, budget=budget, stopping=stopping)
