@@ -94,3 +94,13 @@ def test_h14_acp_a_stopped_turn_is_cancelled_through_the_protocol(real: Real) ->
     assert "cancelled" in (result.error or "")
     assert len(announced) == 1  # the agent's id was handed over while the turn ran
     assert result.session_id == announced[0]
+
+
+def test_h9_acp_a_moved_worktree_is_adopted_and_the_session_goes_on(real: Real) -> None:
+    # opencode keeps each session's directory and its project (the git repository): loaded from the moved
+    # worktree it failed every turn ("OpenCode service failure") until ameesh rebound the session.
+    from tests.ameesh.real.test_real_harnesses import test_h9_a_moved_worktree_is_adopted_and_the_conversation_goes_on
+
+    test_h9_a_moved_worktree_is_adopted_and_the_conversation_goes_on(real)
+    (relocated,) = [i["text"] for i in real.ameesh.json("thread", "bob") if i["kind"] == "relocated"]
+    assert "opencode's sessions rebound to" in relocated
