@@ -31,6 +31,7 @@ import time
 from typing import Any, cast
 
 from ameesh.harnesses import EFFORTS, cue_for, kept_unanswered, nearest_effort
+from ameesh.harnesses.opencode_log import LogWatch, is_opencode
 
 AGENT_VAR = "AMEESH_ACP_AGENT"
 
@@ -197,6 +198,7 @@ async def turn(args: argparse.Namespace) -> int:
         return 2
 
     client = TurnClient()
+    watcher = LogWatch() if is_opencode(args.agent) else None  # from before the agent starts
     stopping = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopping.set)
     try:
@@ -210,14 +212,21 @@ async def turn(args: argparse.Namespace) -> int:
                 transport_kwargs={"limit": 64 << 20, "stderr": None},  # the agent's stderr is the turn's
             ) as (conn, process)
         ):
-            return await _in_session(conn, process, client, args, stopping=stopping, started=started)
+            return await _in_session(conn, process, client, args, stopping=stopping, started=started, watcher=watcher)
     except OSError as exc:
         emit(type="result", session_id=sid, is_error=True, error=f"cannot start the ACP agent {args.agent[0]!r}: {exc}")
         return 2
 
 
 async def _in_session(
-    conn: Any, process: Any, client: TurnClient, args: argparse.Namespace, *, stopping: asyncio.Event, started: float
+    conn: Any,
+    process: Any,
+    client: TurnClient,
+    args: argparse.Namespace,
+    *,
+    stopping: asyncio.Event,
+    started: float,
+    watcher: LogWatch | None = None,
 ) -> int:
     """With the agent running: open or resume the session, set model and effort, then chat or play the turn."""
     import acp
@@ -245,8 +254,24 @@ async def _in_session(
     # messages came after it)
     client.recording = True
     budget = args.timeout - (time.monotonic() - started)
-    prompt, ended = await play_prompt(conn, process, sid, text, budget=budget, stopping=stopping)
-    return report(sid, client, prompt, why=ended, timeout=args.timeout, continued=continued)
+    fatal: list[str] = []
+    watch = asyncio.ensure_future(_watch_errors(args.agent, sid, fatal, stopping, watcher))
+    try:
+        prompt, ended = await play_prompt(conn, process, sid, text, budget=budget, stopping=stopping)
+    finally:
+        watch.cancel()
+    return report(sid, client, prompt, why=ended, timeout=args.timeout, continued=continued, fatal=fatal)
+
+
+async def _watch_errors(
+    agent: list[str], sid: str, fatal: list[str], stopping: asyncio.Event, watcher: LogWatch | None
+) -> None:
+    """Fail fast: the agent's first model-call error ends the turn (opencode's log; nothing for other
+    agents, which report their errors over ACP)."""
+    if watcher is None:
+        return
+    fatal.append(await watcher.first_error(sid))
+    stopping.set()
 
 
 async def chat(conn: Any, process: Any, client: TurnClient, sid: str, stopping: asyncio.Event) -> int:
@@ -269,7 +294,16 @@ async def chat(conn: Any, process: Any, client: TurnClient, sid: str, stopping: 
             print(f"error: {prompt.exception()}", file=sys.stderr)
 
 
-def report(sid: str, client: TurnClient, prompt: Any, *, why: str | None, timeout: float, continued: bool) -> int:
+def report(
+    sid: str,
+    client: TurnClient,
+    prompt: Any,
+    *,
+    why: str | None,
+    timeout: float,
+    continued: bool,
+    fatal: list[str] | None = None,
+) -> int:
     text = "".join(client.chunks)
     base: dict[str, Any] = {"type": "result", "session_id": sid, "text": text, "context_tokens": client.context_tokens}
     base["continued"] = continued
@@ -278,7 +312,9 @@ def report(sid: str, client: TurnClient, prompt: Any, *, why: str | None, timeou
             prompt.cancel()
         error = {
             "timeout": f"no answer within {timeout:g} s: cancelled",
-            "stopped": "stopped (SIGTERM): cancelled",
+            "stopped": f"{fatal[0]} (ended at once on the agent's first error: cancelled)"
+            if fatal
+            else "stopped (SIGTERM): cancelled",
             "exited": "the agent exited during the turn (its stderr says why)",
         }[why]
         emit(**base, is_error=True, stop_reason="cancelled" if why != "exited" else None, error=error)

@@ -104,3 +104,16 @@ def test_h9_acp_a_moved_worktree_is_adopted_and_the_session_goes_on(real: Real) 
     test_h9_a_moved_worktree_is_adopted_and_the_conversation_goes_on(real)
     (relocated,) = [i["text"] for i in real.ameesh.json("thread", "bob") if i["kind"] == "relocated"]
     assert "opencode's sessions rebound to" in relocated
+
+
+def test_h13_acp_opencode_fails_fast_on_its_first_model_error(real: Real) -> None:
+    # opencode retries a failed call for ~90-145 s, silent over ACP: its first logged error ends the turn.
+    real.ameesh.monkeypatch.setenv("AMEESH_SESSION_MAX_ATTEMPTS", "1")
+    real.add("bob")
+    real.server.responder = lambda received: ErrorReply(500, "fake outage: the upstream is down", type="api_error")
+    real.ameesh("send", "bob", "turn 1")
+    assert real.ameesh("run", ok=False).exit_code == 4
+    (turn,) = real.ameesh.registry().turns("bob")
+    assert turn.outcome == "failed"
+    assert "ended at once on the agent's first error" in (turn.error or "")
+    assert "fake outage: the upstream is down" in (turn.error or "")  # the API's words, read from its log
