@@ -230,6 +230,11 @@ class Runner:
             self._replace(name, sid, result.session_id, opening_lot, settings["model"])
             sid = result.session_id
         self._finish(name, message, sid, request.prompt, result)
+        for note in result.notes:  # what the harness could not apply, said once (never a change that did not happen)
+            said = f"{harness.name}: {note}"
+            last = self.reg.last_note(name, "unsupported")
+            if last is None or last.text != said:
+                self.reg.note(name, "unsupported", said, session_id=sid)
         if result.ok and sid:
             await self._after_turn(name, harness, settings, sid, result)
         elif not result.ok and sid and retry.kind != "continue":

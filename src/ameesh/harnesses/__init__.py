@@ -139,6 +139,7 @@ class TurnResult:
     context_tokens: int | None = None  # the context the harness re-read on its last model call
     error: str | None = None
     duration: float = 0.0
+    notes: list[str] = field(default_factory=list)  # what the harness could not apply (an effort it lacks…)
 
     @property
     def ok(self) -> bool:

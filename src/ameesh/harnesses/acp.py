@@ -115,9 +115,10 @@ class AcpHarness:
                 "failed", session_id=sid, error=f"acp: no result (exit {returncode}): {tail(stderr or stdout)}"
             )
         result = results[-1]
+        notes = [str(n) for n in result.get("notes") or [] if n]
         if result.get("is_error") or returncode != 0:
             why = result.get("error") or f"stopped: {result.get('stop_reason')}"
-            return TurnResult("failed", session_id=sid, error=f"acp: {why} (exit {returncode})")
+            return TurnResult("failed", session_id=sid, error=f"acp: {why} (exit {returncode})", notes=notes)
         usage = result.get("usage")
         return TurnResult(
             "ok",
@@ -125,6 +126,7 @@ class AcpHarness:
             text=str(result.get("text") or ""),
             usage=usage if isinstance(usage, dict) else {},
             context_tokens=_context(result),
+            notes=notes,
         )
 
     def follow_move(self, old: Path, new: Path) -> str:

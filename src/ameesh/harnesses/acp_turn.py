@@ -108,8 +108,11 @@ def _values(option: Any) -> list[str]:
     return values
 
 
-async def configure(conn: Any, session_id: str, options: Any, model: str | None, effort: str | None) -> str | None:
-    """Set the model and the effort on the session; an error message when the agent cannot take them."""
+async def configure(
+    conn: Any, session_id: str, options: Any, model: str | None, effort: str | None, *, notes: list[str]
+) -> str | None:
+    """Set the model and the effort on the session; an error message when the agent cannot take the model
+    (an effort it has no levels for is noted in ``notes``: the turn runs on the agent's own)."""
     if model:
         option = _select(options, "model")
         if option is None:
@@ -121,12 +124,14 @@ async def configure(conn: Any, session_id: str, options: Any, model: str | None,
             await conn.set_config_option(config_id=option.id, session_id=session_id, value=model)
     if effort:
         option = _select(options, "thought_level")
-        if option is not None:  # an agent without levels runs on its own; the usage says so
-            values = _values(option)
-            known = tuple(v for v in values if v in EFFORTS)
-            level = nearest_effort(effort, known) if known else None
-            if level and option.current_value != level:
-                await conn.set_config_option(config_id=option.id, session_id=session_id, value=level)
+        values = _values(option) if option is not None else []
+        known = tuple(v for v in values if v in EFFORTS)
+        if option is None or not known:  # never claimed: the turn runs on the agent's own effort, and says so
+            notes.append(f"effort {effort} not applied: the agent offers no effort levels for this model")
+            return None
+        level = nearest_effort(effort, known)
+        if option.current_value != level:
+            await conn.set_config_option(config_id=option.id, session_id=session_id, value=level)
     return None
 
 
@@ -237,10 +242,12 @@ async def _in_session(
     except (acp.RequestError, LookupError) as exc:
         emit(type="result", session_id=sid, is_error=True, error=f"the session could not be opened: {exc}")
         return 2
+    notes: list[str] = []
     if not args.chat:  # a person chatting sees the session id on the first line below
         emit(type="session", session_id=sid, resumed=args.resume is not None)
     try:
-        problem = await configure(conn, sid, getattr(opened, "config_options", None), args.model, args.effort)
+        options = getattr(opened, "config_options", None)
+        problem = await configure(conn, sid, options, args.model, args.effort, notes=notes)
     except acp.RequestError as exc:
         problem = f"the agent refused the model or effort: {exc}"
     if problem:
@@ -260,7 +267,7 @@ async def _in_session(
         prompt, ended = await play_prompt(conn, process, sid, text, budget=budget, stopping=stopping)
     finally:
         watch.cancel()
-    return report(sid, client, prompt, why=ended, timeout=args.timeout, continued=continued, fatal=fatal)
+    return report(sid, client, prompt, why=ended, timeout=args.timeout, continued=continued, fatal=fatal, notes=notes)
 
 
 async def _watch_errors(
@@ -303,10 +310,12 @@ def report(
     timeout: float,
     continued: bool,
     fatal: list[str] | None = None,
+    notes: list[str] | None = None,
 ) -> int:
     text = "".join(client.chunks)
     base: dict[str, Any] = {"type": "result", "session_id": sid, "text": text, "context_tokens": client.context_tokens}
     base["continued"] = continued
+    base["notes"] = notes or []
     if why is not None:
         if not prompt.done():
             prompt.cancel()

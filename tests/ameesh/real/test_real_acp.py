@@ -117,3 +117,15 @@ def test_h13_acp_opencode_fails_fast_on_its_first_model_error(real: Real) -> Non
     assert turn.outcome == "failed"
     assert "ended at once on the agent's first error" in (turn.error or "")
     assert "fake outage: the upstream is down" in (turn.error or "")  # the API's words, read from its log
+
+
+def test_h10_acp_an_effort_the_agent_cannot_take_is_said_never_claimed(real: Real) -> None:
+    # opencode offers no effort levels for this model: the thread says the effort was not applied, once.
+    real.add("bob")
+    real.ameesh("set", "bob", "effort=high")
+    real.ameesh("send", "bob", "turn 1")
+    real.ameesh("send", "bob", "turn 2")
+    real.ameesh("run")
+    notes = [i["text"] for i in real.ameesh.json("thread", "bob") if i["kind"] == "unsupported"]
+    assert notes == ["acp: effort high not applied: the agent offers no effort levels for this model"]
+    assert all("reasoning_effort" not in c.body for c in real.turns())  # and indeed nothing was sent
