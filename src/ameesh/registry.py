@@ -410,9 +410,9 @@ class Registry:
         )
         if outcome == "ok" and session_id is not None:
             self.conn.execute(
-                "UPDATE sessions SET turns = turns + 1, last_context_tokens = coalesce(?, last_context_tokens)"
+                "UPDATE sessions SET turns = turns + ?, last_context_tokens = coalesce(?, last_context_tokens)"
                 " WHERE agent = ? AND session_id = ?",
-                (context_tokens, agent, session_id),
+                (int(kind == "turn"), context_tokens, agent, session_id),  # a summary turn is not the agent's
             )
 
     def turns(self, agent: str) -> list[Turn]:

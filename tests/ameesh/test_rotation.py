@@ -18,7 +18,9 @@ def test_h8_rotation_after_min_turns_in_four_steps(ameesh: Ameesh) -> None:
         ameesh("send", "orc", text)
     ameesh("run")
     old, new = ameesh.json("sessions", "orc")
-    assert old["turns"] == 4  # three turns and the summary turn, played in the old session (step 1)
+    assert old["turns"] == 3  # the summary turn, played in the old session (step 1), is not counted
+    summaries = [t for t in ameesh.registry().turns("orc") if t.kind == "summary"]
+    assert [t.session_id for t in summaries] == [old["session_id"]]
     assert old["summary"] == "SUMMARY: one two three"
     assert old["closed_at"] is not None  # step 3: kept in the history
     assert new["closed_at"] is None
@@ -76,7 +78,7 @@ def test_h8_a_failed_or_empty_summary_keeps_the_session(ameesh: Ameesh) -> None:
     assert "kept until the next try" in notes[0]
     assert "the summary was empty" in notes[1]
     old, new = ameesh.json("sessions", "bob")
-    assert old["turns"] == 5 + 1  # turns one to five and the summary that worked
+    assert old["turns"] == 5  # turns one to five; the summary that worked is not counted (ameesh sessions)
     assert old["summary"] == "SUMMARY ok"
     assert ameesh.answers("bob")[3] == "RESUMED (3 earlier turns): four"  # still the old session
     # H13: neither the failed nor the empty summary stays in the kept session (rewound before them).
@@ -109,7 +111,7 @@ def test_h6_par_lot_opens_a_fresh_session_when_the_lot_changes(ameesh: Ameesh) -
     ameesh("send", "bob", "--lot", "B", "b1")
     ameesh("run")
     old, new = ameesh.json("sessions", "bob")
-    assert (old["lot"], old["turns"], new["lot"]) == ("A", 3, "B")
+    assert (old["lot"], old["turns"], new["lot"]) == ("A", 2, "B")  # the summary turn is not counted
     assert old["close_reason"] == "lot A → B"
     assert ameesh.calls()[-1]["prompt"].startswith("Resume summary of your previous session:\n\nSUMMARY of lot A")
 
