@@ -97,6 +97,7 @@ class Runner:
         self.progress = progress
         self.progress_every = progress_every
         self.report = RunReport()
+        self.failed_here: set[str] = set()  # agents with a failed attempt in this run (their backoff applies)
         self.pushes = alerts.Pushes()
         registry.on_alert = self._push
 
@@ -151,7 +152,7 @@ class Runner:
             return False
         if agent.circuit_open:
             return (agent.retry_at or 0) <= self.clock()
-        return Path(agent.workdir).is_dir()
+        return Path(agent.workdir).is_dir() and (agent.retry_at or 0) <= self.clock()
 
     async def _agent_loop(self, name: str, blocked: set[str], busy: set[str], watch: bool = False) -> None:
         with lock_agent(self.root, name) as locked:
@@ -164,7 +165,9 @@ class Runner:
                 if agent.circuit_open and not (watch and self._may_try(name)):
                     blocked.add(name)
                     return
-                wait = (agent.retry_at or 0) - self.clock()
+                # backoff between this runner's attempts; a new ``ameesh run`` (a person's decision, maybe
+                # after fixing the cause) does not wait out the backoff of an earlier run
+                wait = (agent.retry_at or 0) - self.clock() if name in self.failed_here else 0.0
                 if wait > 0:  # backoff: the agent's last attempt failed
                     self._say(f"{name}: waiting {wait:.0f} s before the next attempt (backoff)")
                     await self.sleep(wait)
@@ -229,6 +232,9 @@ class Runner:
         if result.session_id and result.session_id != sid:
             self._replace(name, sid, result.session_id, opening_lot, settings["model"])
             sid = result.session_id
+        if result.deterministic:  # a set-up error, no outage: no backoff, no attempt counted; a person fixes it
+            self._broken(name, message, sid, request.prompt, result)
+            return False
         self._finish(name, message, sid, request.prompt, result)
         for note in result.notes:  # what the harness could not apply, said once (never a change that did not happen)
             said = f"{harness.name}: {note}"
@@ -439,15 +445,34 @@ class Runner:
                     circuit_open=0,
                     rewind_to=None,
                 )
-                self.reg.resolve_alerts(name, "harness_failing", "circuit_open", why="a turn succeeded")
+                self.reg.resolve_alerts(
+                    name, "harness_failing", "circuit_open", "harness_broken", why="a turn succeeded"
+                )
                 self.report.turns += 1
             else:
                 self._failed(name, message, sid, result)
+
+    def _broken(self, name: str, message: Message, sid: str | None, prompt: str, result: TurnResult) -> None:
+        """A turn that could not start for a cause in the set-up: recorded, the message left waiting with no
+        attempt counted, no backoff; the agent stops for this run with a ``harness_broken`` alert (exit 3).
+        The next ``ameesh run`` tries at once; a turn that succeeds clears the alert."""
+        with self.reg.tx():
+            self.record(name, result, sid=sid, lot=message.lot, kind="turn", prompt=prompt)
+            self.reg.note(name, "error", f"turn not played: {result.error}", session_id=sid)
+            self.report.failed += 1
+            self.reg.update_agent(name, retry_at=self.clock() + self.canons[name].threshold("backoff_max"))  # --watch
+        self.reg.alert(
+            name,
+            "harness_broken",
+            f"{result.error}; message {message.num} waits, no retry until this is fixed (then ameesh run)",
+            refresh=True,
+        )
 
     def _failed(self, name: str, message: Message, sid: str | None, result: TurnResult) -> None:
         """A failed attempt: the message tried again later or failed for good, the agent's backoff and
         circuit (H13), alerts naming the failed and the waiting messages."""
         cfg = self.canons[name]
+        self.failed_here.add(name)
         with self.reg.tx():
             self.report.failed += 1
             attempts = message.attempts + 1

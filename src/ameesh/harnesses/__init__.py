@@ -140,6 +140,9 @@ class TurnResult:
     error: str | None = None
     duration: float = 0.0
     notes: list[str] = field(default_factory=list)  # what the harness could not apply (an effort it lacks…)
+    # The turn could not start for a cause in the set-up (no binary, anyy with no Gateway): retrying will
+    # not help until a person fixes it, so it is no outage — no backoff, no attempt counted (H13).
+    deterministic: bool = False
 
     @property
     def ok(self) -> bool:
@@ -197,7 +200,7 @@ async def play(
     started = time.monotonic()
     proc = await _start(harness, request, on_start)
     if isinstance(proc, str):
-        return TurnResult("failed", error=proc, duration=time.monotonic() - started)
+        return TurnResult("failed", error=proc, duration=time.monotonic() - started, deterministic=True)
     assert proc.stdout is not None
     assert proc.stderr is not None
     fatal: list[str] = []
@@ -231,7 +234,7 @@ async def _start(
     try:
         proc = await spawn_group(harness.command(request), cwd=request.cwd, env=env)
     except OSError as exc:
-        return f"cannot start {harness.name}: {exc}"
+        return f"cannot start {harness.name}: {exc} (check the harness's binary: AMEESH_*_BIN or PATH)"
     if on_start is not None:
         try:
             on_start(proc.pid)

@@ -18,6 +18,10 @@ from typing import Any
 
 from ameesh.harnesses import Retry, TurnRequest, TurnResult, cue_for, kept_unanswered, tail
 
+# anyy chat's refusals for a cause in the set-up, which a person fixes (no retry helps): no Gateway started
+# for the profile, no such profile
+SET_UP_ERRORS = ("no Gateway is running", "does not exist (no folder")
+
 EXIT_MEANINGS = {
     3: "suspended",
     4: "failed",
@@ -125,6 +129,7 @@ class AnyyHarness:
                 "failed",
                 session_id=request.session_id,
                 error=f"anyy: no JSON answer (exit {returncode}): {tail(stderr)}",
+                deterministic=any(words in stderr for words in SET_UP_ERRORS),  # no outage to wait out
             )
         sid = record.get("session_id") if isinstance(record.get("session_id"), str) else request.session_id
         if sid and request.model:
