@@ -17,11 +17,10 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ameesh.harnesses import NAMES as HARNESSES
+from ameesh.names import HARNESSES, ROLES
 from ameesh.rows import Agent, Alert, Message, Session, ThreadItem, Turn
 from commons import sqlite
 
-ROLES = ("build", "review", "orchestrator")
 __all__ = ["HARNESSES", "ROLES", "Registry", "RegistryError"]
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (

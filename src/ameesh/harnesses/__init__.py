@@ -1,6 +1,6 @@
 """Harness adapters: one interface over Claude Code, Codex CLI, pi, anyy and our scripted fake.
 
-``NAMES`` below is the one table of harness names: ``ameesh add --harness``, ``ameesh --help``, the
+``NAMES`` (:mod:`ameesh.names`) is the one table of harness names: ``ameesh add --harness``, ``ameesh --help``, the
 registry's check and :func:`get` all read it. **Adding an adapter is one line there**
 (``"name": "module:Class"``); the class implements :class:`Harness` and is built as ``Class(state_dir=…)``
 (the agent's state directory, where an adapter may keep files; accept and ignore it if not needed).
@@ -26,16 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 if TYPE_CHECKING:
     import asyncio
 
-# The one table of harnesses: name → "module:Class" (built as ``Class(state_dir=...)``). One line per adapter.
-NAMES: dict[str, str] = {
-    "claude": "ameesh.harnesses.claude:ClaudeHarness",
-    "codex": "ameesh.harnesses.codex:CodexHarness",
-    "pi": "ameesh.harnesses.pi:PiHarness",
-    "anyy": "ameesh.harnesses.anyy:AnyyHarness",
-    "fake": "ameesh.harnesses.fake:FakeHarness",
-    "dsh": "ameesh.harnesses.dsh:DshHarness",
-    "acp": "ameesh.harnesses.acp:AcpHarness",
-}
+from ameesh.names import NAMES as NAMES  # the one table of harnesses (light: read by ameesh --help)
 
 # ameesh's effort scale (the canon's); each harness takes part of it: ``nearest_effort`` maps onto that part.
 EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "max")

@@ -5,6 +5,8 @@ and a dead model server ends the turn on the harness's own error event instead o
 
 from __future__ import annotations
 
+import pytest
+
 from ameesh.harnesses import CONTINUE_CUE
 from tests.ameesh.real.conftest import Real
 from tests.fakes.harness_replies import SUMMARY_CUE, user_prompts
@@ -90,3 +92,16 @@ def test_h13_a_failed_summary_at_a_lot_change_never_plays_the_new_lot_in_the_old
     assert user_prompts(real.turns()[-1].body) == ["lot two"]  # a fresh session, on its message alone
     (alert,) = real.ameesh.json("alerts", "bob")
     assert alert["kind"] == "summary_failed"
+
+
+@pytest.mark.parametrize("real", ["claude"], indirect=True)
+def test_h13_claude_against_a_dead_server_records_the_cause_it_prints(real: Real) -> None:
+    # Its api_retry event says "unknown" (no HTTP answer); the result that follows names the cause.
+    real.ameesh.monkeypatch.setenv("AMEESH_SESSION_MAX_ATTEMPTS", "1")
+    real.add("bob")
+    real.server.stop()
+    real.ameesh("send", "bob", "turn 1")
+    assert real.ameesh("run", ok=False).exit_code == 4
+    (turn,) = real.ameesh.registry().turns("bob")
+    assert "Unable to connect to API" in (turn.error or "")
+    assert "unknown" not in (turn.error or "")
