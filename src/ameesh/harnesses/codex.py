@@ -29,6 +29,9 @@ from ameesh.harnesses import (
     tail,
 )
 
+# Codex's refusals to start for a cause in the set-up (no retry helps): a working directory outside a git
+# repository it trusts, a CODEX_HOME that does not exist
+SET_UP_ERRORS = ("Not inside a trusted directory", "Error finding codex home")
 CODEX_EFFORTS = ("minimal", "low", "medium", "high", "xhigh")  # the Responses API's reasoning.effort
 
 
@@ -199,6 +202,7 @@ class CodexHarness:
                 "failed",
                 session_id=sid,
                 error=f"codex: no turn.completed (exit {returncode}): {tail(stderr or stdout)}",
+                deterministic=any(words in stderr for words in SET_UP_ERRORS),  # no outage: a person fixes it
             )
         if returncode != 0:
             return TurnResult("failed", session_id=sid, error=f"codex exited {returncode}: {tail(stderr or stdout)}")

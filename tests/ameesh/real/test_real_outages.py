@@ -105,3 +105,18 @@ def test_h13_claude_against_a_dead_server_records_the_cause_it_prints(real: Real
     (turn,) = real.ameesh.registry().turns("bob")
     assert "Unable to connect to API" in (turn.error or "")
     assert "unknown" not in (turn.error or "")
+
+
+@pytest.mark.parametrize("real", ["codex"], indirect=True)
+def test_h13_codex_outside_a_git_repository_is_a_set_up_error_not_an_outage(real: Real) -> None:
+    # Codex refuses to run outside a trusted directory: no retry helps, a person fixes it.
+    plain = real.workdir.parent / "not-a-repository"
+    plain.mkdir()
+    real.add("bob", workdir=plain)
+    real.ameesh("send", "bob", "turn 1")
+    assert real.ameesh("run", ok=False).exit_code == 3  # stopped, not retried with backoff
+    (turn,) = real.ameesh.registry().turns("bob")
+    assert "Not inside a trusted directory" in (turn.error or "")
+    (alert,) = real.ameesh.json("alerts", "bob")
+    assert alert["kind"] == "harness_broken"
+    assert real.turns() == []  # the model was never called
