@@ -32,6 +32,12 @@ Without one, built-in defaults apply and nothing is capped. Example::
     [alerts]                    # every new alert, as JSON on the command's stdin (ntfy, notify-send, a webhook)
     command = "notify-send ameesh \"$(jq -r .message)\""
     timeout = 10
+    notify = ["ntfy://ntfy.example.org/ameesh"]   # H17: any apprise URL (ntfy, e-mail, Telegram, Matrix, Slack…)
+    quiet = false               # true (or AMEESH_ALERTS_QUIET=1): one digest per URL when the runner ends
+
+    [alerts.routes]             # per kind, instead of notify ([] silences a kind)
+    circuit_open = ["ntfy://ntfy.example.org/phone", "mailto://me:pw@example.org"]
+    session_too_big = []
 
 ``ameesh set`` writes the agent's execution state (the registry); it can never go over a cap. The caps
 also hold at every turn against the canon as it is then (``clamp``): a setting a tightened canon no longer
@@ -82,6 +88,17 @@ class Thresholds(msgspec.Struct, forbid_unknown_fields=True):
 class AlertPush(msgspec.Struct, forbid_unknown_fields=True):
     command: str | None = None  # run with ``sh -c``; the alert as JSON on stdin
     timeout: float = 10.0
+    notify: list[str] = msgspec.field(default_factory=list)  # apprise URLs (ntfy://, mailto://, tgram://…), H17
+    routes: dict[str, list[str]] = msgspec.field(default_factory=dict)  # kind → URLs instead of ``notify``
+    quiet: bool = False  # hold the alerts and send one digest per URL when the runner ends (AMEESH_ALERTS_QUIET)
+
+    def urls_for(self, kind: str) -> list[str]:
+        """Where an alert of ``kind`` goes: its route if it has one (``[]`` silences it), else ``notify``."""
+        return list(self.routes.get(kind, self.notify))
+
+    def is_quiet(self) -> bool:
+        env = os.environ.get("AMEESH_ALERTS_QUIET", "").strip().lower()
+        return env in {"1", "true", "yes"} if env else self.quiet
 
 
 class Canon(msgspec.Struct, forbid_unknown_fields=True):

@@ -99,14 +99,18 @@ class Runner:
         self.report = RunReport()
         self.failed_here: set[str] = set()  # agents with a failed attempt in this run (their backoff applies)
         self.pushes = alerts.Pushes()
+        self.notifications = alerts.Notifications()
         registry.on_alert = self._push
 
     def _push(self, alert: Alert) -> None:
-        """A new alert goes to the canon's ``[alerts] command``, if it has one (H14)."""
+        """A new alert goes to the canon's ``[alerts] command``, if it has one (H14), and to the notification
+        services its kind routes to (H17)."""
         agent = self.reg.find_agent(alert.agent)
         config = (self.canons.get(alert.agent) or canon.for_agent(agent)).alerts if agent else None
         if config is not None and config.command:
             self.pushes.push(alert, config.command, config.timeout, log=self.reg.note)
+        if config is not None:  # H17: notification services through apprise
+            self.notifications.notify(alert, config.urls_for(alert.kind), quiet=config.is_quiet(), log=self.reg.note)
 
     def _say(self, line: str) -> None:
         if self.progress is not None:
@@ -140,6 +144,7 @@ class Runner:
                     blocked -= {n for n in blocked if self._may_try(n)}
         finally:
             await self.pushes.drain()
+            await self.notifications.drain(self.reg.note)
         self.report.blocked = sorted(blocked)
         self.report.busy = sorted(busy - blocked)
         return self.report
