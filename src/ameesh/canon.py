@@ -101,12 +101,18 @@ class AlertPush(msgspec.Struct, forbid_unknown_fields=True):
         return env in {"1", "true", "yes"} if env else self.quiet
 
 
+class Lots(msgspec.Struct, forbid_unknown_fields=True):
+    worktrees: bool = False  # H15: build and review agents play each lot in its own worktree
+    base: str = "main"  # the branch a lot's worktree starts from (and is merged into)
+
+
 class Canon(msgspec.Struct, forbid_unknown_fields=True):
     defaults: Settings = msgspec.field(default_factory=Settings)
     roles: dict[str, Settings] = msgspec.field(default_factory=dict)
     tiers: dict[str, Settings] = msgspec.field(default_factory=dict)
     thresholds: Thresholds = msgspec.field(default_factory=Thresholds)
     alerts: AlertPush = msgspec.field(default_factory=AlertPush)
+    lots: Lots = msgspec.field(default_factory=Lots)
     path: str | None = None
 
     def effective(self, agent: Agent) -> dict[str, Any]:

@@ -278,7 +278,33 @@ class Runner:
         if reason:
             self.reg.update_agent(name, rotation_state="due", rotation_reason=reason)
             await self.rotate(name, harness, settings, must_close=True)
+        lots = self.canons[name].lots
+        if lots.worktrees and message.lot and agent.role in {"build", "review"}:  # H15, after the old lot's summary
+            moved = self._lot_worktree(name, workdir, message.lot, lots.base)
+            if moved is None:
+                return None
+            workdir = moved
         return harness, workdir, settings
+
+    def _lot_worktree(self, name: str, workdir: Path, lot: str, base: str) -> Path | None:
+        """The lot's own worktree, made or reused, as the agent's working directory (H15); None with a
+        ``lot_worktree`` alert when it cannot be made."""
+        from ameesh import lots
+        from ameesh.gitid import git_identity
+
+        try:
+            path, made = lots.ensure(workdir, lot, base)
+        except lots.LotError as exc:
+            self.reg.alert(name, "lot_worktree", str(exc), refresh=True)
+            return None
+        self.reg.resolve_alerts(name, "lot_worktree", why="the lot's worktree is there")
+        if path.resolve() != workdir.resolve():
+            common, branch = git_identity(path)
+            with self.reg.tx():
+                self.reg.update_agent(name, workdir=str(path), git_common_dir=common, git_branch=branch)
+                said = "made from " + base if made else "reused"
+                self.reg.note(name, "lot", f"lot {lot}: working in its worktree {path} ({said})", lot=lot)
+        return path
 
     def _request(
         self, name: str, harness: Harness, workdir: Path, settings: dict[str, Any], message: Message
