@@ -263,6 +263,35 @@ def real_overhead(tmp: Path, name: str, turns: int, bin_dir: Path) -> tuple[list
 # -- report -------------------------------------------------------------------------------------------------
 
 
+CLI_TARGETS_MS = {"--help": 150.0, "status": 150.0, "send": 200.0}  # H18
+
+
+def cli_start(tmp: Path, runs: int) -> dict[str, list[float]]:
+    """H18: wall time of ``python -c pass`` and of ``ameesh --help``, ``ameesh status`` and ``ameesh send``
+    (each a new process, as a person or a script runs them), interleaved, ``runs`` times each."""
+    home = tmp / "cli-home"
+    env = {**os.environ, "AMEESH_HOME": str(home)}
+    ameesh = [sys.executable, "-c", "import sys; from ameesh.cli import main; sys.argv[0] = 'ameesh'; main()"]
+    work = tmp / "cli-work"
+    work.mkdir()
+    subprocess.run(
+        [*ameesh, "add", "ann", "--harness", "fake", "--dir", str(work)], env=env, check=True, capture_output=True
+    )
+    commands = {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "--help": [*ameesh, "--help"],
+        "status": [*ameesh, "status"],
+        "send": [*ameesh, "send", "ann", "a message"],
+    }
+    times: dict[str, list[float]] = {label: [] for label in commands}
+    for _ in range(runs):
+        for label, argv in commands.items():
+            started = time.perf_counter()
+            subprocess.run(argv, env=env, check=True, capture_output=True)
+            times[label].append((time.perf_counter() - started) * 1000)
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=50)
@@ -271,9 +300,27 @@ def main() -> None:
     parser.add_argument("--slow-seconds", type=float, default=3.0)
     parser.add_argument("--real-turns", type=int, default=20, help="turns per real harness (0: skip them)")
     parser.add_argument("--real", default="claude,codex,pi,dsh", help="the real harnesses to measure (comma list)")
+    parser.add_argument("--cli-runs", type=int, default=30, help="starts of each command (H18; 0: skip)")
+    parser.add_argument("--only-cli", action="store_true", help="measure the command starts only (H18)")
     args = parser.parse_args()
     for var in ISOLATING_ENV:
         os.environ.pop(var, None)
+
+    if args.cli_runs:
+        with tempfile.TemporaryDirectory(prefix="ameesh-bench-cli-") as tmp_name:
+            times = cli_start(Path(tmp_name), args.cli_runs)
+        print(f"0. command starts (H18), {args.cli_runs} runs each, interleaved: median, p90")
+        for label, values in times.items():
+            target = CLI_TARGETS_MS.get(label)
+            verdict = (
+                ""
+                if target is None
+                else (f"  target <= {target:g} ms  {'met' if statistics.median(values) <= target else 'MISSED'}")
+            )
+            name = label if label.startswith("python") else f"ameesh {label}"
+            print(f"  {name:<16} {statistics.median(values):6.1f} ms  {_percentile(values, 0.9):6.1f} ms{verdict}")
+        if args.only_cli:
+            return
 
     with tempfile.TemporaryDirectory(prefix="ameesh-bench-") as tmp_name:
         tmp = Path(tmp_name)

@@ -32,6 +32,12 @@ Without one, built-in defaults apply and nothing is capped. Example::
     [alerts]                    # every new alert, as JSON on the command's stdin (ntfy, notify-send, a webhook)
     command = "notify-send ameesh \"$(jq -r .message)\""
     timeout = 10
+    notify = ["ntfy://ntfy.example.org/ameesh"]   # H17: any apprise URL (ntfy, e-mail, Telegram, Matrix, Slack…)
+    quiet = false               # true (or AMEESH_ALERTS_QUIET=1): one digest per URL when the runner ends
+
+    [alerts.routes]             # per kind, instead of notify ([] silences a kind)
+    circuit_open = ["ntfy://ntfy.example.org/phone", "mailto://me:pw@example.org"]
+    session_too_big = []
 
 ``ameesh set`` writes the agent's execution state (the registry); it can never go over a cap. The caps
 also hold at every turn against the canon as it is then (``clamp``): a setting a tightened canon no longer
@@ -82,6 +88,22 @@ class Thresholds(msgspec.Struct, forbid_unknown_fields=True):
 class AlertPush(msgspec.Struct, forbid_unknown_fields=True):
     command: str | None = None  # run with ``sh -c``; the alert as JSON on stdin
     timeout: float = 10.0
+    notify: list[str] = msgspec.field(default_factory=list)  # apprise URLs (ntfy://, mailto://, tgram://…), H17
+    routes: dict[str, list[str]] = msgspec.field(default_factory=dict)  # kind → URLs instead of ``notify``
+    quiet: bool = False  # hold the alerts and send one digest per URL when the runner ends (AMEESH_ALERTS_QUIET)
+
+    def urls_for(self, kind: str) -> list[str]:
+        """Where an alert of ``kind`` goes: its route if it has one (``[]`` silences it), else ``notify``."""
+        return list(self.routes.get(kind, self.notify))
+
+    def is_quiet(self) -> bool:
+        env = os.environ.get("AMEESH_ALERTS_QUIET", "").strip().lower()
+        return env in {"1", "true", "yes"} if env else self.quiet
+
+
+class Lots(msgspec.Struct, forbid_unknown_fields=True):
+    worktrees: bool = False  # H15: build and review agents play each lot in its own worktree
+    base: str = "main"  # the branch a lot's worktree starts from (and is merged into)
 
 
 class Canon(msgspec.Struct, forbid_unknown_fields=True):
@@ -90,26 +112,50 @@ class Canon(msgspec.Struct, forbid_unknown_fields=True):
     tiers: dict[str, Settings] = msgspec.field(default_factory=dict)
     thresholds: Thresholds = msgspec.field(default_factory=Thresholds)
     alerts: AlertPush = msgspec.field(default_factory=AlertPush)
+    lots: Lots = msgspec.field(default_factory=Lots)
     path: str | None = None
 
     def effective(self, agent: Agent) -> dict[str, Any]:
         """The settings a turn of ``agent`` runs with: its own, else its role's default, else the canon's.
 
-        Session policy, when none of those sets it (H4, H6): an orchestrator keeps one long session rotated
-        only when it grows (``taille``); build and review agents take ``AMEESH_SESSION_POLICY``, else
-        ``par-lot`` (a fresh session per lot)."""
+        Session policy, when none of those sets it (H4, H6): ``AMEESH_SESSION_POLICY`` when it is set, for
+        every role; else an orchestrator keeps one long session rotated only when it grows (``taille``) and
+        build and review agents take a fresh session per lot (``par-lot``)."""
         return self.resolve(agent.role, {key: agent.setting(key) for key in SETTABLE})
 
     def resolve(self, role_name: str, own: dict[str, Any]) -> dict[str, Any]:
         """``effective`` for a role and the agent's own settings (``None``: the default)."""
+        return self.resolve_with_sources(role_name, own)[0]
+
+    def resolve_with_sources(self, role_name: str, own: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+        """``resolve``, and where each value came from (``ameesh show``): ``set`` (the agent's own, by
+        ``ameesh set``), ``canon roles.ROLE`` / ``canon defaults`` (with the canon's path), ``env
+        AMEESH_SESSION_POLICY``, or ``default`` (ameesh's own, or the harness's when the value is empty)."""
         role = self.roles.get(role_name, Settings())
+        where = f" ({self.path})" if self.path else ""
         out: dict[str, Any] = {}
+        sources: dict[str, str] = {}
         for key in SETTABLE:
-            out[key] = own.get(key) or getattr(role, key) or getattr(self.defaults, key)
+            for source, value in (
+                ("set", own.get(key)),
+                (f"canon roles.{role_name}{where}", getattr(role, key)),
+                (f"canon defaults{where}", getattr(self.defaults, key)),
+            ):
+                if value:
+                    out[key], sources[key] = value, source
+                    break
+            else:
+                out[key], sources[key] = None, "default"
         if not out["session_policy"]:
-            fallback = os.environ.get("AMEESH_SESSION_POLICY") or "par-lot"
-            out["session_policy"] = "taille" if role_name == "orchestrator" else fallback
-        return out
+            env = os.environ.get("AMEESH_SESSION_POLICY", "").strip()
+            if env:
+                if env not in POLICIES:
+                    raise CanonError(f"AMEESH_SESSION_POLICY={env}: not one of {', '.join(POLICIES)}")
+                out["session_policy"], sources["session_policy"] = env, "env AMEESH_SESSION_POLICY"
+            else:
+                out["session_policy"] = "taille" if role_name == "orchestrator" else "par-lot"
+                sources["session_policy"] = f"default for {role_name} agents"
+        return out, sources
 
     def _scopes(self, role: str, tier: str | None) -> list[tuple[str, Settings]]:
         scopes = [("defaults", self.defaults)]

@@ -5,38 +5,54 @@ Read commands take ``--json`` (one JSON document on stdout). Errors go to stderr
 
 from __future__ import annotations
 
-import json
 import os
-import shlex
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ameesh import __version__, canon, paths
-from ameesh.gitid import git_identity
-from ameesh.registry import HARNESSES, ROLES, Registry, RegistryError
-from ameesh.rows import Agent, as_dict
+from ameesh import __version__
+from ameesh.names import HARNESSES, ROLES
+
+if TYPE_CHECKING:
+    from ameesh.registry import Registry
+    from ameesh.rows import Agent
+
+# H18: a command starts fast: what a command needs beyond click (the registry, the canon, msgspec, the
+# harness adapters, asyncio) is imported inside it.
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+
+
+def _refusals() -> tuple[type[Exception], ...]:
+    """The errors a command turns into a clean message (read only when one is raised: H18)."""
+    from ameesh.canon import CanonError
+    from ameesh.registry import RegistryError
+
+    return (RegistryError, CanonError, NotImplementedError)
 
 
 @contextmanager
 def opened() -> Iterator[Registry]:
     """The registry of AMEESH_HOME; refusals become clean command-line errors."""
+    from ameesh import paths
+    from ameesh.registry import Registry
+
     root = paths.home()
     try:
         with Registry(paths.registry_path(root)) as reg:
             yield reg
-    except (RegistryError, canon.CanonError, NotImplementedError) as exc:
+    except _refusals() as exc:
         raise click.ClickException(str(exc)) from None
 
 
 def emit(data: Any, as_json: bool, lines: list[str]) -> None:
+    import json
+
     if as_json:
         click.echo(json.dumps(data, ensure_ascii=False, indent=2))
     else:
@@ -60,6 +76,8 @@ def main() -> None:
 @main.command()
 def init() -> None:
     """Create AMEESH_HOME and its registry (idempotent)."""
+    from ameesh import paths
+
     with opened() as reg:
         click.echo(f"ameesh home: {paths.home()} (registry schema {reg.schema_versions()[-1]})")
 
@@ -71,6 +89,9 @@ def init() -> None:
 @click.option("--dir", "workdir", type=click.Path(file_okay=False, path_type=Path), default=".", show_default=True)
 def add(name: str, harness: str, role: str, workdir: Path) -> None:
     """Register an agent working in a directory (its git identity is recorded)."""
+    from ameesh import paths
+    from ameesh.gitid import git_identity
+
     if not workdir.is_dir():
         raise click.ClickException(f"{workdir} is not a directory")
     directory = workdir.resolve()
@@ -99,6 +120,8 @@ def add(name: str, harness: str, role: str, workdir: Path) -> None:
 
 
 def _agent_view(reg: Registry, agent: Agent, settings: dict[str, Any]) -> dict[str, Any]:
+    from ameesh import canon
+
     return {
         "name": agent.name,
         "harness": agent.harness,
@@ -121,6 +144,8 @@ def _agent_view(reg: Registry, agent: Agent, settings: dict[str, Any]) -> dict[s
 @json_option
 def list_(as_json: bool) -> None:
     """The agents."""
+    from ameesh import canon
+
     with opened() as reg:
         views = [_agent_view(reg, a, canon.for_agent(a).effective(a)) for a in reg.agents()]
     lines = [
@@ -134,12 +159,21 @@ def list_(as_json: bool) -> None:
 @click.argument("name")
 @json_option
 def show(name: str, as_json: bool) -> None:
-    """One agent: directory, git identity, session, settings and what they resolve to."""
+    """One agent: directory, git identity, session, settings, what they resolve to and where each value
+    came from (set by ameesh set, the canon, AMEESH_SESSION_POLICY, or the default)."""
+    from ameesh import canon
+
     with opened() as reg:
         agent = reg.agent(name)
-        view = _agent_view(reg, agent, canon.for_agent(agent).effective(agent))
+        cfg = canon.for_agent(agent)
+        resolved, sources = cfg.resolve_with_sources(agent.role, {k: agent.setting(k) for k in canon.SETTABLE})
+        capped, _ = cfg.clamp(agent.role, resolved)
+        for key in canon.SETTABLE:
+            if capped[key] != resolved[key]:
+                sources[key] += f", capped by {cfg.path or 'the canon'}"
+        view = _agent_view(reg, agent, capped) | {"sources": sources}
     lines = [f"{k}: {v}" for k, v in view.items() if not isinstance(v, dict)]
-    lines += [f"{k}: {v or '(default)'} → {view['effective'][k]}" for k, v in view["settings"].items()]
+    lines += [f"{k}: {view['effective'][k] or '(the harness default)'} ({sources[k]})" for k in view["settings"]]
     emit(view, as_json, lines)
 
 
@@ -149,6 +183,7 @@ def remove(name: str) -> None:
     """Forget an agent: its registry rows, and its state directory (session file, pi sessions), archived
     under AMEESH_HOME/removed/ so that an agent added later under the same name starts afresh. The
     harnesses' own session stores are left alone. Refused while a runner or ameesh attach holds it."""
+    from ameesh import paths
     from ameesh.runner import lock_agent
 
     root = paths.home()
@@ -171,6 +206,8 @@ def remove(name: str) -> None:
 @click.argument("assignments", nargs=-1, required=True)
 def set_(name: str, assignments: tuple[str, ...]) -> None:
     """Set model=, effort=, tier=, session_policy= (an empty value returns to the default). Next turn."""
+    from ameesh import canon
+
     changes: dict[str, str | None] = {}
     for item in assignments:
         key, sep, value = item.partition("=")
@@ -216,6 +253,7 @@ def run(watch: bool, poll: float) -> None:
     4 when a message failed for good after its attempts (alert harness_failing; ameesh retry)."""
     import asyncio  # here: every other command starts ~30 ms sooner without it
 
+    from ameesh import paths
     from ameesh.runner import Runner
 
     def progress(line: str) -> None:
@@ -249,6 +287,7 @@ def run(watch: bool, poll: float) -> None:
 def restart(name: str, brief: Any, with_summary: bool) -> None:
     """Close the agent's session now. Its next turn opens a new one: on the brief (--brief FILE), on a
     resume summary played now in the old session (--summary), or on its next message alone."""
+    from ameesh import paths
     from ameesh.runner import restart as do_restart
 
     if brief is not None and with_summary:
@@ -270,6 +309,7 @@ def restart(name: str, brief: Any, with_summary: bool) -> None:
 def _restart_with_summary(name: str) -> None:
     import asyncio
 
+    from ameesh import paths
     from ameesh.runner import Runner, lock_agent, restart_with_summary
 
     root = paths.home()
@@ -309,6 +349,8 @@ def retry(name: str, messages: tuple[int, ...]) -> None:
 @json_option
 def thread(name: str, as_json: bool) -> None:
     """The readable thread: prompts, answers, sessions, rotations, summaries, alerts, in order."""
+    from ameesh.rows import as_dict
+
     with opened() as reg:
         items = reg.thread(name)
     lines = [f"[{_when(i.at)}] {i.kind}{' (' + i.lot + ')' if i.lot else ''}: {i.text}" for i in items]
@@ -320,6 +362,8 @@ def thread(name: str, as_json: bool) -> None:
 @json_option
 def sessions(name: str, as_json: bool) -> None:
     """The agent's session history, oldest first."""
+    from ameesh.rows import as_dict
+
     with opened() as reg:
         rows = reg.sessions(name)
     lines = [
@@ -338,6 +382,8 @@ def alerts(words: tuple[str, ...], as_json: bool) -> None:
     """Active alerts (session_too_big, workdir_missing, harness_failing, circuit_open, summary_failed), with
     their ids; ``ameesh alerts AGENT`` for one agent, ``ameesh alerts ack ID…`` to acknowledge. An alert
     also clears by itself when its cause is gone."""
+    from ameesh.rows import as_dict
+
     if words[:1] == ("ack",):
         ids = words[1:]
         if not ids or not all(i.isdigit() for i in ids):
@@ -362,7 +408,7 @@ def alerts(words: tuple[str, ...], as_json: bool) -> None:
 def status(as_json: bool) -> None:
     """Agents at a glance: each one's harness, session, waiting messages, alerts, and the turn it is
     playing now (if a runner is on it); then the totals."""
-    from ameesh import leftovers
+    from ameesh import leftovers, paths
 
     root = paths.home()
     with opened() as reg:
@@ -413,9 +459,10 @@ def attach(name: str, do_exec: bool) -> None:
 
     With ``--exec`` it runs it, holding the agent meanwhile: a runner leaves the agent's messages waiting
     until the interactive session ends, and attaching while a runner plays the agent is refused."""
+    import shlex
     import subprocess
 
-    from ameesh import harnesses
+    from ameesh import harnesses, paths
     from ameesh.runner import Runner, lock_agent
 
     root = paths.home()

@@ -19,7 +19,6 @@ import os
 from pathlib import Path
 
 from ameesh import paths
-from commons.processes import end_group, exited, group_alive, start_time
 
 
 def _record_path(root: Path, name: str) -> Path:
@@ -28,6 +27,8 @@ def _record_path(root: Path, name: str) -> Path:
 
 def record(root: Path, name: str, pid: int) -> None:
     """Note that the agent's turn runs in process group ``pid``."""
+    from commons.processes import start_time
+
     path = _record_path(root, name)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -45,6 +46,8 @@ def playing(root: Path, name: str) -> dict[str, float | int] | None:
         pid, start, since = int(data["pid"]), data.get("start"), path.stat().st_mtime
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    from commons.processes import exited, start_time  # only with a record (H18: ameesh status starts fast)
+
     leader_start = start_time(pid)
     if leader_start is None or leader_start != start or exited(pid):
         return None
@@ -65,6 +68,8 @@ def end_leftover(root: Path, name: str, wait: float = 10.0) -> int | None:
     except (OSError, ValueError, KeyError, TypeError):
         clear(root, name)
         return None
+    from commons.processes import end_group, group_alive, start_time
+
     leader_start = start_time(pid)
     ours = (leader_start is not None and leader_start == start) or (leader_start is None and group_alive(pid))
     if not ours or pid <= 1:

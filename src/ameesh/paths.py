@@ -12,15 +12,16 @@ from __future__ import annotations
 import json
 import os
 import time
-import uuid
 from pathlib import Path
-
-import platformdirs
 
 
 def home() -> Path:
     value = os.environ.get("AMEESH_HOME")
-    return Path(value) if value else Path(platformdirs.user_data_dir("ameesh"))
+    if value:
+        return Path(value)
+    import platformdirs  # only without AMEESH_HOME (H18: commands start fast)
+
+    return Path(platformdirs.user_data_dir("ameesh"))
 
 
 def registry_path(root: Path) -> Path:
@@ -61,6 +62,8 @@ def owner_file(root: Path, name: str) -> Path:
 
 
 def new_uid() -> str:
+    import uuid
+
     return uuid.uuid4().hex
 
 
@@ -98,6 +101,8 @@ def archive(root: Path, name: str) -> Path | None:
     directory = agent_dir(root, name)
     if not directory.is_dir():
         return None
+    import uuid
+
     target = root / "removed" / f"{name}.{owner(root, name) or uuid.uuid4().hex}"
     while target.exists():
         target = target.with_name(f"{target.name}.{uuid.uuid4().hex[:8]}")

@@ -17,11 +17,10 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ameesh.harnesses import NAMES as HARNESSES
+from ameesh.names import HARNESSES, ROLES
 from ameesh.rows import Agent, Alert, Message, Session, ThreadItem, Turn
 from commons import sqlite
 
-ROLES = ("build", "review", "orchestrator")
 __all__ = ["HARNESSES", "ROLES", "Registry", "RegistryError"]
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (
@@ -410,9 +409,9 @@ class Registry:
         )
         if outcome == "ok" and session_id is not None:
             self.conn.execute(
-                "UPDATE sessions SET turns = turns + 1, last_context_tokens = coalesce(?, last_context_tokens)"
+                "UPDATE sessions SET turns = turns + ?, last_context_tokens = coalesce(?, last_context_tokens)"
                 " WHERE agent = ? AND session_id = ?",
-                (context_tokens, agent, session_id),
+                (int(kind == "turn"), context_tokens, agent, session_id),  # a summary turn is not the agent's
             )
 
     def turns(self, agent: str) -> list[Turn]:

@@ -97,15 +97,20 @@ class Runner:
         self.progress = progress
         self.progress_every = progress_every
         self.report = RunReport()
+        self.failed_here: set[str] = set()  # agents with a failed attempt in this run (their backoff applies)
         self.pushes = alerts.Pushes()
+        self.notifications = alerts.Notifications()
         registry.on_alert = self._push
 
     def _push(self, alert: Alert) -> None:
-        """A new alert goes to the canon's ``[alerts] command``, if it has one (H14)."""
+        """A new alert goes to the canon's ``[alerts] command``, if it has one (H14), and to the notification
+        services its kind routes to (H17)."""
         agent = self.reg.find_agent(alert.agent)
         config = (self.canons.get(alert.agent) or canon.for_agent(agent)).alerts if agent else None
         if config is not None and config.command:
             self.pushes.push(alert, config.command, config.timeout, log=self.reg.note)
+        if config is not None:  # H17: notification services through apprise
+            self.notifications.notify(alert, config.urls_for(alert.kind), quiet=config.is_quiet(), log=self.reg.note)
 
     def _say(self, line: str) -> None:
         if self.progress is not None:
@@ -139,6 +144,7 @@ class Runner:
                     blocked -= {n for n in blocked if self._may_try(n)}
         finally:
             await self.pushes.drain()
+            await self.notifications.drain(self.reg.note)
         self.report.blocked = sorted(blocked)
         self.report.busy = sorted(busy - blocked)
         return self.report
@@ -151,7 +157,7 @@ class Runner:
             return False
         if agent.circuit_open:
             return (agent.retry_at or 0) <= self.clock()
-        return Path(agent.workdir).is_dir()
+        return Path(agent.workdir).is_dir() and (agent.retry_at or 0) <= self.clock()
 
     async def _agent_loop(self, name: str, blocked: set[str], busy: set[str], watch: bool = False) -> None:
         with lock_agent(self.root, name) as locked:
@@ -164,7 +170,9 @@ class Runner:
                 if agent.circuit_open and not (watch and self._may_try(name)):
                     blocked.add(name)
                     return
-                wait = (agent.retry_at or 0) - self.clock()
+                # backoff between this runner's attempts; a new ``ameesh run`` (a person's decision, maybe
+                # after fixing the cause) does not wait out the backoff of an earlier run
+                wait = (agent.retry_at or 0) - self.clock() if name in self.failed_here else 0.0
                 if wait > 0:  # backoff: the agent's last attempt failed
                     self._say(f"{name}: waiting {wait:.0f} s before the next attempt (backoff)")
                     await self.sleep(wait)
@@ -229,7 +237,15 @@ class Runner:
         if result.session_id and result.session_id != sid:
             self._replace(name, sid, result.session_id, opening_lot, settings["model"])
             sid = result.session_id
+        if result.deterministic:  # a set-up error, no outage: no backoff, no attempt counted; a person fixes it
+            self._broken(name, message, sid, request.prompt, result)
+            return False
         self._finish(name, message, sid, request.prompt, result)
+        for note in result.notes:  # what the harness could not apply, said once (never a change that did not happen)
+            said = f"{harness.name}: {note}"
+            last = self.reg.last_note(name, "unsupported")
+            if last is None or last.text != said:
+                self.reg.note(name, "unsupported", said, session_id=sid)
         if result.ok and sid:
             await self._after_turn(name, harness, settings, sid, result)
         elif not result.ok and sid and retry.kind != "continue":
@@ -262,7 +278,33 @@ class Runner:
         if reason:
             self.reg.update_agent(name, rotation_state="due", rotation_reason=reason)
             await self.rotate(name, harness, settings, must_close=True)
+        lots = self.canons[name].lots
+        if lots.worktrees and message.lot and agent.role in {"build", "review"}:  # H15, after the old lot's summary
+            moved = self._lot_worktree(name, workdir, message.lot, lots.base)
+            if moved is None:
+                return None
+            workdir = moved
         return harness, workdir, settings
+
+    def _lot_worktree(self, name: str, workdir: Path, lot: str, base: str) -> Path | None:
+        """The lot's own worktree, made or reused, as the agent's working directory (H15); None with a
+        ``lot_worktree`` alert when it cannot be made."""
+        from ameesh import lots
+        from ameesh.gitid import git_identity
+
+        try:
+            path, made = lots.ensure(workdir, lot, base)
+        except lots.LotError as exc:
+            self.reg.alert(name, "lot_worktree", str(exc), refresh=True)
+            return None
+        self.reg.resolve_alerts(name, "lot_worktree", why="the lot's worktree is there")
+        if path.resolve() != workdir.resolve():
+            common, branch = git_identity(path)
+            with self.reg.tx():
+                self.reg.update_agent(name, workdir=str(path), git_common_dir=common, git_branch=branch)
+                said = "made from " + base if made else "reused"
+                self.reg.note(name, "lot", f"lot {lot}: working in its worktree {path} ({said})", lot=lot)
+        return path
 
     def _request(
         self, name: str, harness: Harness, workdir: Path, settings: dict[str, Any], message: Message
@@ -434,15 +476,34 @@ class Runner:
                     circuit_open=0,
                     rewind_to=None,
                 )
-                self.reg.resolve_alerts(name, "harness_failing", "circuit_open", why="a turn succeeded")
+                self.reg.resolve_alerts(
+                    name, "harness_failing", "circuit_open", "harness_broken", why="a turn succeeded"
+                )
                 self.report.turns += 1
             else:
                 self._failed(name, message, sid, result)
+
+    def _broken(self, name: str, message: Message, sid: str | None, prompt: str, result: TurnResult) -> None:
+        """A turn that could not start for a cause in the set-up: recorded, the message left waiting with no
+        attempt counted, no backoff; the agent stops for this run with a ``harness_broken`` alert (exit 3).
+        The next ``ameesh run`` tries at once; a turn that succeeds clears the alert."""
+        with self.reg.tx():
+            self.record(name, result, sid=sid, lot=message.lot, kind="turn", prompt=prompt)
+            self.reg.note(name, "error", f"turn not played: {result.error}", session_id=sid)
+            self.report.failed += 1
+            self.reg.update_agent(name, retry_at=self.clock() + self.canons[name].threshold("backoff_max"))  # --watch
+        self.reg.alert(
+            name,
+            "harness_broken",
+            f"{result.error}; message {message.num} waits, no retry until this is fixed (then ameesh run)",
+            refresh=True,
+        )
 
     def _failed(self, name: str, message: Message, sid: str | None, result: TurnResult) -> None:
         """A failed attempt: the message tried again later or failed for good, the agent's backoff and
         circuit (H13), alerts naming the failed and the waiting messages."""
         cfg = self.canons[name]
+        self.failed_here.add(name)
         with self.reg.tx():
             self.report.failed += 1
             attempts = message.attempts + 1

@@ -18,7 +18,9 @@ def test_h8_rotation_after_min_turns_in_four_steps(ameesh: Ameesh) -> None:
         ameesh("send", "orc", text)
     ameesh("run")
     old, new = ameesh.json("sessions", "orc")
-    assert old["turns"] == 4  # three turns and the summary turn, played in the old session (step 1)
+    assert old["turns"] == 3  # the summary turn, played in the old session (step 1), is not counted
+    summaries = [t for t in ameesh.registry().turns("orc") if t.kind == "summary"]
+    assert [t.session_id for t in summaries] == [old["session_id"]]
     assert old["summary"] == "SUMMARY: one two three"
     assert old["closed_at"] is not None  # step 3: kept in the history
     assert new["closed_at"] is None
@@ -76,7 +78,7 @@ def test_h8_a_failed_or_empty_summary_keeps_the_session(ameesh: Ameesh) -> None:
     assert "kept until the next try" in notes[0]
     assert "the summary was empty" in notes[1]
     old, new = ameesh.json("sessions", "bob")
-    assert old["turns"] == 5 + 1  # turns one to five and the summary that worked
+    assert old["turns"] == 5  # turns one to five; the summary that worked is not counted (ameesh sessions)
     assert old["summary"] == "SUMMARY ok"
     assert ameesh.answers("bob")[3] == "RESUMED (3 earlier turns): four"  # still the old session
     # H13: neither the failed nor the empty summary stays in the kept session (rewound before them).
@@ -109,7 +111,7 @@ def test_h6_par_lot_opens_a_fresh_session_when_the_lot_changes(ameesh: Ameesh) -
     ameesh("send", "bob", "--lot", "B", "b1")
     ameesh("run")
     old, new = ameesh.json("sessions", "bob")
-    assert (old["lot"], old["turns"], new["lot"]) == ("A", 3, "B")
+    assert (old["lot"], old["turns"], new["lot"]) == ("A", 2, "B")  # the summary turn is not counted
     assert old["close_reason"] == "lot A → B"
     assert ameesh.calls()[-1]["prompt"].startswith("Resume summary of your previous session:\n\nSUMMARY of lot A")
 
@@ -133,10 +135,10 @@ def test_h4_build_and_review_agents_open_a_fresh_session_per_lot(ameesh: Ameesh)
 
 
 def test_h4_orchestrators_keep_one_long_session_rotated_only_when_it_grows(ameesh: Ameesh) -> None:
-    ameesh.monkeypatch.setenv("AMEESH_SESSION_POLICY", "par-lot")  # the default of build and review agents
-    ameesh.add("orc", "--role", "orchestrator")
+    ameesh.add("orc", "--role", "orchestrator")  # AMEESH_SESSION_POLICY unset: an orchestrator's default
     shown = ameesh.json("show", "orc")
     assert (shown["settings"]["session_policy"], shown["effective"]["session_policy"]) == (None, "taille")
+    assert shown["sources"]["session_policy"] == "default for orchestrator agents"
     for lot in ("L1", "L2", "L3"):
         ameesh("send", "orc", "--lot", lot, f"plan {lot}")
     ameesh("run")
@@ -178,3 +180,39 @@ def test_h7_restart_on_a_brief(ameesh: Ameesh) -> None:
     assert old["close_reason"] == "restart on a brief"
     assert "BRIEF: scope and rules" in ameesh.calls()[-1]["prompt"]
     assert ameesh.calls()[-1]["session_id"] == new["session_id"]
+
+
+def test_h6_ameesh_session_policy_governs_every_role_when_set_and_show_says_where_each_setting_came_from(
+    ameesh: Ameesh,
+) -> None:
+    ameesh.monkeypatch.setenv("AMEESH_SESSION_MAX_TOKENS", "10")
+    ameesh.monkeypatch.setenv("AMEESH_SESSION_MIN_TURNS", "1")
+    ameesh.monkeypatch.setenv("AMEESH_SESSION_POLICY", "jamais")
+    canon_file = ameesh.work / ".ameesh" / "canon.toml"
+    canon_file.parent.mkdir()
+    canon_file.write_text('[roles.orchestrator]\neffort = "high"\nmax_effort = "high"\n', encoding="utf-8")
+    ameesh.add("orc", "--role", "orchestrator")
+    ameesh("set", "orc", "model=m-1")
+    shown = ameesh.json("show", "orc")
+    assert shown["effective"]["session_policy"] == "jamais"  # the variable, not the orchestrators' taille
+    assert shown["sources"] == {
+        "model": "set",
+        "effort": f"canon roles.orchestrator ({canon_file})",
+        "tier": "default",
+        "session_policy": "env AMEESH_SESSION_POLICY",
+    }
+    text = ameesh("show", "orc").output
+    assert "session_policy: jamais (env AMEESH_SESSION_POLICY)" in text
+    assert "tier: (the harness default) (default)" in text
+    for word in ("one", "two", "three"):
+        ameesh("send", "orc", word)
+    ameesh("run")
+    (only,) = ameesh.json("sessions", "orc")  # over max_tokens, yet never rotated: jamais
+    assert only["closed_at"] is None
+    ameesh("set", "orc", "session_policy=taille")
+    assert ameesh.json("show", "orc")["sources"]["session_policy"] == "set"  # the agent's own wins
+    ameesh("set", "orc", "session_policy=")
+    ameesh.monkeypatch.setenv("AMEESH_SESSION_POLICY", "sometimes")
+    refused = ameesh("show", "orc", ok=False)
+    assert refused.exit_code == 1
+    assert "AMEESH_SESSION_POLICY=sometimes: not one of par-lot, taille, jamais" in refused.output

@@ -1,6 +1,6 @@
 """Harness adapters: one interface over Claude Code, Codex CLI, pi, anyy and our scripted fake.
 
-``NAMES`` below is the one table of harness names: ``ameesh add --harness``, ``ameesh --help``, the
+``NAMES`` (:mod:`ameesh.names`) is the one table of harness names: ``ameesh add --harness``, ``ameesh --help``, the
 registry's check and :func:`get` all read it. **Adding an adapter is one line there**
 (``"name": "module:Class"``); the class implements :class:`Harness` and is built as ``Class(state_dir=…)``
 (the agent's state directory, where an adapter may keep files; accept and ignore it if not needed).
@@ -26,16 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 if TYPE_CHECKING:
     import asyncio
 
-# The one table of harnesses: name → "module:Class" (built as ``Class(state_dir=...)``). One line per adapter.
-NAMES: dict[str, str] = {
-    "claude": "ameesh.harnesses.claude:ClaudeHarness",
-    "codex": "ameesh.harnesses.codex:CodexHarness",
-    "pi": "ameesh.harnesses.pi:PiHarness",
-    "anyy": "ameesh.harnesses.anyy:AnyyHarness",
-    "fake": "ameesh.harnesses.fake:FakeHarness",
-    "dsh": "ameesh.harnesses.dsh:DshHarness",
-    "acp": "ameesh.harnesses.acp:AcpHarness",
-}
+from ameesh.names import NAMES as NAMES  # the one table of harnesses (light: read by ameesh --help)
 
 # ameesh's effort scale (the canon's); each harness takes part of it: ``nearest_effort`` maps onto that part.
 EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "max")
@@ -85,6 +76,51 @@ CONTINUE_CUE = (
 )
 
 
+def earlier_cue(prompt: str) -> str:
+    """The cue for a prompt a session kept without an answer *before* other messages that were answered
+    since (a message retried by ``ameesh retry`` after failing for good, in a harness that cannot drop
+    the failed attempt): it names the message rather than sending it a second time."""
+    head = " ".join(prompt.split())
+    head = head if len(head) <= 80 else head[:79] + "…"
+    return (
+        f"(Your turn on an earlier message of mine, «{head}», was cut off before you answered: the message"
+        " is above in this conversation, answer it now.)"
+    )
+
+
+def kept_unanswered(turns: list[tuple[str, str]], prompt: str) -> str | None:
+    """How a harness's history keeps ``prompt`` (``turns``: ``(role, text)`` with role ``user`` or
+    ``agent``, oldest first): ``"last"`` when nothing but cues came after it and no answer, ``"earlier"``
+    when other messages came after it before any answer (it failed, then others were played), else None
+    (answered, or not there). A cue is not a prompt: an answer to a cue answers the prompt it stands for."""
+    wanted = prompt.strip()
+    cues = {CONTINUE_CUE, earlier_cue(prompt)}
+    for index in range(len(turns) - 1, -1, -1):
+        role, text = turns[index]
+        if role != "user" or text.strip() != wanted:
+            continue
+        after = turns[index + 1 :]
+        roles = [r for r, _ in after]
+        if any(r == "user" and t.strip() in cues and roles[i + 1 : i + 2] == ["agent"]
+               for i, (r, t) in enumerate(after)):  # fmt: skip
+            return None  # a cue for it was answered
+        rest = [(r, t) for r, t in after if not (r == "user" and t.strip() in cues)]
+        if not rest:
+            return "last"
+        return "earlier" if rest[0][0] == "user" else None
+    return None
+
+
+def cue_for(kept: str | None, prompt: str) -> Retry:
+    """The retry of a prompt a harness kept and cannot drop: a cue to answer it (``kept_unanswered``)."""
+    if kept == "last":
+        return Retry("continue", prompt=CONTINUE_CUE, note="the session keeps the prompt: a cue to answer it")
+    if kept == "earlier":
+        note = "the session keeps the prompt, unanswered, before later messages: a cue that names it"
+        return Retry("continue", prompt=earlier_cue(prompt), note=note)
+    return Retry("resend")
+
+
 @dataclass
 class TurnResult:
     outcome: str  # ok | failed | timeout
@@ -94,6 +130,10 @@ class TurnResult:
     context_tokens: int | None = None  # the context the harness re-read on its last model call
     error: str | None = None
     duration: float = 0.0
+    notes: list[str] = field(default_factory=list)  # what the harness could not apply (an effort it lacks…)
+    # The turn could not start for a cause in the set-up (no binary, anyy with no Gateway): retrying will
+    # not help until a person fixes it, so it is no outage — no backoff, no attempt counted (H13).
+    deterministic: bool = False
 
     @property
     def ok(self) -> bool:
@@ -151,7 +191,7 @@ async def play(
     started = time.monotonic()
     proc = await _start(harness, request, on_start)
     if isinstance(proc, str):
-        return TurnResult("failed", error=proc, duration=time.monotonic() - started)
+        return TurnResult("failed", error=proc, duration=time.monotonic() - started, deterministic=True)
     assert proc.stdout is not None
     assert proc.stderr is not None
     fatal: list[str] = []
@@ -185,7 +225,7 @@ async def _start(
     try:
         proc = await spawn_group(harness.command(request), cwd=request.cwd, env=env)
     except OSError as exc:
-        return f"cannot start {harness.name}: {exc}"
+        return f"cannot start {harness.name}: {exc} (check the harness's binary: AMEESH_*_BIN or PATH)"
     if on_start is not None:
         try:
             on_start(proc.pid)

@@ -13,6 +13,7 @@ without an answer: then a cue to answer it is sent instead of a second copy.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import sys
@@ -39,6 +40,28 @@ def _context(result: dict[str, Any]) -> int | None:
         return None
     cached = usage.get("cachedReadTokens")
     return int(usage["inputTokens"]) + (cached if isinstance(cached, int) else 0)
+
+
+def opencode_data_dir() -> Path:
+    """Where opencode keeps its database: ``$XDG_DATA_HOME/opencode`` (default ``~/.local/share``)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "opencode"
+
+
+def rebind_opencode_sessions(old: Path, new: Path) -> str:
+    """opencode's sessions of working directory ``old`` (or below it) moved to ``new``, in its database
+    (SQLite, WAL: opencode runs only during a turn, and the agent's lock keeps turns away meanwhile)."""
+    import sqlite3
+
+    moved = 0
+    for database in sorted(opencode_data_dir().glob("opencode*.db")):
+        with contextlib.closing(sqlite3.connect(database, timeout=30)) as conn, conn:
+            moved += conn.execute(
+                "UPDATE session SET directory = ?1 || substr(directory, ?2 + 1)"
+                " WHERE directory = ?3 OR substr(directory, 1, ?2 + 1) = ?3 || '/'",
+                (str(new), len(str(old)), str(old)),
+            ).rowcount
+    return f"opencode's sessions rebound to {new} ({moved})" if moved else ""
 
 
 class AcpHarness:
@@ -92,9 +115,10 @@ class AcpHarness:
                 "failed", session_id=sid, error=f"acp: no result (exit {returncode}): {tail(stderr or stdout)}"
             )
         result = results[-1]
+        notes = [str(n) for n in result.get("notes") or [] if n]
         if result.get("is_error") or returncode != 0:
             why = result.get("error") or f"stopped: {result.get('stop_reason')}"
-            return TurnResult("failed", session_id=sid, error=f"acp: {why} (exit {returncode})")
+            return TurnResult("failed", session_id=sid, error=f"acp: {why} (exit {returncode})", notes=notes)
         usage = result.get("usage")
         return TurnResult(
             "ok",
@@ -102,10 +126,17 @@ class AcpHarness:
             text=str(result.get("text") or ""),
             usage=usage if isinstance(usage, dict) else {},
             context_tokens=_context(result),
+            notes=notes,
         )
 
     def follow_move(self, old: Path, new: Path) -> str:
-        return ""  # the agent keeps its sessions; each turn opens the session in the current directory
+        """ACP has no way to move a session: ``session/load`` takes a ``cwd`` but an agent may keep the
+        directory the session was created in. opencode does (its database's ``session.directory``; a
+        prompt in a session whose directory is gone fails with "OpenCode service failure"): its sessions
+        of ``old`` are rebound to ``new`` in its database. Other agents are left as they are."""
+        if not self.agent or not Path(self.agent[0]).name.startswith("opencode"):
+            return ""
+        return rebind_opencode_sessions(old, new)
 
     def attach_command(self, session_id: str, cwd: Path) -> list[str]:
         """A line-by-line chat on the session (an ACP agent has no terminal of its own: editors drive it)."""

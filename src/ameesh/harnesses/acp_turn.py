@@ -30,7 +30,8 @@ import sys
 import time
 from typing import Any, cast
 
-from ameesh.harnesses import CONTINUE_CUE, EFFORTS, nearest_effort
+from ameesh.harnesses import EFFORTS, cue_for, kept_unanswered, nearest_effort
+from ameesh.harnesses.opencode_log import LogWatch, is_opencode
 
 AGENT_VAR = "AMEESH_ACP_AGENT"
 
@@ -63,7 +64,7 @@ class TurnClient:
             return
         if not self.recording:
             role = "user" if kind == "user_message_chunk" else "agent"
-            if self.replayed and self.replayed[-1][0] == role:
+            if role == "agent" and self.replayed and self.replayed[-1][0] == role:  # one user chunk a message
                 self.replayed[-1][1] += text
             else:
                 self.replayed.append([role, text])
@@ -73,9 +74,10 @@ class TurnClient:
                 sys.stdout.write(text)
                 sys.stdout.flush()
 
-    def kept_unanswered(self, prompt: str) -> bool:
-        """Whether the replayed history ends on ``prompt`` with no answer (a failed attempt's)."""
-        return bool(self.replayed) and self.replayed[-1][0] == "user" and self.replayed[-1][1].strip() == prompt.strip()
+    def kept(self, prompt: str) -> str | None:
+        """Whether the replayed history keeps ``prompt`` unanswered (a failed attempt's): ``last``,
+        ``earlier`` (other messages were played after it), or None (:func:`ameesh.harnesses.kept_unanswered`)."""
+        return kept_unanswered([(role, text) for role, text in self.replayed], prompt)
 
     async def request_permission(self, options: list[Any], session_id: str, tool_call: Any, **kwargs: Any) -> Any:
         from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
@@ -106,8 +108,11 @@ def _values(option: Any) -> list[str]:
     return values
 
 
-async def configure(conn: Any, session_id: str, options: Any, model: str | None, effort: str | None) -> str | None:
-    """Set the model and the effort on the session; an error message when the agent cannot take them."""
+async def configure(
+    conn: Any, session_id: str, options: Any, model: str | None, effort: str | None, *, notes: list[str]
+) -> str | None:
+    """Set the model and the effort on the session; an error message when the agent cannot take the model
+    (an effort it has no levels for is noted in ``notes``: the turn runs on the agent's own)."""
     if model:
         option = _select(options, "model")
         if option is None:
@@ -119,12 +124,14 @@ async def configure(conn: Any, session_id: str, options: Any, model: str | None,
             await conn.set_config_option(config_id=option.id, session_id=session_id, value=model)
     if effort:
         option = _select(options, "thought_level")
-        if option is not None:  # an agent without levels runs on its own; the usage says so
-            values = _values(option)
-            known = tuple(v for v in values if v in EFFORTS)
-            level = nearest_effort(effort, known) if known else None
-            if level and option.current_value != level:
-                await conn.set_config_option(config_id=option.id, session_id=session_id, value=level)
+        values = _values(option) if option is not None else []
+        known = tuple(v for v in values if v in EFFORTS)
+        if option is None or not known:  # never claimed: the turn runs on the agent's own effort, and says so
+            notes.append(f"effort {effort} not applied: the agent offers no effort levels for this model")
+            return None
+        level = nearest_effort(effort, known)
+        if option.current_value != level:
+            await conn.set_config_option(config_id=option.id, session_id=session_id, value=level)
     return None
 
 
@@ -196,6 +203,7 @@ async def turn(args: argparse.Namespace) -> int:
         return 2
 
     client = TurnClient()
+    watcher = LogWatch() if is_opencode(args.agent) else None  # from before the agent starts
     stopping = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopping.set)
     try:
@@ -209,14 +217,21 @@ async def turn(args: argparse.Namespace) -> int:
                 transport_kwargs={"limit": 64 << 20, "stderr": None},  # the agent's stderr is the turn's
             ) as (conn, process)
         ):
-            return await _in_session(conn, process, client, args, stopping=stopping, started=started)
+            return await _in_session(conn, process, client, args, stopping=stopping, started=started, watcher=watcher)
     except OSError as exc:
         emit(type="result", session_id=sid, is_error=True, error=f"cannot start the ACP agent {args.agent[0]!r}: {exc}")
         return 2
 
 
 async def _in_session(
-    conn: Any, process: Any, client: TurnClient, args: argparse.Namespace, *, stopping: asyncio.Event, started: float
+    conn: Any,
+    process: Any,
+    client: TurnClient,
+    args: argparse.Namespace,
+    *,
+    stopping: asyncio.Event,
+    started: float,
+    watcher: LogWatch | None = None,
 ) -> int:
     """With the agent running: open or resume the session, set model and effort, then chat or play the turn."""
     import acp
@@ -227,10 +242,12 @@ async def _in_session(
     except (acp.RequestError, LookupError) as exc:
         emit(type="result", session_id=sid, is_error=True, error=f"the session could not be opened: {exc}")
         return 2
+    notes: list[str] = []
     if not args.chat:  # a person chatting sees the session id on the first line below
         emit(type="session", session_id=sid, resumed=args.resume is not None)
     try:
-        problem = await configure(conn, sid, getattr(opened, "config_options", None), args.model, args.effort)
+        options = getattr(opened, "config_options", None)
+        problem = await configure(conn, sid, options, args.model, args.effort, notes=notes)
     except acp.RequestError as exc:
         problem = f"the agent refused the model or effort: {exc}"
     if problem:
@@ -238,13 +255,30 @@ async def _in_session(
         return 1
     if args.chat:
         return await chat(conn, process, client, sid, stopping)
-    text, continued = args.prompt, client.kept_unanswered(args.prompt)
-    if continued:  # the agent kept a failed attempt's prompt: no second copy, a cue to answer it
-        text = CONTINUE_CUE
+    kept = client.kept(args.prompt)
+    text, continued = cue_for(kept, args.prompt).prompt or args.prompt, kept is not None
+    # the agent kept a failed attempt's prompt: no second copy, a cue to answer it (that names it if other
+    # messages came after it)
     client.recording = True
     budget = args.timeout - (time.monotonic() - started)
-    prompt, ended = await play_prompt(conn, process, sid, text, budget=budget, stopping=stopping)
-    return report(sid, client, prompt, why=ended, timeout=args.timeout, continued=continued)
+    fatal: list[str] = []
+    watch = asyncio.ensure_future(_watch_errors(args.agent, sid, fatal, stopping, watcher))
+    try:
+        prompt, ended = await play_prompt(conn, process, sid, text, budget=budget, stopping=stopping)
+    finally:
+        watch.cancel()
+    return report(sid, client, prompt, why=ended, timeout=args.timeout, continued=continued, fatal=fatal, notes=notes)
+
+
+async def _watch_errors(
+    agent: list[str], sid: str, fatal: list[str], stopping: asyncio.Event, watcher: LogWatch | None
+) -> None:
+    """Fail fast: the agent's first model-call error ends the turn (opencode's log; nothing for other
+    agents, which report their errors over ACP)."""
+    if watcher is None:
+        return
+    fatal.append(await watcher.first_error(sid))
+    stopping.set()
 
 
 async def chat(conn: Any, process: Any, client: TurnClient, sid: str, stopping: asyncio.Event) -> int:
@@ -267,16 +301,29 @@ async def chat(conn: Any, process: Any, client: TurnClient, sid: str, stopping: 
             print(f"error: {prompt.exception()}", file=sys.stderr)
 
 
-def report(sid: str, client: TurnClient, prompt: Any, *, why: str | None, timeout: float, continued: bool) -> int:
+def report(
+    sid: str,
+    client: TurnClient,
+    prompt: Any,
+    *,
+    why: str | None,
+    timeout: float,
+    continued: bool,
+    fatal: list[str] | None = None,
+    notes: list[str] | None = None,
+) -> int:
     text = "".join(client.chunks)
     base: dict[str, Any] = {"type": "result", "session_id": sid, "text": text, "context_tokens": client.context_tokens}
     base["continued"] = continued
+    base["notes"] = notes or []
     if why is not None:
         if not prompt.done():
             prompt.cancel()
         error = {
             "timeout": f"no answer within {timeout:g} s: cancelled",
-            "stopped": "stopped (SIGTERM): cancelled",
+            "stopped": f"{fatal[0]} (ended at once on the agent's first error: cancelled)"
+            if fatal
+            else "stopped (SIGTERM): cancelled",
             "exited": "the agent exited during the turn (its stderr says why)",
         }[why]
         emit(**base, is_error=True, stop_reason="cancelled" if why != "exited" else None, error=error)

@@ -16,7 +16,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ameesh.harnesses import CONTINUE_CUE, Retry, TurnRequest, TurnResult, tail
+from ameesh.harnesses import Retry, TurnRequest, TurnResult, cue_for, kept_unanswered, tail
+
+# anyy chat's refusals for a cause in the set-up, which a person fixes (no retry helps): no Gateway started
+# for the profile, no such profile
+SET_UP_ERRORS = ("no Gateway is running", "does not exist (no folder")
 
 EXIT_MEANINGS = {
     3: "suspended",
@@ -80,8 +84,8 @@ class AnyyHarness:
 
     def prepare_retry(self, session_id: str, cwd: Path, prompt: str) -> Retry:
         """A failed execution keeps its user entry in anyy's session, and ``anyy chat`` cannot rewind: when
-        the current path's last user entry is the prompt (``anyy sessions show --json``), a cue to answer
-        it is sent instead of a second copy."""
+        the current path keeps the prompt unanswered (``anyy sessions show --json``), a cue to answer it is
+        sent instead of a second copy (naming it when later messages were played after it)."""
         import subprocess
 
         profile = self._profiles().get(session_id)
@@ -97,11 +101,13 @@ class AnyyHarness:
             entries = json.loads(done.stdout).get("entries") if done.returncode == 0 else None
         except (OSError, ValueError, AttributeError, subprocess.TimeoutExpired):
             entries = None
-        users = [e.get("text") for e in entries or [] if isinstance(e, dict) and e.get("kind") == "user"]
-        asked = [text for text in users if text != CONTINUE_CUE]
-        if asked and asked[-1] == prompt:
-            return Retry("continue", prompt=CONTINUE_CUE, note="anyy's session keeps the prompt: a cue to answer it")
-        return Retry("resend")
+        roles = {"user": "user", "assistant": "agent"}
+        turns = [
+            (roles[str(e.get("kind"))], str(e.get("text") or ""))
+            for e in entries or []
+            if isinstance(e, dict) and e.get("kind") in roles
+        ]
+        return cue_for(kept_unanswered(turns, prompt), prompt)
 
     def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult:
         record: dict[str, Any] | None = None
@@ -123,6 +129,7 @@ class AnyyHarness:
                 "failed",
                 session_id=request.session_id,
                 error=f"anyy: no JSON answer (exit {returncode}): {tail(stderr)}",
+                deterministic=any(words in stderr for words in SET_UP_ERRORS),  # no outage to wait out
             )
         sid = record.get("session_id") if isinstance(record.get("session_id"), str) else request.session_id
         if sid and request.model:

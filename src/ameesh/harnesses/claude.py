@@ -98,7 +98,13 @@ def fatal_event(line: str) -> str | None:
     if event.get("type") == "result" and event.get("is_error"):
         return str(event.get("result") or event.get("subtype") or "error result")
     if event.get("type") == "system" and event.get("subtype") == "api_retry":
-        return f"model API error {event.get('error_status') or ''} {event.get('error') or ''}".strip()
+        status, error = event.get("error_status"), event.get("error")
+        if status is None and error in {None, "unknown"}:  # no HTTP answer: Claude Code names the cause later
+            attempt, most = event.get("attempt"), event.get("max_retries")
+            if isinstance(attempt, int) and isinstance(most, int) and attempt >= most:
+                return None  # its last try: the result follows at once with the cause ("Unable to connect…")
+            return "could not reach the model API (no HTTP answer)"
+        return f"model API error {status or ''} {error or ''}".strip()
     return None
 
 
@@ -126,7 +132,10 @@ class ClaudeHarness:
         ]
 
     def environment(self) -> dict[str, str]:
-        return {}
+        """No retries of its own unless the user set them (``CLAUDE_CODE_MAX_RETRIES``): ameesh's backoff
+        decides, and a failed call's result then names its cause at once ("API Error: Unable to connect to
+        API (ConnectionRefused)") instead of an ``api_retry`` event that says "unknown"."""
+        return {} if "CLAUDE_CODE_MAX_RETRIES" in os.environ else {"CLAUDE_CODE_MAX_RETRIES": "0"}
 
     def session_in(self, line: str) -> str | None:
         return None  # ameesh chose the id (--session-id); a different one only matters in the result

@@ -14,11 +14,24 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ameesh.harnesses import CONTINUE_CUE, Retry, TurnRequest, TurnResult, json_objects, nearest_effort, tail
+from ameesh.harnesses import (
+    Retry,
+    TurnRequest,
+    TurnResult,
+    cue_for,
+    json_objects,
+    kept_unanswered,
+    nearest_effort,
+    tail,
+)
 
+# Codex's refusals to start for a cause in the set-up (no retry helps): a working directory outside a git
+# repository it trusts, a CODEX_HOME that does not exist
+SET_UP_ERRORS = ("Not inside a trusted directory", "Error finding codex home")
 CODEX_EFFORTS = ("minimal", "low", "medium", "high", "xhigh")  # the Responses API's reasoning.effort
 
 
@@ -49,6 +62,31 @@ def rollout_context(path: Path) -> int | None:
         if isinstance(tokens, int):
             found = tokens
     return found
+
+
+def _user_turns(events: list[dict[str, Any]]) -> list[list[tuple[str, str]]]:
+    """The thread's turns as Codex replays them: each a user prompt and what answered it (``agent``),
+    rollback markers applied; the context Codex adds as user messages (``<environment_context>`` …) skipped."""
+    turns: list[list[tuple[str, str]]] = []
+    for event in events:
+        payload = event.get("payload")
+        if not isinstance(payload, dict):
+            continue
+        if event.get("type") == "event_msg" and payload.get("type") == "thread_rolled_back":
+            count = payload.get("num_turns")
+            if isinstance(count, int) and count > 0:
+                del turns[-count:]
+            continue
+        if event.get("type") != "response_item" or payload.get("type") != "message":
+            continue
+        content = payload.get("content")
+        parts = content if isinstance(content, list) else []
+        text = "".join(str(p.get("text") or "") for p in parts if isinstance(p, dict))
+        if payload.get("role") == "user" and not (text.startswith("<") and text.rstrip().endswith(">")):
+            turns.append([("user", text)])
+        elif payload.get("role") == "assistant" and turns:
+            turns[-1].append(("agent", text))
+    return turns
 
 
 def _api_message(message: str) -> str:
@@ -112,29 +150,30 @@ class CodexHarness:
         return None
 
     def prepare_retry(self, session_id: str, cwd: Path, prompt: str) -> Retry:
-        """A failed turn leaves its prompt in the rollout (a user message with no answer after it) and
-        ``codex exec`` cannot rewind a thread: the prompt is not sent again, a cue to answer it is (one
-        per further attempt: cues are not prompts)."""
+        """A failed turn leaves its prompt in the rollout (a user message, no answer) and ``codex exec``
+        has no rewind; but Codex replays a rollout through its rollback markers (``thread_rolled_back``
+        events, which its own ``thread/rollback`` writes): one appended after the failed turn drops it from
+        the thread, and the prompt is sent again as if the attempt never happened. A prompt kept *before*
+        later answered turns (a thread from an older ameesh) cannot be dropped alone: a cue names it."""
         path = rollout_path(session_id)
         if path is None:
             return Retry("resend")
-        last_user, answered = None, False
-        for event in json_objects(path.read_text(encoding="utf-8", errors="replace")):
-            payload = event.get("payload")
-            if event.get("type") != "response_item" or not isinstance(payload, dict):
-                continue
-            if payload.get("type") != "message":
-                continue
-            content = payload.get("content")
-            parts = content if isinstance(content, list) else []
-            text = "".join(str(p.get("text") or "") for p in parts if isinstance(p, dict))
-            if payload.get("role") == "user" and text != CONTINUE_CUE:  # a cue continues the prompt before it
-                last_user, answered = text, False
-            elif payload.get("role") == "assistant":
-                answered = True
-        if last_user == prompt and not answered:
-            return Retry("continue", prompt=CONTINUE_CUE, note="the thread keeps the prompt: a cue to answer it")
-        return Retry("resend")
+        events = json_objects(path.read_text(encoding="utf-8", errors="replace"))
+        turns = _user_turns(events)
+        kept = kept_unanswered([entry for turn in turns for entry in turn], prompt)
+        if kept != "last":
+            return cue_for(kept, prompt)
+        dropped = 1 + next(i for i, turn in enumerate(reversed(turns)) if turn[0][1].strip() == prompt.strip())
+        ordinal = max((e["ordinal"] for e in events if isinstance(e.get("ordinal"), int)), default=len(events) - 1)
+        marker = {
+            "timestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
+            "ordinal": ordinal + 1,
+            "type": "event_msg",
+            "payload": {"type": "thread_rolled_back", "num_turns": dropped},
+        }
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(marker) + "\n")
+        return Retry("resend", note=f"the failed attempt rolled back out of thread {session_id} ({dropped} turn(s))")
 
     def parse(self, request: TurnRequest, returncode: int, stdout: str, stderr: str) -> TurnResult:
         sid = request.session_id
@@ -163,6 +202,7 @@ class CodexHarness:
                 "failed",
                 session_id=sid,
                 error=f"codex: no turn.completed (exit {returncode}): {tail(stderr or stdout)}",
+                deterministic=any(words in stderr for words in SET_UP_ERRORS),  # no outage: a person fixes it
             )
         if returncode != 0:
             return TurnResult("failed", session_id=sid, error=f"codex exited {returncode}: {tail(stderr or stdout)}")

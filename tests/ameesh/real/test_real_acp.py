@@ -94,3 +94,38 @@ def test_h14_acp_a_stopped_turn_is_cancelled_through_the_protocol(real: Real) ->
     assert "cancelled" in (result.error or "")
     assert len(announced) == 1  # the agent's id was handed over while the turn ran
     assert result.session_id == announced[0]
+
+
+def test_h9_acp_a_moved_worktree_is_adopted_and_the_session_goes_on(real: Real) -> None:
+    # opencode keeps each session's directory and its project (the git repository): loaded from the moved
+    # worktree it failed every turn ("OpenCode service failure") until ameesh rebound the session.
+    from tests.ameesh.real.test_real_harnesses import test_h9_a_moved_worktree_is_adopted_and_the_conversation_goes_on
+
+    test_h9_a_moved_worktree_is_adopted_and_the_conversation_goes_on(real)
+    (relocated,) = [i["text"] for i in real.ameesh.json("thread", "bob") if i["kind"] == "relocated"]
+    assert "opencode's sessions rebound to" in relocated
+
+
+def test_h13_acp_opencode_fails_fast_on_its_first_model_error(real: Real) -> None:
+    # opencode retries a failed call for ~90-145 s, silent over ACP: its first logged error ends the turn.
+    real.ameesh.monkeypatch.setenv("AMEESH_SESSION_MAX_ATTEMPTS", "1")
+    real.add("bob")
+    real.server.responder = lambda received: ErrorReply(500, "fake outage: the upstream is down", type="api_error")
+    real.ameesh("send", "bob", "turn 1")
+    assert real.ameesh("run", ok=False).exit_code == 4
+    (turn,) = real.ameesh.registry().turns("bob")
+    assert turn.outcome == "failed"
+    assert "ended at once on the agent's first error" in (turn.error or "")
+    assert "fake outage: the upstream is down" in (turn.error or "")  # the API's words, read from its log
+
+
+def test_h10_acp_an_effort_the_agent_cannot_take_is_said_never_claimed(real: Real) -> None:
+    # opencode offers no effort levels for this model: the thread says the effort was not applied, once.
+    real.add("bob")
+    real.ameesh("set", "bob", "effort=high")
+    real.ameesh("send", "bob", "turn 1")
+    real.ameesh("send", "bob", "turn 2")
+    real.ameesh("run")
+    notes = [i["text"] for i in real.ameesh.json("thread", "bob") if i["kind"] == "unsupported"]
+    assert notes == ["acp: effort high not applied: the agent offers no effort levels for this model"]
+    assert all("reasoning_effort" not in c.body for c in real.turns())  # and indeed nothing was sent

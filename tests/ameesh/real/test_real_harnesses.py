@@ -104,8 +104,8 @@ def test_h6_a_lot_change_under_par_lot_opens_a_fresh_session(real: Real) -> None
     real.ameesh("send", "bob", "--lot", "L2", "lot two")
     real.ameesh("run")
     one, two = real.ameesh.json("sessions", "bob")
-    # L1's session played its two prompts and the summary turn; L2's opened on the summary.
-    assert (one["lot"], one["turns"], two["lot"], two["turns"]) == ("L1", 3, "L2", 1)
+    # L1's session played its two prompts and the summary turn (not counted); L2's opened on the summary.
+    assert (one["lot"], one["turns"], two["lot"], two["turns"]) == ("L1", 2, "L2", 1)
     assert one["close_reason"] == "lot L1 → L2"
     calls = real.turns()
     assert user_prompts(calls[1].body) == ["lot one, first", "lot one, second"]  # resumed within the lot

@@ -1,9 +1,11 @@
 """H13 with the real Claude Code, Codex CLI and pi against the fake model server: an outage in the middle
 of a conversation leaves no prompt twice in the harness's session (each harness's own way: Claude Code
-rewound with --resume-session-at, pi's session file cut back, Codex cued to answer the prompt it kept),
+rewound with --resume-session-at, pi's session file cut back, Codex's thread rolled back),
 and a dead model server ends the turn on the harness's own error event instead of the turn timeout."""
 
 from __future__ import annotations
+
+import pytest
 
 from ameesh.harnesses import CONTINUE_CUE
 from tests.ameesh.real.conftest import Real
@@ -47,12 +49,8 @@ def test_h13_an_outage_leaves_no_prompt_twice_in_the_harness_session(real: Real)
     assert last.count("turn 2: which word?") == 1
     assert last[0] == "turn 1: remember PINEAPPLE"
     assert last[-1] == "turn 3: and now?"
-    if real.name == "codex":  # the thread keeps the prompt: the retries cue the model to answer it
-        # the first attempt sent the prompt, the second and third (which succeeded) a cue each
-        assert last == ["turn 1: remember PINEAPPLE", "turn 2: which word?", CONTINUE_CUE, CONTINUE_CUE,
-                        "turn 3: and now?"]  # fmt: skip
-    else:  # rewound before each failed attempt: as if the outage never happened
-        assert last == ["turn 1: remember PINEAPPLE", "turn 2: which word?", "turn 3: and now?"]
+    # rewound before each failed attempt (Codex: a rollback marker in its rollout): as if the outage never happened
+    assert last == ["turn 1: remember PINEAPPLE", "turn 2: which word?", "turn 3: and now?"]
     answers = [i["text"] for i in real.ameesh.json("thread", "bob") if i["kind"] == "answer"]
     assert "first: «turn 1: remember PINEAPPLE»" in answers[1]
     assert real.ameesh.json("alerts") == []  # the harness_failing cause is gone
@@ -94,3 +92,31 @@ def test_h13_a_failed_summary_at_a_lot_change_never_plays_the_new_lot_in_the_old
     assert user_prompts(real.turns()[-1].body) == ["lot two"]  # a fresh session, on its message alone
     (alert,) = real.ameesh.json("alerts", "bob")
     assert alert["kind"] == "summary_failed"
+
+
+@pytest.mark.parametrize("real", ["claude"], indirect=True)
+def test_h13_claude_against_a_dead_server_records_the_cause_it_prints(real: Real) -> None:
+    # Its api_retry event says "unknown" (no HTTP answer); the result that follows names the cause.
+    real.ameesh.monkeypatch.setenv("AMEESH_SESSION_MAX_ATTEMPTS", "1")
+    real.add("bob")
+    real.server.stop()
+    real.ameesh("send", "bob", "turn 1")
+    assert real.ameesh("run", ok=False).exit_code == 4
+    (turn,) = real.ameesh.registry().turns("bob")
+    assert "Unable to connect to API" in (turn.error or "")
+    assert "unknown" not in (turn.error or "")
+
+
+@pytest.mark.parametrize("real", ["codex"], indirect=True)
+def test_h13_codex_outside_a_git_repository_is_a_set_up_error_not_an_outage(real: Real) -> None:
+    # Codex refuses to run outside a trusted directory: no retry helps, a person fixes it.
+    plain = real.workdir.parent / "not-a-repository"
+    plain.mkdir()
+    real.add("bob", workdir=plain)
+    real.ameesh("send", "bob", "turn 1")
+    assert real.ameesh("run", ok=False).exit_code == 3  # stopped, not retried with backoff
+    (turn,) = real.ameesh.registry().turns("bob")
+    assert "Not inside a trusted directory" in (turn.error or "")
+    (alert,) = real.ameesh.json("alerts", "bob")
+    assert alert["kind"] == "harness_broken"
+    assert real.turns() == []  # the model was never called
