@@ -17,7 +17,8 @@ TEXT_FILES = [
     ROOT / "pyproject.toml",
 ]
 # A path into the repository's own folders, as prose and comments write it (`docs/tools.md`, src/anyy/x.py).
-REPO_PATH = re.compile(r"(?<![\w./~$-])((?:src|tests|docs|bench|scripts)/[\w./-]*\w)")
+# (src/ only into our own packages: "src/app.py" in a path-rule example is a user's project, not ours.)
+REPO_PATH = re.compile(r"(?<![\w./~$-])((?:src/(?:anyy|ameesh|commons)|tests|docs|bench|scripts)/[\w./-]*\w)")
 # A Markdown link to a relative file: [text](tools.md#section).
 MD_LINK = re.compile(r"\]\(([^)#:\s]+)(?:#[^)]*)?\)")
 GENERATED = ("bench/out/",)  # written by the benchmarks, not kept in git
