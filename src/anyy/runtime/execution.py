@@ -77,6 +77,7 @@ from anyy.runtime.clock import retry_delay
 from anyy.runtime.compactor import Compactor
 from anyy.runtime.deps import CallTool, Deps, ToolSet
 from anyy.runtime.failures import failure_notice, record_failure
+from anyy.runtime.file_captures import PassCaptures
 from anyy.runtime.stream_keeper import StreamKeeper, answer_saver
 from anyy.runtime.tool_watch import ToolWatch
 from anyy.storage.protocol import SessionStore
@@ -521,7 +522,8 @@ class ExecutionRun:
             )
             for index, call in enumerate(result.calls)
         ]
-        plan = await self._run_calls([(c.call_id, c.name, c.arguments) for c in result.calls], tools)
+        captures = PassCaptures(self.deps, self.session_id, self.execution_id)
+        plan = await self._run_calls([(c.call_id, c.name, c.arguments) for c in result.calls], tools, captures)
         entries = [assistant, *calls, *_result_entries([(c.call_id, c.name) for c in result.calls], plan)]
         if plan.question is not None:
             call_id, question = plan.question
@@ -543,6 +545,7 @@ class ExecutionRun:
             return appended, None
 
         appended, completed = await self._store(record)
+        await captures.after(appended)  # W2: the pass's change, joined to its last entry
         self._appended(appended)
         if completed is not None:
             self.state = "completed"
@@ -572,7 +575,9 @@ class ExecutionRun:
         return PassEnd.ENDED
 
     # -- tools -----------------------------------------------------------------------------------
-    async def _run_calls(self, calls: list[tuple[str, str, dict[str, Any]]], tools: ToolSet) -> PassPlan:
+    async def _run_calls(
+        self, calls: list[tuple[str, str, dict[str, Any]]], tools: ToolSet, captures: PassCaptures
+    ) -> PassPlan:
         plan = PassPlan()
         skip_reason: str | None = None
         for call_id, name, arguments in calls:
@@ -588,6 +593,7 @@ class ExecutionRun:
                 self._tool_finished(call_id, name, is_error=True, synthetic=True)
                 continue
             inner: list[InnerCall] = []
+            await captures.before(name)  # W2: the workspace before the first call that may change it
             outcome = await self._run_one(call_id, name, arguments, tools, inner)
             if inner:
                 plan.inner[call_id] = inner
@@ -783,13 +789,15 @@ class ExecutionRun:
             await self.deps.tool_servers.ready()
         self.granted = set(session.tools.get("approved") or ())
         tools = self.deps.tools.tools_for(_enabled_tools(session), codemode=bool(session.tools.get("codemode")))
-        plan = await self._run_calls([(c, n, dict(a)) for c, n, a in waiting], tools)
+        captures = PassCaptures(self.deps, self.session_id, self.execution_id)
+        plan = await self._run_calls([(c, n, dict(a)) for c, n, a in waiting], tools, captures)
         results = _result_entries([(c, n) for c, n, _ in waiting], plan)
         if plan.question is not None:
             results.append(
                 NewEntry(kind=EntryKind.QUESTION, text=plan.question[1], data=QuestionData(call_id=plan.question[0]))
             )
         done = await self._store(lambda s: s.append_entries(self.session_id, results)) if results else []
+        await captures.after(done)
         self._appended(done)
         if plan.question is not None:
             await self._set_state("suspended", note="waiting for the user's answer", question=question_in(done))
