@@ -16,8 +16,7 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-import msgspec
-
+from anyy.api.sessions import FilesDiff, FilesRewind
 from anyy.domain.entries import Entry
 from anyy.domain.errors import InvalidInput, NotFound
 from anyy.domain.file_captures import CaptureKind, FileCapture, NewFileCapture
@@ -118,20 +117,6 @@ def first_on_path(store: SessionStore, session_id: str, entry_id: int | None) ->
     return min(found, key=lambda c: (order[c.entry_id], c.id)) if found else None
 
 
-class FilesDiff(msgspec.Struct, kw_only=True):
-    """What the agent changed in the workspace between two captures."""
-
-    session_id: str
-    workspace: str
-    base: str  # capture commits ("" when there is none)
-    target: str
-    added: list[str] = []
-    changed: list[str] = []
-    removed: list[str] = []
-    large: list[str] = []  # large files in the target capture: recorded by size and hash, not copied
-    text: str = ""  # unified diff
-
-
 def _summarised(diff: FilesDiff, changes: Sequence[Change]) -> FilesDiff:
     for change in changes:
         {"added": diff.added, "changed": diff.changed, "removed": diff.removed}[change.status].append(change.path)
@@ -186,27 +171,6 @@ def _turn_of(store: SessionStore, session_id: str, entry: Entry) -> list[FileCap
 
 
 # -- rewind (W3) ------------------------------------------------------------------------------------
-class RewindPreview(msgspec.Struct, kw_only=True):
-    """What restoring the workspace to an entry's state would do, and the files changed by hand."""
-
-    workspace: str
-    target: str  # the capture restored to
-    added: list[str] = []
-    changed: list[str] = []
-    removed: list[str] = []
-    hand_edited: list[str] = []  # would be changed, but changed by hand since the agent's last capture
-
-
-class RewindResult(msgspec.Struct, kw_only=True):
-    workspace: str
-    target: str
-    added: list[str] = []
-    changed: list[str] = []
-    removed: list[str] = []
-    kept: list[str] = []  # changed by hand: left as they are (``overwrite_hand_edits`` to restore them too)
-    not_restorable: list[str] = []  # large files not copied, paths blocked by a symlink
-
-
 def _captures(deps: Deps) -> CaptureStore:
     if deps.captures is None:
         raise InvalidInput(deps.captures_off or "file captures are off for this profile")
@@ -215,7 +179,8 @@ def _captures(deps: Deps) -> CaptureStore:
 
 async def target_of(deps: Deps, session_id: str, entry_id: int | None) -> FileCapture:
     def read(store: SessionStore) -> FileCapture | None:
-        return state_at(store, session_id, entry_id)
+        # Before the first capture the agent had changed nothing: that capture is the state there too.
+        return state_at(store, session_id, entry_id) or first_on_path(store, session_id, None)
 
     found = await deps.owner.call(read)
     if found is None:
@@ -224,12 +189,12 @@ async def target_of(deps: Deps, session_id: str, entry_id: int | None) -> FileCa
     return found
 
 
-async def preview(deps: Deps, session_id: str, entry_id: int | None) -> RewindPreview:
+async def preview(deps: Deps, session_id: str, entry_id: int | None) -> FilesRewind:
     captures = _captures(deps)
     target = await target_of(deps, session_id, entry_id)
     workspace = workspace_of(deps, session_id)
     plan: RestorePlan = await asyncio.to_thread(captures.plan, workspace, target.commit)
-    shown = RewindPreview(workspace=str(workspace), target=target.commit)
+    shown = FilesRewind(preview=True, workspace=str(workspace), target=target.commit)
     for change in plan.changes:
         {"added": shown.added, "changed": shown.changed, "removed": shown.removed}[change.status].append(change.path)
     shown.hand_edited = sorted(plan.hand_edited & plan.paths)
@@ -238,7 +203,7 @@ async def preview(deps: Deps, session_id: str, entry_id: int | None) -> RewindPr
 
 async def restore(
     deps: Deps, session_id: str, entry_id: int | None, *, leaving: int | None, overwrite_hand_edits: bool
-) -> RewindResult:
+) -> FilesRewind:
     """Restore the workspace to its state at ``entry_id``. The state it leaves is captured first and joined
     to ``leaving`` (the entry the session leaves), so a rewind can itself be undone."""
     captures = _captures(deps)
@@ -255,7 +220,8 @@ async def restore(
     report: RestoreReport = await asyncio.to_thread(
         captures.restore, workspace, target.commit, overwrite_hand_edits=overwrite_hand_edits
     )
-    return RewindResult(
+    return FilesRewind(
+        preview=False,
         workspace=str(workspace),
         target=target.commit,
         added=report.added,
