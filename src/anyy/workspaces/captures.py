@@ -29,6 +29,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,14 +39,18 @@ from anyy.domain.errors import AnyyError
 CAPTURES_DIR = "captures.git"  # in the profile's folder
 FILE_CAP = 16 * 1024 * 1024  # bytes: a file above it is recorded, not copied
 CAPTURE_CAP = 256 * 1024 * 1024  # bytes of new content one capture copies at most
-REPACK_AFTER = 64  # captures between two incremental repacks (loose objects become deltas)
+# Loose objects are packed (as deltas of each other) after this many captures, or once the files these
+# captures copied add up to this many bytes: a big file edited a little at each turn costs its edits, not
+# a whole copy per turn.
+REPACK_AFTER = 64
+REPACK_AFTER_BYTES = 4 * 1024 * 1024
 _REF_CAPTURE = "refs/anyy/captures/"
 _REF_LAST = "refs/anyy/workspaces/"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 _CONFIG = (
     "core.fsync=objects,reference",  # a capture's objects and refs are on disk before it is offered
-    "core.fsyncMethod=fsync",
+    "core.fsyncMethod=batch",  # one flush for all of a capture's objects
     "core.autocrlf=false",  # bytes in, bytes out
     "core.safecrlf=false",
     "core.symlinks=true",
@@ -170,8 +175,20 @@ class CaptureStore:
 
     def last(self, workspace: Path) -> str | None:
         """The workspace's last capture taken as a baseline (the agent's, or a rewind's)."""
-        out = self._run(["rev-parse", "-q", "--verify", _REF_LAST + workspace_key(workspace)], check=False)
-        return out.decode().strip() or None
+        return self._read_ref(_REF_LAST + workspace_key(workspace))
+
+    def _read_ref(self, name: str) -> str | None:
+        try:
+            return (self.root / name).read_text().strip() or None
+        except FileNotFoundError:
+            out = self._run(["rev-parse", "-q", "--verify", name], check=False)  # a packed ref
+            return out.decode().strip() or None
+
+    def _write_ref(self, name: str, commit: str) -> None:
+        """A loose ref, written and synced after the objects it names (git's own files-backend format)."""
+        path = self.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _durable_write(path, (commit + "\n").encode())
 
     def exists(self, commit: str) -> bool:
         out = self._run(["cat-file", "-t", commit], check=False)
@@ -185,13 +202,19 @@ class CaptureStore:
         if not workspace.is_dir():
             raise CaptureError(f"the workspace {workspace} is not a folder: nothing to capture")
         index = self._index(workspace)
-        previous = self.last(workspace)
-        old_large = {item.path: item for item in self.large_files(previous)} if previous else {}
+        known = self._known(index)  # what the private index held after the last capture through it
+        old_large = {item.path: item for item in _large_of(known.manifest)} if known else {}
         candidates = _split0(
             self._run(["ls-files", "-z", "-m", "-o", "--exclude-standard"], workspace=workspace, index=index)
         )
+        if known and not candidates and all(_same_file(workspace / p, i) for p, i in old_large.items()):
+            # Nothing changed since that capture: no hashing, no new objects (one git call).
+            if baseline and self.last(workspace) != known.commit:
+                self._write_ref(_REF_LAST + workspace_key(workspace), known.commit)
+            return Capture(commit=known.commit, tree=known.tree, large=tuple(old_large.values()), reused=True)
         large: list[LargeFile] = []
         budget = self.capture_cap
+        copied = 0
         for path in candidates:
             try:
                 info = (workspace / path).lstat()
@@ -203,6 +226,7 @@ class CaptureStore:
                 large.append(_large(workspace, path, info, old_large.get(path)))
             else:
                 budget -= info.st_size
+                copied += info.st_size
         # Large files stay out of the index (and so out of the object store); those still unchanged since
         # the last capture are carried over from its manifest.
         listed = {item.path for item in large}
@@ -215,30 +239,50 @@ class CaptureStore:
                 ["update-index", "-z", "--force-remove", "--stdin"],
                 workspace=workspace,
                 index=index,
-                stdin=b"".join(os.fsencode(p) + b"\0" for p in sorted(listed)),
+                stdin=_join0(sorted(listed)),
             )
         specs = [":/"] + [f":(top,exclude,literal){p}" for p in sorted(listed)]
         self._run(
             ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"],
             workspace=workspace,
             index=index,
-            stdin=b"".join(os.fsencode(s) + b"\0" for s in specs),
+            stdin=_join0(specs),
         )
         tree = self._run(["write-tree"], workspace=workspace, index=index).decode().strip()
         large.sort(key=lambda item: item.path)
         manifest = _manifest(large)
-        if previous is not None and self._tree_of(previous) == tree and self._message(previous) == manifest:
-            return Capture(commit=previous, tree=tree, large=tuple(large), reused=True)
-        commit = self._run(["commit-tree", tree], stdin=manifest.encode()).decode().strip()
-        refs = f"update {_REF_CAPTURE}{commit} {commit}\n"
+        if known and known.tree == tree and known.manifest == manifest:
+            commit = known.commit
+        else:
+            commit = self._run(["commit-tree", tree], stdin=manifest.encode()).decode().strip()
+            self._write_ref(_REF_CAPTURE + commit, commit)  # after its objects: git synced them
         if baseline:
-            refs += f"update {_REF_LAST}{workspace_key(workspace)} {commit}\n"
-        self._run(["update-ref", "--stdin"], stdin=("start\n" + refs + "commit\n").encode())
-        self._maybe_repack()
-        return Capture(commit=commit, tree=tree, large=tuple(large))
+            self._write_ref(_REF_LAST + workspace_key(workspace), commit)
+        self._remember(index, _Known(commit=commit, tree=tree, manifest=manifest))
+        if commit != (known.commit if known else None):
+            self._maybe_repack(copied)
+        return Capture(
+            commit=commit, tree=tree, large=tuple(large), reused=known is not None and commit == known.commit
+        )
+
+    def _known(self, index: Path) -> _Known | None:
+        """The last capture through ``index``, if the index is still as that capture left it."""
+        try:
+            raw = json.loads(index.with_suffix(".json").read_text())
+            info = index.stat()
+        except (OSError, ValueError):
+            return None
+        if raw.get("index") != [info.st_ino, info.st_mtime_ns, info.st_size]:
+            return None  # the index changed after (a capture killed halfway): go the whole way
+        return _Known(commit=raw["commit"], tree=raw["tree"], manifest=raw["manifest"])
+
+    def _remember(self, index: Path, known: _Known) -> None:
+        info = index.stat()
+        body = {**known.__dict__, "index": [info.st_ino, info.st_mtime_ns, info.st_size]}
+        index.with_suffix(".json").write_text(json.dumps(body))
 
     def set_baseline(self, workspace: Path, commit: str) -> None:
-        self._run(["update-ref", _REF_LAST + workspace_key(workspace), commit])
+        self._write_ref(_REF_LAST + workspace_key(workspace), commit)
 
     def _tree_of(self, commit: str) -> str:
         return self._run(["rev-parse", f"{commit}^{{tree}}"]).decode().strip()
@@ -248,29 +292,34 @@ class CaptureStore:
         return raw.split("\n\n", 1)[1] if "\n\n" in raw else ""
 
     def large_files(self, commit: str | None) -> list[LargeFile]:
-        if not commit:
-            return []
-        try:
-            data = json.loads(self._message(commit) or "{}")
-        except ValueError:
-            return []
-        return [LargeFile(**item) for item in data.get("large", [])]
+        return _large_of(self._message(commit)) if commit else []
 
-    def _maybe_repack(self) -> None:
+    def _maybe_repack(self, copied: int) -> None:
         counter = self.root / "captures-since-repack"
         try:
-            count = int(counter.read_text() or "0") + 1
+            count, size = (int(part) for part in counter.read_text().split())
         except (FileNotFoundError, ValueError):
-            count = 1
-        if count >= REPACK_AFTER:
+            count, size = 0, 0
+        count, size = count + 1, size + copied
+        packs = self.root / "objects" / "pack"
+        packed = sum(p.stat().st_size for p in packs.glob("*.pack")) if packs.is_dir() else 0
+        if size >= max(REPACK_AFTER_BYTES, packed // 4):
+            # Copied bytes worth a pack of their own: everything in one pack, where the new versions of a
+            # file become deltas of the old (a pack of only the new objects would hold one of them whole).
+            # Triggered by the store's growth, its cost is amortised over what was copied.
+            self.repack(full=True)
+            count, size = 0, 0
+        elif count >= REPACK_AFTER:
             self.repack()
             count = 0
-        counter.write_text(str(count))
+        counter.write_text(f"{count} {size}")
 
     def repack(self, *, full: bool = False) -> None:
-        """Loose objects into packs, as deltas of each other (``full``: one pack, deltas across all)."""
-        args = ["repack", "-d", "-q", "--window=16"]
-        args += ["-a", "-f"] if full else ["--geometric=2"]
+        """Loose objects into packs, as deltas of each other (``full``: one pack, deltas across all; the
+        deltas of the old packs are reused). Long delta chains: a file edited at every turn is one base and
+        a chain of small deltas."""
+        args = ["repack", "-d", "-q", "--window=16", "--depth=4095"]
+        args += ["-a"] if full else ["--geometric=2"]
         self._run(args)
 
     # -- reading ---------------------------------------------------------------------------------
@@ -313,13 +362,19 @@ class CaptureStore:
                 report.not_restorable.append(f"{change.path} (a symlink or file is in the way of its folder)")
                 continue
             (report.added if change.status == "added" else report.changed).append(change.path)
-        for item in self.large_files(target):
+        for item in plan.large_then:
             if not _same_content(workspace / item.path, item):
                 report.not_restorable.append(f"{item.path} (a large file, {item.size} bytes, was not copied)")
-        wanted = {item.path for item in self.large_files(target)}
-        for item in self.large_files(plan.current):
+        wanted = {item.path for item in plan.large_then}
+        for item in plan.large_now:
             if item.path not in wanted:
                 report.not_restorable.append(f"{item.path} (a large file not in that capture: left in place)")
+        if not skip and not report.not_restorable:
+            # The workspace is the target now: no capture needed (the files written are stat-dirty in the
+            # private index and are hashed again by the next capture, which finds the target's tree).
+            report.commit = target
+            self.set_baseline(workspace, target)
+            return report
         after = self.capture(workspace, baseline=False)
         report.commit = after.commit
         baseline = after.commit
@@ -330,13 +385,21 @@ class CaptureStore:
 
     def plan(self, workspace: Path, target: str) -> RestorePlan:
         """What a restore to ``target`` would do (a preview): nothing in the workspace moves."""
-        if not self.exists(target):
+        raw = self._run(["cat-file", "commit", target], check=False).decode(errors="replace")
+        if not raw:
             raise CaptureError(f"capture {target[:12]} is not in the capture store at {self.root}")
         baseline = self.last(workspace)
         now = self.capture(workspace, baseline=False)
-        hand = {c.path for c in self.changes(baseline, now.commit)} if baseline else set()
-        changes = self.changes(now.commit, target)
-        return RestorePlan(current=now.commit, baseline=baseline, changes=changes, hand_edited=hand)
+        hand = {c.path for c in self.changes(baseline, now.commit)} if baseline and baseline != now.commit else set()
+        changes = self.changes(now.commit, target) if now.commit != target else []
+        return RestorePlan(
+            current=now.commit,
+            baseline=baseline,
+            changes=changes,
+            hand_edited=hand,
+            large_now=now.large,
+            large_then=tuple(_large_of(raw.split("\n\n", 1)[1] if "\n\n" in raw else "")),
+        )
 
     def _mixed(self, workspace: Path, commit: str, baseline: str, paths: list[str]) -> str:
         """``commit`` with ``paths`` as they were in ``baseline``."""
@@ -351,7 +414,7 @@ class CaptureStore:
             index.unlink(missing_ok=True)
         message = self._message(baseline).encode()
         mixed = self._run(["commit-tree", tree], stdin=message).decode().strip()
-        self._run(["update-ref", _REF_CAPTURE + mixed, mixed])
+        self._write_ref(_REF_CAPTURE + mixed, mixed)
         return mixed
 
     def _blobs(self, shas: Sequence[str]) -> dict[str, bytes]:
@@ -384,25 +447,60 @@ class CaptureStore:
         return [line for line in lines if line.strip() and not line.startswith(("Checking", "notice:"))]
 
     def captured(self) -> set[str]:
-        if not (self.root / "HEAD").exists():
-            return set()
-        out = self._run(["for-each-ref", "--format=%(objectname)", _REF_CAPTURE])
-        return set(out.decode().split())
+        """Every capture the store keeps (a ref each)."""
+        folder = self.root / _REF_CAPTURE
+        loose = {p.name for p in folder.iterdir() if len(p.name) == 40} if folder.is_dir() else set()
+        if (self.root / "packed-refs").exists():
+            out = self._run(["for-each-ref", "--format=%(objectname)", _REF_CAPTURE])
+            loose |= set(out.decode().split())
+        return loose
 
-    def prune(self, live: set[str], *, expire: str = "2.weeks.ago") -> int:
-        """Forget the captures not in ``live`` (the session store's), then drop objects nothing reaches
-        that are older than ``expire`` (``now`` only while no capture can be under way). Returns how many
-        captures were forgotten."""
+    def keep(self, commit: str) -> None:
+        """Give a capture whose objects are here its ref back."""
+        self._write_ref(_REF_CAPTURE + commit, commit)
+
+    def _baselines(self) -> set[str]:
+        folder = self.root / _REF_LAST
+        if not folder.is_dir():
+            return set()
+        return {p.read_text().strip() for p in folder.iterdir() if not p.name.endswith(".tmp")}
+
+    def unreached(self, live: set[str], *, grace: float = 3600.0) -> list[str]:
+        """Captures neither in ``live`` (those the session store joins to entries) nor a workspace's
+        baseline, written more than ``grace`` seconds ago (a younger one may be a capture whose entry is
+        about to be recorded)."""
+        keep = live | self._baselines()
+        now = time.time()
+        dead = []
+        for commit in sorted(self.captured() - keep):
+            try:
+                age = now - (self.root / _REF_CAPTURE / commit).stat().st_mtime
+            except FileNotFoundError:
+                age = float("inf")  # a packed ref: old
+            if age >= grace:
+                dead.append(commit)
+        return dead
+
+    def prune(self, live: set[str], *, grace: float = 3600.0, expire: str = "2.weeks.ago") -> int:
+        """Forget the captures :meth:`unreached` lists, then drop the objects nothing reaches that are
+        older than ``expire`` (``now`` only while no capture can be under way: the Gateway stopped).
+        Returns how many captures were forgotten."""
         if not (self.root / "HEAD").exists():
             return 0
-        baselines = set(self._run(["for-each-ref", "--format=%(objectname)", _REF_LAST]).decode().split())
-        dead = sorted(self.captured() - live - baselines)
+        dead = self.unreached(live, grace=grace)
         if dead:
             commands = "".join(f"delete {_REF_CAPTURE}{sha}\n" for sha in dead)
             self._run(["update-ref", "--stdin"], stdin=commands.encode())
         self._run(["prune", f"--expire={expire}"])
-        self._run(["repack", "-a", "-d", "-q"])
+        self.repack(full=True)
         return len(dead)
+
+
+@dataclass(frozen=True)
+class _Known:
+    commit: str
+    tree: str
+    manifest: str
 
 
 @dataclass(frozen=True)
@@ -411,6 +509,8 @@ class RestorePlan:
     baseline: str | None  # the workspace's last capture before this
     changes: list[Change]  # from ``current`` to the target
     hand_edited: set[str]  # paths that differ from the baseline: changed by hand since
+    large_now: tuple[LargeFile, ...] = ()  # large files, recorded not copied: in the workspace now
+    large_then: tuple[LargeFile, ...] = ()  # and in the target
 
     @property
     def paths(self) -> set[str]:
@@ -449,6 +549,29 @@ def _manifest(large: Sequence[LargeFile]) -> str:
         return "capture\n"
     items = [item.__dict__ for item in large]
     return json.dumps({"large": items}, sort_keys=True) + "\n"
+
+
+def _large_of(manifest: str) -> list[LargeFile]:
+    try:
+        data = json.loads(manifest or "{}")
+    except ValueError:
+        return []
+    return [LargeFile(**item) for item in data.get("large", [])] if isinstance(data, dict) else []
+
+
+def _durable_write(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so that a crash leaves the old or the new content, never half."""
+    temporary = path.with_name(path.name + ".tmp")
+    with open(temporary, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
 
 
 def _large(workspace: Path, path: str, info: os.stat_result, old: LargeFile | None) -> LargeFile:
