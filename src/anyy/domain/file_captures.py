@@ -30,3 +30,17 @@ class FileCapture(msgspec.Struct, kw_only=True, frozen=True):
     kind: CaptureKind
     execution_id: str
     created_at: float
+
+
+def stored(new: NewFileCapture, *, capture_id: int, created_at: float) -> FileCapture:
+    """``new`` as a store keeps it."""
+    return FileCapture(
+        id=capture_id,
+        session_id=new.session_id,
+        entry_id=new.entry_id,
+        commit=new.commit,
+        workspace=new.workspace,
+        kind=new.kind,
+        execution_id=new.execution_id,
+        created_at=created_at,
+    )

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
+from anyy.api.events import Notice
 from anyy.api.sessions import FilesDiff, FilesRewind
 from anyy.domain.entries import Entry
 from anyy.domain.errors import InvalidInput, NotFound
@@ -70,8 +71,7 @@ class PassCaptures:
             if session.head:
                 await _record(self.deps, self._new(session.head, capture.commit, "before", workspace))
         except (CaptureError, OSError) as exc:
-            self.failed = str(exc)
-            log.warning("file capture before a pass of %s failed: %s", self.session_id, exc)
+            self._failed(exc)
 
     async def after(self, entries: Sequence[Entry]) -> None:
         store = self.deps.captures
@@ -82,9 +82,15 @@ class PassCaptures:
             capture = await asyncio.to_thread(store.capture, workspace)
             await _record(self.deps, self._new(entries[-1].id, capture.commit, "after", workspace))
         except (CaptureError, OSError) as exc:
-            self.failed = str(exc)
-            log.warning("file capture after a pass of %s failed: %s", self.session_id, exc)
+            self._failed(exc)
         self.taken = False  # the next pass captures again
+
+    def _failed(self, exc: Exception) -> None:
+        """The pass goes on uncaptured; the people watching are told (a rewind there cannot restore files)."""
+        self.failed = str(exc)
+        log.warning("file capture of %s failed: %s", self.session_id, exc)
+        text = f"The workspace's files were not captured for this step (a rewind cannot restore them): {exc}"
+        self.deps.bus.publish(Notice(session_id=self.session_id, level="warning", text=text))
 
     def _new(self, entry_id: int, commit: str, kind: CaptureKind, workspace: Path) -> NewFileCapture:
         return NewFileCapture(

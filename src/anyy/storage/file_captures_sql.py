@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from anyy.domain.file_captures import FileCapture, NewFileCapture
+from anyy.domain.file_captures import FileCapture, NewFileCapture, stored
 
 _COLUMNS = "c.id, c.session_id, c.entry_id, c.commit_id, c.workspace, c.kind, c.execution_id, c.created_at"
 _CHUNK = 500  # entry ids per statement (SQLite caps the number of parameters)
@@ -44,16 +44,7 @@ class FileCapturesSql:
                 ),
                 (new.session_id, new.entry_id, new.execution_id, new.kind, new.commit, new.workspace, now),
             ).fetchone()
-        return FileCapture(
-            id=int(row[0]),
-            session_id=new.session_id,
-            entry_id=new.entry_id,
-            commit=new.commit,
-            workspace=new.workspace,
-            kind=new.kind,
-            execution_id=new.execution_id,
-            created_at=now,
-        )
+        return stored(new, capture_id=int(row[0]), created_at=now)
 
     def list_file_captures(
         self, *, entry_ids: Sequence[int] | None = None, execution_id: str | None = None

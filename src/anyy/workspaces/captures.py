@@ -29,6 +29,7 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from anyy.domain.errors import AnyyError
 CAPTURES_DIR = "captures.git"  # in the profile's folder
 FILE_CAP = 16 * 1024 * 1024  # bytes: a file above it is recorded, not copied
 CAPTURE_CAP = 256 * 1024 * 1024  # bytes of new content one capture copies at most
+MAX_CHANGED_FILES = 100_000  # a folder with more new files at once (a home folder?) is not captured
 # Loose objects are packed (as deltas of each other) after this many captures, or once the files these
 # captures copied add up to this many bytes: a big file edited a little at each turn costs its edits, not
 # a whole copy per turn.
@@ -129,6 +131,14 @@ class CaptureStore:
         self.capture_cap = capture_cap
         self._git = git_path()
         self._env = _clean_env()
+        # One capture or restore of a workspace at a time (sessions sharing a folder share its index).
+        self._locks: dict[str, threading.RLock] = {}
+        self._locks_lock = threading.Lock()
+
+    def _lock(self, workspace: Path) -> threading.RLock:
+        key = workspace_key(workspace)
+        with self._locks_lock:
+            return self._locks.setdefault(key, threading.RLock())
 
     # -- plumbing --------------------------------------------------------------------------------
     def _run(
@@ -198,6 +208,10 @@ class CaptureStore:
     def capture(self, workspace: Path, *, baseline: bool = True) -> Capture:
         """Capture ``workspace`` as it is now. ``baseline``: it becomes the workspace's last capture, from
         which hand edits are told (a rewind's preview captures without moving it)."""
+        with self._lock(workspace):
+            return self._capture(workspace, baseline=baseline)
+
+    def _capture(self, workspace: Path, *, baseline: bool) -> Capture:
         self.ensure()
         if not workspace.is_dir():
             raise CaptureError(f"the workspace {workspace} is not a folder: nothing to capture")
@@ -207,6 +221,12 @@ class CaptureStore:
         candidates = _split0(
             self._run(["ls-files", "-z", "-m", "-o", "--exclude-standard"], workspace=workspace, index=index)
         )
+        if len(candidates) > MAX_CHANGED_FILES:
+            raise CaptureError(
+                f"the workspace {workspace} has {len(candidates)} new or changed files since its last capture "
+                f"(at most {MAX_CHANGED_FILES} are captured at once): list what need not be kept in its "
+                ".gitignore, or work in a smaller folder"
+            )
         if known and not candidates and all(_same_file(workspace / p, i) for p, i in old_large.items()):
             # Nothing changed since that capture: no hashing, no new objects (one git call).
             if baseline and self.last(workspace) != known.commit:
@@ -346,6 +366,10 @@ class CaptureStore:
     def restore(self, workspace: Path, target: str, *, overwrite_hand_edits: bool = False) -> RestoreReport:
         """Make ``workspace`` as it was at ``target``. Files changed by hand since the workspace's last
         capture are left alone (``kept``) unless ``overwrite_hand_edits``."""
+        with self._lock(workspace):
+            return self._restore(workspace, target, overwrite_hand_edits=overwrite_hand_edits)
+
+    def _restore(self, workspace: Path, target: str, *, overwrite_hand_edits: bool) -> RestoreReport:
         plan = self.plan(workspace, target)
         report = RestoreReport(kept=[] if overwrite_hand_edits else sorted(plan.hand_edited & plan.paths))
         skip = set(report.kept)

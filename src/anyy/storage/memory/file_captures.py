@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from anyy.domain.file_captures import FileCapture, NewFileCapture
+from anyy.domain.file_captures import FileCapture, NewFileCapture, stored
 from anyy.storage.memory.core import MemoryCore
 from anyy.storage.memory.data import copied
 
@@ -13,18 +13,9 @@ class FileCapturesPart(MemoryCore):
     def add_file_capture(self, new: NewFileCapture) -> FileCapture:
         self._check_open()
         captures = self.data.file_captures
-        stored = FileCapture(
-            id=(captures[-1].id + 1) if captures else 1,
-            session_id=new.session_id,
-            entry_id=new.entry_id,
-            commit=new.commit,
-            workspace=new.workspace,
-            kind=new.kind,
-            execution_id=new.execution_id,
-            created_at=self.clock(),
-        )
-        captures.append(stored)
-        return copied(stored)
+        kept = stored(new, capture_id=(captures[-1].id + 1) if captures else 1, created_at=self.clock())
+        captures.append(kept)
+        return copied(kept)
 
     def list_file_captures(
         self, *, entry_ids: Sequence[int] | None = None, execution_id: str | None = None
