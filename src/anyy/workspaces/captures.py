@@ -219,7 +219,11 @@ class CaptureStore:
         known = self._known(index)  # what the private index held after the last capture through it
         old_large = {item.path: item for item in _large_of(known.manifest)} if known else {}
         candidates = _split0(
-            self._run(["ls-files", "-z", "-m", "-o", "--exclude-standard"], workspace=workspace, index=index)
+            self._run(
+                [*self._excludes(workspace, index), "ls-files", "-z", "-m", "-o", "--exclude-standard"],
+                workspace=workspace,
+                index=index,
+            )
         )
         if len(candidates) > MAX_CHANGED_FILES:
             raise CaptureError(
@@ -263,7 +267,7 @@ class CaptureStore:
             )
         specs = [":/"] + [f":(top,exclude,literal){p}" for p in sorted(listed)]
         self._run(
-            ["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"],
+            [*self._excludes(workspace, index), "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"],
             workspace=workspace,
             index=index,
             stdin=_join0(specs),
@@ -284,6 +288,18 @@ class CaptureStore:
         return Capture(
             commit=commit, tree=tree, large=tuple(large), reused=known is not None and commit == known.commit
         )
+
+    def _excludes(self, workspace: Path, index: Path) -> list[str]:
+        """For a workspace inside a repository (a subfolder of it), the ignore rules of the folders above
+        it, as git would apply them there (git reads only the work tree's own ``.gitignore`` files)."""
+        patterns = inherited_ignores(workspace)
+        if not patterns:
+            return []
+        path = index.with_suffix(".exclude")
+        text = "\n".join(patterns) + "\n"
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+        return ["-c", f"core.excludesFile={path}"]
 
     def _known(self, index: Path) -> _Known | None:
         """The last capture through ``index``, if the index is still as that capture left it."""
@@ -573,6 +589,56 @@ def _manifest(large: Sequence[LargeFile]) -> str:
         return "capture\n"
     items = [item.__dict__ for item in large]
     return json.dumps({"large": items}, sort_keys=True) + "\n"
+
+
+def inherited_ignores(workspace: Path) -> list[str]:
+    """The ``.gitignore`` rules (and ``.git/info/exclude``) of the folders between ``workspace`` and the top
+    of the repository holding it, rewritten to apply from ``workspace``: unanchored patterns as they are,
+    anchored ones under the workspace with the workspace's own path taken off, the others dropped."""
+    here = workspace.resolve()
+    if (here / ".git").exists():
+        return []  # the top of its own repository: nothing above applies
+    above: list[Path] = []
+    folder = here.parent
+    while True:
+        above.append(folder)
+        if (folder / ".git").exists():
+            break
+        if folder.parent == folder:
+            return []  # not in a repository: git would apply no rule from above either
+        folder = folder.parent
+    found: list[str] = []
+    for ancestor in reversed(above):  # the top first: deeper rules come later and win, as in git
+        sources = [ancestor / ".gitignore"]
+        if ancestor == above[-1]:
+            sources.insert(0, ancestor / ".git" / "info" / "exclude")
+        prefix = here.relative_to(ancestor).as_posix() + "/"
+        for source in sources:
+            try:
+                lines = source.read_text(errors="replace").splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                rule = _rebased(line.rstrip(), prefix)
+                if rule:
+                    found.append(rule)
+    return found
+
+
+def _rebased(line: str, prefix: str) -> str | None:
+    if not line or line.startswith("#"):
+        return None
+    negated = line.startswith("!")
+    body = line[1:] if negated else line
+    anchored = "/" in body.rstrip("/")
+    if not anchored:
+        return line
+    body = body.lstrip("/")
+    if body.startswith("**/"):
+        return line
+    if not body.startswith(prefix):
+        return None
+    return ("!" if negated else "") + "/" + body[len(prefix) :]
 
 
 def _large_of(manifest: str) -> list[LargeFile]:
