@@ -21,6 +21,7 @@ from anyy.api.sessions import FilesDiff, FilesRewind
 from anyy.domain.entries import Entry
 from anyy.domain.errors import InvalidInput, NotFound
 from anyy.domain.file_captures import CaptureKind, FileCapture, NewFileCapture
+from anyy.runtime.announce import Announcer
 from anyy.runtime.deps import Deps
 from anyy.storage.protocol import SessionStore
 from anyy.workspaces.captures import CaptureError, CaptureStore, Change, RestorePlan, RestoreReport
@@ -90,7 +91,7 @@ class PassCaptures:
         self.failed = str(exc)
         log.warning("file capture of %s failed: %s", self.session_id, exc)
         text = f"The workspace's files were not captured for this step (a rewind cannot restore them): {exc}"
-        self.deps.bus.publish(Notice(session_id=self.session_id, level="warning", text=text))
+        Announcer(self.deps).event(Notice(session_id=self.session_id, level="warning", text=text))
 
     def _new(self, entry_id: int, commit: str, kind: CaptureKind, workspace: Path) -> NewFileCapture:
         return NewFileCapture(
@@ -236,3 +237,19 @@ async def restore(
         kept=report.kept,
         not_restorable=report.not_restorable,
     )
+
+
+# -- upkeep (W4) ------------------------------------------------------------------------------------
+async def release_unreached(deps: Deps) -> int:
+    """Forget the captures no session reaches any more (their sessions deleted and reclaimed, rewind
+    previews), older than an hour; their objects go once two weeks old (a capture under way is never
+    touched). Run at the Gateway's start; ``anyy doctor --repair`` does it at once, the Gateway stopped."""
+    captures = deps.captures
+    if captures is None:
+        return 0
+    live = await deps.owner.call(lambda s: s.file_capture_commits())
+    try:
+        return await asyncio.to_thread(captures.prune, live)
+    except CaptureError as exc:
+        log.warning("file captures not pruned: %s", exc)
+        return 0

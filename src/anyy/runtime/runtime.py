@@ -8,6 +8,7 @@ navigation, tool configuration, reload) are refused with a conflict that says to
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -99,6 +100,7 @@ class Runtime(SessionWrites):
             poke=self._poke, woken=self._woken, lost=self._lost, control=self._apply_control, recovered=self._recovered
         )
         self.cluster = Membership(deps, hooks, RECOVERY_NOTE)
+        self._upkeep: asyncio.Task[int] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> list[Execution]:
@@ -120,9 +122,14 @@ class Runtime(SessionWrites):
             self._announce.execution(execution, note=execution.note or RECOVERY_NOTE)
         await self.delegations.start()  # K2: children cut short resume, finished calls are delivered
         await self.residents.start()  # K3: heartbeats due (or missed) fire, each once
+        # W4: captures no session reaches are released beside the work, never in its way.
+        self._upkeep = asyncio.create_task(file_captures.release_unreached(self.deps), name="capture-upkeep")
         return recovered
 
     async def aclose(self) -> None:
+        if self._upkeep is not None and not self._upkeep.done():
+            with contextlib.suppress(Exception):
+                await self._upkeep  # a git run in a thread: waited for, not abandoned mid-write
         await self.delegations.aclose()
         await self.residents.aclose()
         await self.titles.aclose()

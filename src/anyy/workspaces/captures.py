@@ -528,6 +528,8 @@ class CaptureStore:
         if not (self.root / "HEAD").exists():
             return 0
         dead = self.unreached(live, grace=grace)
+        if not dead and expire != "now":
+            return 0  # nothing released: the store's objects are not walked (a Gateway's start stays cheap)
         if dead:
             commands = "".join(f"delete {_REF_CAPTURE}{sha}\n" for sha in dead)
             self._run(["update-ref", "--stdin"], stdin=commands.encode())
