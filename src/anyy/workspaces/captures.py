@@ -720,6 +720,14 @@ def _inside(workspace: Path, path: str) -> Path | None:
 
 def _remove(workspace: Path, path: str) -> None:
     target = workspace / path
+    here = workspace
+    for part in Path(path).parts[:-1]:  # never through a symlink swapped in since the capture
+        here = here / part
+        try:
+            if (here.lstat().st_mode & 0o170000) != 0o040000:
+                return
+        except FileNotFoundError:
+            return
     try:
         info = target.lstat()
     except FileNotFoundError:
