@@ -92,3 +92,21 @@ def test_w3_rewind_through_the_gateway_restores_files_and_keeps_hand_edits(tmp_p
         live.call("session.navigate", {"session_id": session_id, "entry_id": users[0]["id"], "files": "restore"})
         assert tree_state(work) == {**start, "run.log": now["run.log"]}
         assert git_dir_state(work) == user_git  # the user's index, HEAD, refs and objects: untouched
+
+
+def test_w2_a_pass_of_read_only_tools_is_not_captured(tmp_path: Path) -> None:
+    with LiveGateway(tmp_path, scripted_only=False) as live:
+        (live.workdir / "a.txt").write_text("read me\n")
+        session_id = live.call("session.create")["id"]
+        live.call("session.tools.configure", {"session_id": session_id, "enabled": ["read_file", "write_file"]})
+        assert live.gateway is not None
+        gateway = live.gateway
+        _turn(live, session_id, "read a.txt")
+        assert live.run(gateway.store(lambda s: s.file_capture_commits())) == set()
+        _turn(live, session_id, "write b.txt: two")
+        kinds = live.run(
+            gateway.store(
+                lambda s: [c.kind for c in s.list_file_captures(entry_ids=[e.id for e in s.path(session_id)])]
+            )
+        )
+        assert kinds == ["before", "after"]
