@@ -69,7 +69,8 @@ def test_d11_doctor_finds_then_repairs_a_damaged_profile(home: Path) -> None:
     report = json.loads(again.output)
     assert report["backend"] == "sqlite"
     assert report["left"] == 0
-    assert [f["check"] for f in report["findings"]] == ["integrity", "search_index", "objects", "executions", "queue"]
+    checks = ["integrity", "search_index", "objects", "executions", "queue", "file_captures"]
+    assert [f["check"] for f in report["findings"]] == checks
 
 
 def test_d11_repair_waits_for_the_gateway_to_stop_and_checking_does_not(

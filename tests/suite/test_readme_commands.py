@@ -50,6 +50,9 @@ SKIPPED: dict[str, str] = {
     'export AMEESH_ACP_AGENT="opencode acp"': "a real ACP agent",
     "ameesh add alice --harness claude --dir ~/src/myrepo": "a repository of your own and Claude Code",
     "ameesh add carol --harness codex --dir ~/src/myrepo": "a repository of your own and Codex",
+    "anyy sessions rewind ID ENTRY": (
+        "ENTRY is an entry the reader picks in the tree (tests/workspaces/test_cli_files.py runs a rewind)"
+    ),
 }
 
 # Commands that exit non-zero on purpose, with the status the README gives them.

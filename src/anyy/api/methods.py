@@ -20,6 +20,7 @@ from anyy.api.sessions import (
     DelegatedTask,
     Execution,
     ExportResult,
+    FilesDiff,
     ForkResult,
     GoalResult,
     Modes,
@@ -71,6 +72,9 @@ SESSION_ANSWER: MethodSpec[p.AnswerParams, None] = MethodSpec("session.answer", 
 SESSION_APPROVE: MethodSpec[p.ApproveParams, None] = MethodSpec("session.approve", p.ApproveParams, None)
 SESSION_NAVIGATE: MethodSpec[p.NavigateParams, NavigateResult] = MethodSpec(
     "session.navigate", p.NavigateParams, NavigateResult
+)
+SESSION_FILES_DIFF: MethodSpec[p.FilesDiffParams, FilesDiff] = MethodSpec(
+    "session.files.diff", p.FilesDiffParams, FilesDiff
 )
 SESSION_COMPACT: MethodSpec[p.SessionRef, CompactResult] = MethodSpec("session.compact", p.SessionRef, CompactResult)
 SESSION_SETTINGS: MethodSpec[p.SettingsParams, Session] = MethodSpec("session.settings", p.SettingsParams, Session)

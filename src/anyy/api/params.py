@@ -101,6 +101,17 @@ class NavigateParams(Params):
     entry_id: int | None
     summarize: bool = False
     before: bool = False
+    # The workspace's files (W3): "keep" leaves them; "preview" moves nothing and says what a restore to the
+    # entry's state would change; "restore" moves and restores them. Files changed by hand since the agent's
+    # last capture are kept unless ``overwrite_hand_edits``.
+    files: Literal["keep", "preview", "restore"] = "keep"
+    overwrite_hand_edits: bool = False
+
+
+class FilesDiffParams(Params):
+    session_id: str
+    entry_id: int | None = None  # the turn that made this entry; with ``since``: the range's end
+    since: int | None = None  # from the state at this entry
 
 
 class SettingsParams(Params):

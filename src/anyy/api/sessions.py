@@ -210,11 +210,40 @@ class StopResult(msgspec.Struct, kw_only=True):
     stopped: bool  # False: that execution had already ended, and nothing was touched
 
 
+class FilesRewind(msgspec.Struct, kw_only=True):
+    """The workspace's files at a navigation (W3): what a restore would change (``preview``) or changed."""
+
+    preview: bool
+    workspace: str
+    target: str  # the capture restored to
+    added: list[str] = []
+    changed: list[str] = []
+    removed: list[str] = []
+    hand_edited: list[str] = []  # changed by hand since the agent's last capture (preview)
+    kept: list[str] = []  # changed by hand: left as they are
+    not_restorable: list[str] = []  # large files recorded but not copied; paths blocked by a symlink
+
+
 class NavigateResult(msgspec.Struct, kw_only=True):
     session: Session
     draft: str | None  # the user message moved before, for the editor (T2)
     summary_applied: bool
     note: str | None
+    files: FilesRewind | None = None
+
+
+class FilesDiff(msgspec.Struct, kw_only=True):
+    """What the agent changed in the workspace (W3): between two captures, as a summary and a unified diff."""
+
+    session_id: str
+    workspace: str
+    base: str  # capture commits; "" when there is none
+    target: str
+    added: list[str] = []
+    changed: list[str] = []
+    removed: list[str] = []
+    large: list[str] = []  # large files: recorded by size and hash, not copied (their content is not shown)
+    text: str = ""
 
 
 class CompactResult(msgspec.Struct, kw_only=True):

@@ -60,6 +60,8 @@ def backup(profile: Profile, output: Path | None, as_json: bool) -> None:
         echo_json(report)
         return
     click.echo(f"wrote {report.path} ({_size(report.size)}): profile {report.profile!r}, {_counts(report.counts)}")
+    for note in report.left_out:
+        click.echo(f"left out: {note}", err=True)
     if report.missing_objects:
         click.echo(
             f"warning: {len(report.missing_objects)} object(s) referenced by the database were missing from "

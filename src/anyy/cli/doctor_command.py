@@ -19,6 +19,7 @@ LABELS = {
     "objects": "objects",
     "executions": "running work",
     "queue": "queues",
+    "file_captures": "file captures",
 }
 
 
@@ -27,7 +28,7 @@ def _line(finding: Finding) -> str:
     if finding.skipped:
         return f"  {label}skipped: {finding.skipped}"
     if not finding.problems:
-        return f"  {label}ok"
+        return f"  {label}ok" + (f" ({'; '.join(finding.details)})" if finding.details else "")
     said = "; ".join(finding.details)
     done = f" — repaired {finding.repaired}" if finding.repaired else ""
     return f"  {label}{finding.problems} problem(s): {said}{done}"

@@ -1,4 +1,5 @@
-"""``anyy sessions list|show|tree|children|search``: read the profile's sessions.
+"""``anyy sessions list|show|tree|children|search``: read the profile's sessions (``diff`` and ``rewind``:
+its workspace's files, see ``files_commands``).
 
 Through the profile's Gateway when one runs, else straight from its store (``session_reads``): these
 commands work before (and without) a Gateway, and agree with it when it runs.
@@ -11,6 +12,7 @@ import click
 from anyy.cli import render
 from anyy.cli.context import with_profile
 from anyy.cli.export_command import export_command
+from anyy.cli.files_commands import diff_command, rewind_command
 from anyy.cli.output import echo_json, entry_record
 from anyy.cli.session_reads import open_reader
 from anyy.domain.sessions import SESSION_KINDS, SessionKind
@@ -146,3 +148,7 @@ def search_command(
 
 
 sessions.add_command(export_command)
+
+
+sessions.add_command(diff_command)
+sessions.add_command(rewind_command)

@@ -13,6 +13,7 @@ from anyy.api.params import (
     CreateParams,
     ExecutionRef,
     ExportParams,
+    FilesDiffParams,
     ForkParams,
     ListParams,
     NavigateParams,
@@ -219,8 +220,18 @@ async def answer(gw: Gateway, conn: Connection | None, p: AnswerParams) -> None:
 async def navigate(gw: Gateway, conn: Connection | None, p: NavigateParams) -> wire.NavigateResult:
     """Move the head (durably) to an entry of the tree; ``before`` moves to just before a user message
     and returns its text as ``draft``; ``summarize`` carries a summary of the branch left (applied only
-    if the model finished it). Starts no response; needs an idle session."""
-    result = await gw.runtime.navigate(p.session_id, p.entry_id, summarize=p.summarize, before=p.before)
+    if the model finished it). Starts no response; needs an idle session. ``files`` (W3): ``preview`` moves
+    nothing and lists what restoring the workspace to the entry's state would add, change and remove, and
+    the files changed by hand since the agent's last capture; ``restore`` moves and restores them, keeping
+    hand-edited files unless ``overwrite_hand_edits`` (the state left is captured first: it can be restored)."""
+    result = await gw.runtime.navigate(
+        p.session_id,
+        p.entry_id,
+        summarize=p.summarize,
+        before=p.before,
+        files=p.files,
+        overwrite_hand_edits=p.overwrite_hand_edits,
+    )
     return views.convert(result, wire.NavigateResult)
 
 
@@ -262,3 +273,11 @@ async def delete(gw: Gateway, conn: Connection | None, p: SessionRef) -> None:
     unfinished (running, waiting for an answer, or queued) it is a conflict, and nothing is stopped or
     deleted."""
     await gw.runtime.delete(p.session_id)
+
+
+@TABLE.method(api.SESSION_FILES_DIFF)
+async def files_diff(gw: Gateway, conn: Connection | None, p: FilesDiffParams) -> wire.FilesDiff:
+    """What the agent changed in the session's workspace (W3), from its file captures: in the turn that made
+    ``entry_id``; from the state at ``since`` to ``entry_id`` (default: the head); or, with neither, over the
+    whole path to the head. A summary (added, changed, removed) and a unified diff."""
+    return await gw.runtime.files_diff(p.session_id, entry_id=p.entry_id, since=p.since)

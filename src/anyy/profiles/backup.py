@@ -4,7 +4,11 @@ What goes in: the store's snapshot (:meth:`SessionStore.snapshot`, in the backen
 SQLite, ``state.db`` copied with its online backup API, so a running Gateway may keep writing),
 ``objects/``, ``memory/``, ``roles/``, ``config.toml``, and ``manifest.json`` (first in
 the archive) naming the format, the profile, the time, counts, and the SHA-256 of every other member.
-Logs, ``gateway.json``, the lock and ``backups/`` stay out.
+Logs, ``gateway.json``, the lock and ``backups/`` stay out, and so does ``captures.git`` (the file
+captures, W4), by choice: it is a local undo history of working folders that may not exist where the
+backup is restored, it can be much larger than the profile, and a Gateway repacks it while it runs. A
+restored profile keeps its conversations; its rewinds say the captures are not there, and ``anyy
+doctor`` skips them (``left_out`` in the report says so at backup time).
 
 Why it is consistent while the Gateway runs: the store's snapshot is one read transaction. Objects are
 content-addressed and immutable, and an object is on disk before the entry referencing it commits, so
@@ -45,6 +49,7 @@ from anyy.profiles.home import profiles_root
 from anyy.profiles.profile import MEMORY_DIR, OBJECTS_DIR, Profile, ProfileExists, get_profile
 from anyy.profiles.roles import ROLES_DIR
 from anyy.profiles.store import SNAPSHOT_FILES, check_snapshot, open_store, restore_snapshot
+from anyy.workspaces.captures import CAPTURES_DIR
 
 FORMAT = "anyy-profile-backup"
 FORMAT_VERSION = 1
@@ -56,6 +61,11 @@ FOLDERS = (OBJECTS_DIR, MEMORY_DIR, ROLES_DIR)
 # A snapshot whose objects were collected before they could be copied is taken again, this many times.
 ATTEMPTS = 3
 _CHUNK = 1 << 20
+
+
+CAPTURES_LEFT_OUT = (
+    "file captures (captures.git): not in backups, by choice; rewinds of the restored profile cannot restore files"
+)
 
 
 class BackupError(InvalidInput):
@@ -95,6 +105,7 @@ class BackupReport(msgspec.Struct, kw_only=True):
     counts: Counts
     members: int
     missing_objects: list[str] = []  # referenced by the snapshot but absent from objects/ (see above)
+    left_out: list[str] = []  # what the profile has that backups leave out by choice (see above)
 
 
 class RestoreReport(msgspec.Struct, kw_only=True):
@@ -168,6 +179,7 @@ def backup_profile(profile: Profile, out_path: Path) -> BackupReport:
         counts=counts,
         members=len(members) + 1,
         missing_objects=missing,
+        left_out=[CAPTURES_LEFT_OUT] if (profile.path / CAPTURES_DIR).is_dir() else [],
     )
 
 

@@ -1,7 +1,8 @@
 """``anyy doctor`` (D11): check a profile's store and, when asked, repair what can be repaired safely.
 
 The checks are the store's own (:meth:`SessionStore.check`, the same for SQLite and PostgreSQL; see
-:mod:`anyy.storage.checks`). This module decides what is safe around them:
+:mod:`anyy.storage.checks`), and the file captures' (:mod:`anyy.workspaces.upkeep`). This module decides
+what is safe around them:
 
 - **Repair refuses while the profile's Gateway runs.** The Gateway is the one writer of its sessions: an
   execution marked running *is* running while it lives, and a repair racing its writes could undo them.
@@ -19,6 +20,7 @@ from anyy.domain.errors import Conflict
 from anyy.profiles.profile import Profile
 from anyy.profiles.store import open_store, store_backend
 from anyy.storage.checks import Finding
+from anyy.workspaces.upkeep import check_captures
 
 
 class DoctorReport(msgspec.Struct, kw_only=True):
@@ -48,6 +50,7 @@ def doctor(profile: Profile, *, repair: bool = False) -> DoctorReport:
     store = open_store(profile)
     try:
         findings = store.check(repair=repair, skip=skip)
+        findings.append(check_captures(profile.path, store, repair=repair))  # W4
     finally:
         store.close()
     for finding in findings:

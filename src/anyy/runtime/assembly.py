@@ -22,6 +22,7 @@ from anyy.storage.protocol import SessionStore
 from anyy.tools import BuiltinToolSource
 from anyy.tools.mcp_servers import McpServers
 from anyy.tools.skills import find_skills, skill_dirs, skills_prompt
+from anyy.workspaces.captures import CAPTURES_DIR, CaptureError, CaptureStore
 
 
 def settings_from(config: Config) -> RuntimeSettings:
@@ -108,4 +109,8 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
         return f"config.toml re-read: {fresh.model.provider}/{fresh.model.model} by default"
 
     deps.reload_settings = reload_settings
+    try:
+        deps.captures = CaptureStore(profile.path / CAPTURES_DIR)
+    except CaptureError as exc:  # no git: the sessions work, without file captures (said at each rewind)
+        deps.captures_off = str(exc)
     return deps

@@ -19,6 +19,7 @@ from anyy.storage.protocol import SessionStore
 from anyy.tools.base import Delegator, ToolContext, ToolOutcome
 from anyy.tools.mcp_servers import McpServers
 from anyy.tools.policy import ToolPolicy
+from anyy.workspaces.captures import CaptureStore
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[ToolOutcome]]
 
@@ -84,6 +85,8 @@ class Deps:
     tool_env: dict[str, str] | None = None  # the environment of programs tools run; None: the Gateway's
     tool_policy: ToolPolicy = field(default_factory=ToolPolicy)  # private addresses, the sandbox (N3)
     tool_servers: McpServers | None = None  # the profile's MCP servers (N1)
+    captures: CaptureStore | None = None  # the profile's file captures (W2); None: off
+    captures_off: str = ""  # why they are off, for people
     # (session, execution, call) → what starts a delegate call's children (K2); None: no delegation.
     delegator: Callable[[str, str, str], Delegator] | None = None
     contexts: ContextCache = field(default_factory=ContextCache)  # active sessions' decoded contexts

@@ -78,6 +78,7 @@ from anyy.runtime.clock import retry_delay
 from anyy.runtime.compactor import Compactor
 from anyy.runtime.deps import CallTool, Deps, ToolSet
 from anyy.runtime.failures import failure_notice, record_failure
+from anyy.runtime.file_captures import PassCaptures
 from anyy.runtime.stream_keeper import StreamKeeper, answer_saver
 from anyy.runtime.tool_watch import ToolWatch
 from anyy.runtime.user_hooks import Verdict, decide, system_with_context, with_context
@@ -608,7 +609,8 @@ class ExecutionRun:
             )
             for index, call in enumerate(result.calls)
         ]
-        plan = await self._run_calls([(c.call_id, c.name, c.arguments) for c in result.calls], tools)
+        captures = PassCaptures(self.deps, self.session_id, self.execution_id)
+        plan = await self._run_calls([(c.call_id, c.name, c.arguments) for c in result.calls], tools, captures)
         entries = [assistant, *calls, *_result_entries([(c.call_id, c.name) for c in result.calls], plan)]
         entries += self._take_hook_notes()
         if plan.question is not None:
@@ -631,6 +633,7 @@ class ExecutionRun:
             return appended, None
 
         appended, completed = await self._store(record)
+        await captures.after(appended)  # W2: the pass's change, joined to its last entry
         self._appended(appended)
         if completed is not None:
             self.state = "completed"
@@ -660,7 +663,9 @@ class ExecutionRun:
         return PassEnd.ENDED
 
     # -- tools -----------------------------------------------------------------------------------
-    async def _run_calls(self, calls: list[tuple[str, str, dict[str, Any]]], tools: ToolSet) -> PassPlan:
+    async def _run_calls(
+        self, calls: list[tuple[str, str, dict[str, Any]]], tools: ToolSet, captures: PassCaptures
+    ) -> PassPlan:
         plan = PassPlan()
         skip_reason: str | None = None
         for call_id, name, arguments in calls:
@@ -676,6 +681,7 @@ class ExecutionRun:
                 self._tool_finished(call_id, name, is_error=True, synthetic=True)
                 continue
             inner: list[InnerCall] = []
+            await captures.before(name)  # W2: the workspace before the first call that may change it
             outcome = await self._run_one(call_id, name, arguments, tools, inner)
             if inner:
                 plan.inner[call_id] = inner
@@ -1006,13 +1012,15 @@ class ExecutionRun:
         await self._servers_ready(session)
         self.granted = set(session.tools.get("approved") or ())
         tools = self.deps.tools.tools_for(_enabled_tools(session), codemode=bool(session.tools.get("codemode")))
-        plan = await self._run_calls([(c, n, dict(a)) for c, n, a in waiting], tools)
+        captures = PassCaptures(self.deps, self.session_id, self.execution_id)
+        plan = await self._run_calls([(c, n, dict(a)) for c, n, a in waiting], tools, captures)
         results = _result_entries([(c, n) for c, n, _ in waiting], plan) + self._take_hook_notes()
         if plan.question is not None:
             results.append(
                 NewEntry(kind=EntryKind.QUESTION, text=plan.question[1], data=QuestionData(call_id=plan.question[0]))
             )
         done = await self._store(lambda s: s.append_entries(self.session_id, results)) if results else []
+        await captures.after(done)
         self._appended(done)
         if plan.question is not None:
             await self._set_state("suspended", note="waiting for the user's answer", question=question_in(done))

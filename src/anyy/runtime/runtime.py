@@ -8,6 +8,7 @@ navigation, tool configuration, reload) are refused with a conflict that says to
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -15,6 +16,7 @@ from typing import Any, Literal
 import msgspec
 
 from anyy.api.events import RetryWaiting, ToolStarted
+from anyy.api.sessions import FilesDiff, FilesRewind
 from anyy.domain.compaction import unresolved_calls
 from anyy.domain.context import ContextItem
 from anyy.domain.entries import (
@@ -29,6 +31,7 @@ from anyy.domain.entries import (
 from anyy.domain.errors import Conflict, InvalidInput, NotFound
 from anyy.domain.queue import FINAL_SUBMISSION_STATES, Execution, NewSubmission, Submission
 from anyy.domain.sessions import Goal, NewSession, Session, SessionPatch
+from anyy.runtime import file_captures
 from anyy.runtime.actor import Actors, SessionActor
 from anyy.runtime.announce import Announcer
 from anyy.runtime.bus import Subscription
@@ -62,6 +65,7 @@ class NavigateResult(msgspec.Struct, kw_only=True):
     draft: str | None  # the user message moved before, for the editor (T2)
     summary_applied: bool
     note: str | None
+    files: FilesRewind | None = None  # W3: the workspace's files, previewed or restored
 
 
 class ReloadStep(msgspec.Struct, kw_only=True):
@@ -96,6 +100,7 @@ class Runtime(SessionWrites):
             poke=self._poke, woken=self._woken, lost=self._lost, control=self._apply_control, recovered=self._recovered
         )
         self.cluster = Membership(deps, hooks, RECOVERY_NOTE)
+        self._upkeep: asyncio.Task[int] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
     async def start(self) -> list[Execution]:
@@ -119,9 +124,14 @@ class Runtime(SessionWrites):
             self.deps.tool_servers.start()
         await self.delegations.start()  # K2: children cut short resume, finished calls are delivered
         await self.residents.start()  # K3: heartbeats due (or missed) fire, each once
+        # W4: captures no session reaches are released beside the work, never in its way.
+        self._upkeep = asyncio.create_task(file_captures.release_unreached(self.deps), name="capture-upkeep")
         return recovered
 
     async def aclose(self) -> None:
+        if self._upkeep is not None and not self._upkeep.done():
+            with contextlib.suppress(Exception):
+                await self._upkeep  # a git run in a thread: waited for, not abandoned mid-write
         await self.delegations.aclose()
         await self.residents.aclose()
         await self.titles.aclose()
@@ -498,11 +508,20 @@ class Runtime(SessionWrites):
         return result
 
     async def navigate(
-        self, session_id: str, entry_id: int | None, *, summarize: bool = False, before: bool = False
+        self,
+        session_id: str,
+        entry_id: int | None,
+        *,
+        summarize: bool = False,
+        before: bool = False,
+        files: str = "keep",
+        overwrite_hand_edits: bool = False,
     ) -> NavigateResult:
         """Move the head (durably) to an entry of the tree (T1, T2). ``before`` moves to just before
         it and hands its text back as a draft; ``summarize`` carries a summary of the branch left.
-        It starts no response, and earlier and sibling branches stay in the tree."""
+        It starts no response, and earlier and sibling branches stay in the tree. ``files`` (W3):
+        ``preview`` moves nothing and says what restoring the workspace would change; ``restore``
+        restores it to its state at the entry (hand edits kept unless ``overwrite_hand_edits``)."""
 
         async def job() -> NavigateResult:
             owner = self.deps.owner
@@ -514,6 +533,16 @@ class Runtime(SessionWrites):
                 if target.kind != EntryKind.USER:
                     raise InvalidInput("only a user message can be moved before (its text comes back as a draft)")
                 draft, new_head = target.text, target.parent
+            if files == "preview":
+                shown = await file_captures.preview(self.deps, session_id, new_head)
+                current: Session = await owner.call(lambda s: s.get_session(session_id))
+                return NavigateResult(session=current, draft=draft, summary_applied=False, note=None, files=shown)
+            rewound = None
+            if files == "restore":  # before the head moves: a refused restore moves nothing
+                leaving = old_path[-1].id if old_path else None
+                rewound = await file_captures.restore(
+                    self.deps, session_id, new_head, leaving=leaving, overwrite_hand_edits=overwrite_hand_edits
+                )
             new_path: list[Entry] = await owner.call(lambda s: s.path(session_id, to=new_head)) if new_head else []
             shared = {e.id for e in new_path}
             branch = [e for e in old_path if e.id not in shared]
@@ -540,10 +569,15 @@ class Runtime(SessionWrites):
                 draft=draft,
                 summary_applied=summary is not None,
                 note=None if note is None else f"No branch summary: {note}.",
+                files=rewound,
             )
 
         result: NavigateResult = await self._exclusive(session_id, "navigation", job)
         return result
+
+    async def files_diff(self, session_id: str, *, entry_id: int | None, since: int | None) -> FilesDiff:
+        """What the agent changed in the session's workspace (W3): see :func:`file_captures.files_diff`."""
+        return await file_captures.files_diff(self.deps, session_id, entry_id=entry_id, since=since)
 
     async def configure_tools(self, session_id: str, enabled: Sequence[str], *, codemode: bool) -> Session:
         """Choose the session's tools (M3, M4): only when nothing runs, waits or is being admitted."""

@@ -22,6 +22,7 @@ import msgspec
 from anyy.domain.context import ModelContext
 from anyy.domain.delegation import DelegatedTask, TaskUpdate
 from anyy.domain.entries import Entry, NewEntry
+from anyy.domain.file_captures import FileCapture, NewFileCapture
 from anyy.domain.queue import Execution, ExecutionState, NewSubmission, Submission, SubmissionKind
 from anyy.domain.residents import Resident, ResidentPatch
 from anyy.domain.schedule_records import NewSchedule, RunClaim, Schedule, ScheduleRun
@@ -118,6 +119,22 @@ class SessionStore(Protocol):
         session_id: str | None = None,
         limit: int = 20,
     ) -> list[SearchHit]: ...
+
+    # -- file captures (W2) ----------------------------------------------------------------------
+    def add_file_capture(self, new: NewFileCapture) -> FileCapture:
+        """Join a capture (already written to the capture store) to an entry."""
+        ...
+
+    def list_file_captures(
+        self, *, entry_ids: Sequence[int] | None = None, execution_id: str | None = None
+    ) -> list[FileCapture]:
+        """The captures joined to ``entry_ids`` or taken by ``execution_id``, oldest first; only those of
+        entries the store still keeps."""
+        ...
+
+    def file_capture_commits(self) -> set[str]:
+        """The commits of every capture an entry the store keeps still holds (what a prune keeps)."""
+        ...
 
     # -- objects ---------------------------------------------------------------------------------
     def put_object(self, data: bytes, *, media_type: str = "application/octet-stream") -> ObjectRef: ...

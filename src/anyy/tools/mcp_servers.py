@@ -207,6 +207,7 @@ class McpServer:
         self.spec = spec
         self.tools: dict[str, tuple[str, ToolSpec]] = {}  # exposed name -> (the server's name, spec)
         self.error = ""  # why the last listing failed
+        self.read_only: set[str] = set()  # exposed names of the tools the server marks read-only (W2)
         self._connection: _Connection | None = None
         self._lock = asyncio.Lock()
         self._relist: asyncio.Task[str] | None = None
@@ -312,6 +313,11 @@ class McpServer:
             )
             for tool in tools
             if self._wanted(tool.name)
+        }
+        self.read_only = {
+            exposed_name(self.spec.name, tool.name)
+            for tool in tools
+            if tool.annotations is not None and tool.annotations.readOnlyHint
         }
         return f"{self.spec.name}: {len(self.tools)} tool{'s' if len(self.tools) != 1 else ''}"
 
@@ -447,6 +453,10 @@ class McpServers:
             name: [McpTool(server, original, spec) for original, spec in server.tools.values()]
             for name, server in self._servers.items()
         }
+
+    def read_only_tools(self) -> set[str]:
+        """The tools their servers mark read-only: a pass calling only those needs no file capture (W2)."""
+        return {name for server in self._servers.values() for name in server.read_only}
 
     def status(self) -> Mapping[str, str]:
         return {name: server.error or f"{len(server.tools)} tools" for name, server in self._servers.items()}

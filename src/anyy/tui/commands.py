@@ -170,3 +170,39 @@ class Commands:
         await self.host.say(f"Moved {where}{summary}.")
         if result.note:
             await self.host.say(result.note)
+        await self.offer_rewind(result.session.head)
+
+    async def offer_rewind(self, head: int | None) -> None:
+        """W3: the conversation moved; offer to restore the workspace's files as they were there (a preview
+        first; files changed by hand are kept). Nothing is said when no capture applies."""
+        session_id = self.state.session_id
+        ask = NavigateParams(session_id=session_id, entry_id=head, files="preview")
+        try:
+            shown = (await self.host.call(m.SESSION_NAVIGATE, ask)).files
+        except GatewayError:
+            return  # captures off, or the agent changed no files on this path
+        if shown is None or not (shown.added or shown.changed or shown.removed):
+            return
+        parts = [f"{len(shown.added)} added", f"{len(shown.changed)} changed", f"{len(shown.removed)} removed"]
+        question = f"Restore the workspace's files as they were here ({', '.join(parts)})?"
+        if shown.hand_edited:
+            question += f" Changed by hand since, and kept: {', '.join(shown.hand_edited[:5])}."
+
+        async def answered(yes: bool | None) -> None:
+            if not yes:
+                await self.host.say("The files were left as they are.")
+                return
+            restore = NavigateParams(session_id=session_id, entry_id=head, files="restore")
+            try:
+                done = (await self.host.call(m.SESSION_NAVIGATE, restore)).files
+            except GatewayError as exc:
+                await self.host.say(f"Could not restore the files: {exc}")
+                return
+            if done is not None:
+                kept = f"; kept (changed by hand): {', '.join(done.kept)}" if done.kept else ""
+                await self.host.say(
+                    f"Files restored: {len(done.added)} added, {len(done.changed)} changed, "
+                    f"{len(done.removed)} removed{kept}."
+                )
+
+        await self.host.push_screen(ConfirmScreen(question), answered)

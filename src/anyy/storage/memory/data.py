@@ -10,6 +10,7 @@ import msgspec
 
 from anyy.domain.delegation import DelegatedTask
 from anyy.domain.entries import Entry
+from anyy.domain.file_captures import FileCapture
 from anyy.domain.queue import Execution, Submission
 from anyy.domain.residents import Resident
 from anyy.domain.schedule_records import Schedule
@@ -82,6 +83,7 @@ class MemoryData(msgspec.Struct, kw_only=True):
     last_sweep: float = float("-inf")
     schedules: dict[str, Schedule] = {}
     schedule_runs: list[RunRecord] = []  # in claim order
+    file_captures: list[FileCapture] = []  # in the order written (W2)
 
 
 def copied(value: T) -> T:

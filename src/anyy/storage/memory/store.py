@@ -7,6 +7,7 @@ from pathlib import Path
 from anyy.storage.memory.check import CheckPart
 from anyy.storage.memory.data import MemoryData
 from anyy.storage.memory.delegation import DelegationPart
+from anyy.storage.memory.file_captures import FileCapturesPart
 from anyy.storage.memory.residents import ResidentsPart
 from anyy.storage.memory.schedules import SchedulesPart
 from anyy.storage.memory.starts import StartsPart
@@ -14,7 +15,7 @@ from anyy.storage.memory.upkeep import load_snapshot
 from anyy.storage.ownership import SoloOwnership
 
 
-class MemoryStore(StartsPart, SchedulesPart, CheckPart, SoloOwnership, DelegationPart, ResidentsPart):
+class MemoryStore(StartsPart, SchedulesPart, CheckPart, SoloOwnership, DelegationPart, ResidentsPart, FileCapturesPart):
     """Everything in one :class:`MemoryData`; stores opened on the same data see the same sessions.
 
     Each method checks everything before it changes anything, so a refused call leaves no trace, as a

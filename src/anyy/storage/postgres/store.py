@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from anyy.storage.postgres.check import CheckPart
 from anyy.storage.postgres.delegation import PgDelegationSql
+from anyy.storage.postgres.file_captures import PgFileCapturesSql
 from anyy.storage.postgres.leases import LeasesPart
 from anyy.storage.postgres.residents import PgResidentsSql
 from anyy.storage.postgres.schedules import SchedulesPart
@@ -12,7 +13,16 @@ from anyy.storage.postgres.snapshot import SnapshotPart
 from anyy.storage.postgres.starts import StartsPart
 
 
-class PostgresStore(StartsPart, SchedulesPart, LeasesPart, CheckPart, SnapshotPart, PgDelegationSql, PgResidentsSql):
+class PostgresStore(
+    StartsPart,
+    SchedulesPart,
+    LeasesPart,
+    CheckPart,
+    SnapshotPart,
+    PgDelegationSql,
+    PgResidentsSql,
+    PgFileCapturesSql,
+):
     """Sessions, entries, submissions, executions and objects in one PostgreSQL database.
 
     One connection, used from the thread that created it; from an event loop, through

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from anyy.domain.durability import Durability
+from anyy.storage.file_captures_sql import FileCapturesSql
 from anyy.storage.ownership import SoloOwnership
 from anyy.storage.sqlite.check import CheckPart
 from anyy.storage.sqlite.delegation import DelegationSql
@@ -14,7 +15,9 @@ from anyy.storage.sqlite.snapshot import SnapshotPart
 from anyy.storage.sqlite.starts import StartsPart
 
 
-class SqliteStore(StartsPart, SchedulesPart, CheckPart, SnapshotPart, SoloOwnership, DelegationSql, ResidentsSql):
+class SqliteStore(
+    StartsPart, SchedulesPart, CheckPart, SnapshotPart, SoloOwnership, DelegationSql, ResidentsSql, FileCapturesSql
+):
     """Sessions, entries, submissions and executions in one ``state.db``; large bodies in ``objects/``.
 
     Use it from the thread that created it; from an event loop, through ``anyy.storage.owner``. Its
