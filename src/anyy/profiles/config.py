@@ -142,6 +142,16 @@ class BackgroundSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=Tru
     max_depth: Annotated[int, msgspec.Meta(ge=0, le=8)] = 1
 
 
+class WorkspaceSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Where sessions work (SPEC W1). ``default``: the workspace of a session made without one (a
+    schedule's run, a resident, an API call that names none); "" is the Gateway's working directory.
+    ``roots``: when not empty, every workspace must be one of these folders or under one. ``~`` is the
+    home directory in both."""
+
+    default: str = ""
+    roots: list[str] = []
+
+
 class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     model: ModelSettings = msgspec.field(default_factory=ModelSettings)
     providers: dict[str, ProviderSettings] = {}
@@ -153,6 +163,7 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     mcp: McpSettings = msgspec.field(default_factory=McpSettings)
     gateway: GatewaySettings = msgspec.field(default_factory=GatewaySettings)
     background: BackgroundSettings = msgspec.field(default_factory=BackgroundSettings)
+    workspaces: WorkspaceSettings = msgspec.field(default_factory=WorkspaceSettings)
     # Virtual models: a name for a "provider/model" pair, selected with provider = "alias" (SPEC M2).
     aliases: dict[str, str] = {}
 
@@ -343,6 +354,13 @@ pass_env = []
 # nests (1: a delegated task cannot delegate again; 0: no delegation).
 max_children = 3
 max_depth = 1
+
+[workspaces]
+# A session works in its workspace: the folder `anyy chat` and the TUI were started in (or --cwd DIR).
+# default: the workspace of a session made without one (schedules, residents, API calls naming none);
+# "" is the Gateway's working directory. roots: when set, every workspace must be under one of them.
+default = ""
+roots = []
 
 [store]
 # Where sessions live: "" keeps them in this profile's state.db (SQLite). A PostgreSQL URL

@@ -15,6 +15,7 @@ from anyy.runtime.clock import Clock, SystemClock
 from anyy.runtime.deps import Deps, RuntimeSettings
 from anyy.runtime.prompt import read_memory, system_prompt
 from anyy.runtime.tooling import mcp_specs, tool_environment, tool_policy
+from anyy.runtime.workspaces import policy_from
 from anyy.storage.owner import StoreOwner
 from anyy.storage.protocol import SessionStore
 from anyy.tools import BuiltinToolSource
@@ -58,10 +59,11 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
     profile.require()
     config = profile.load_config()
 
-    skills = skill_dirs(profile.path / "skills", workdir)
+    profile_skills = profile.path / "skills"
 
     def prompt_for(session: Session) -> str:
         prompt = system_prompt(profile.load_role(session.role), read_memory(profile.memory_dir))
+        skills = skill_dirs(profile_skills, deps.workspace_of(session))  # the session's workspace's (W1)
         listing = skills_prompt(find_skills(skills))  # names and descriptions only (N4)
         return f"{prompt}\n\n{listing}" if listing else prompt
 
@@ -70,7 +72,7 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
     deps = Deps(
         owner=owner,
         models=registry_from(config),
-        tools=BuiltinToolSource(servers, skills),
+        tools=BuiltinToolSource(servers, skill_dirs(profile_skills, workdir), profile_skills=profile_skills),
         system_prompt=prompt_for,
         workdir=workdir,
         memory_dir=profile.memory_dir,
@@ -79,6 +81,7 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
         tool_env=tool_environment(config),
         tool_policy=tool_policy(config),
         tool_servers=servers,
+        workspaces=policy_from(config.workspaces),
     )
 
     def reload_settings() -> str:
@@ -87,6 +90,7 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
         deps.models = registry_from(fresh)
         deps.tool_env = tool_environment(fresh)
         deps.tool_policy = tool_policy(fresh)
+        deps.workspaces = policy_from(fresh.workspaces)
         servers.configure(mcp_specs(fresh))  # applied by the reload's next step (tool servers)
         return f"config.toml re-read: {fresh.model.provider}/{fresh.model.model} by default"
 

@@ -26,6 +26,7 @@ import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
@@ -79,6 +80,7 @@ from anyy.runtime.deps import CallTool, Deps, ToolSet
 from anyy.runtime.failures import failure_notice, record_failure
 from anyy.runtime.stream_keeper import StreamKeeper, answer_saver
 from anyy.runtime.tool_watch import ToolWatch
+from anyy.runtime.workspaces import workspace_problem
 from anyy.storage.protocol import SessionStore
 from anyy.tools.approval_rules import grant_key
 from anyy.tools.approvals import denied_by_user, gate
@@ -193,6 +195,7 @@ class ExecutionRun:
         self._awaiting: asyncio.Task[Any] | None = None
         self._ready: tuple[ModelContext, Sequence[Message]] | None = None  # the checkpoint's context, as messages
         self._retry_wait: asyncio.Task[Any] | None = None
+        self.workspace: Path | None = None  # the session's, as the last checkpoint found it (W1)
         self._compactor = Compactor(deps)
         self._announce = Announcer(deps)
 
@@ -329,6 +332,10 @@ class ExecutionRun:
             if self.stop_requested:
                 return await self._finish_stopped()
             session, context = await self._checkpoint()
+            problem = self._enter_workspace(session)
+            if problem is not None:  # never a silent fallback to another folder (W1)
+                await self._set_state("failed", error=problem)
+                return Outcome.FAILED
             passes += 1
             if passes > self.deps.settings.max_passes:
                 await self._set_state("failed", error=f"gave up after {self.deps.settings.max_passes} model calls")
@@ -374,7 +381,9 @@ class ExecutionRun:
             if self.deps.tool_servers is not None:  # MCP servers listed once before the first use (N1)
                 await self.deps.tool_servers.ready()
             self.granted = set(session.tools.get("approved") or ())
-            tools = self.deps.tools.tools_for(_enabled_tools(session), codemode=bool(session.tools.get("codemode")))
+            tools = self.deps.tools.tools_for(
+                _enabled_tools(session), codemode=bool(session.tools.get("codemode")), workspace=self.workspace
+            )
             if (
                 context.tokens > self.deps.settings.budget_tokens
                 and not overflow_compacted
@@ -684,14 +693,24 @@ class ExecutionRun:
             return self._ready[1]
         return await self._store(lambda s: self.deps.contexts.messages(s, self.session_id, context))
 
+    def _enter_workspace(self, session: Session) -> str | None:
+        """Check the session's workspace before a model call or a waiting batch (W1): what is wrong, or
+        None once it is the folder the tools work in."""
+        problem = workspace_problem(session, self.deps.workdir, self.deps.workspaces)
+        if problem is None:
+            self.workspace = self.deps.workspace_of(session)
+        return problem
+
     def _tool_context(self, call_id: str = "") -> ToolContext:
         settings = self.deps.settings
         delegator = self.deps.delegator
+        if self.workspace is None:  # tools run only after a checkpoint found the workspace
+            raise RuntimeError("a tool was about to run before the session's workspace was checked")
         return ToolContext(
             call_id=call_id,
             execution_id=self.execution_id,
             delegate=delegator(self.session_id, self.execution_id, call_id) if delegator and call_id else None,
-            workdir=self.deps.workdir,
+            workdir=self.workspace,
             memory_dir=self.deps.memory_dir,
             session_id=self.session_id,
             timeout=settings.tool_timeout,
@@ -779,10 +798,21 @@ class ExecutionRun:
         if not waiting:
             return None
         session: Session = await self._store(lambda s: s.get_session(self.session_id))
+        problem = self._enter_workspace(session)
+        if problem is not None:  # none of them runs; the next checkpoint ends the execution with the notice
+            plan = PassPlan(results={call_id: (problem, True, True) for call_id, _, _ in waiting})
+            self._appended(
+                await self._store(
+                    lambda s: s.append_entries(self.session_id, _result_entries([(c, n) for c, n, _ in waiting], plan))
+                )
+            )
+            return None
         if self.deps.tool_servers is not None:  # MCP servers listed once before the first use (N1)
             await self.deps.tool_servers.ready()
         self.granted = set(session.tools.get("approved") or ())
-        tools = self.deps.tools.tools_for(_enabled_tools(session), codemode=bool(session.tools.get("codemode")))
+        tools = self.deps.tools.tools_for(
+            _enabled_tools(session), codemode=bool(session.tools.get("codemode")), workspace=self.workspace
+        )
         plan = await self._run_calls([(c, n, dict(a)) for c, n, a in waiting], tools)
         results = _result_entries([(c, n) for c, n, _ in waiting], plan)
         if plan.question is not None:
