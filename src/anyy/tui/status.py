@@ -1,5 +1,5 @@
-"""The status line: the session's role and provider/model (effort), how full its context is and what the
-last response used, the session id, and, on the right, what the session is doing.
+"""The status line: the session's role and provider/model (effort), its workspace (W1), how full its
+context is and what the last response used, the session id, and, on the right, what the session is doing.
 
 It shows the app's :class:`SessionState` and redraws itself when a field it shows changes. The context
 fill is what the model re-read for the last response on the current path (``session.get``
@@ -17,6 +17,7 @@ from textual.containers import Horizontal
 from textual.timer import Timer
 from textual.widgets import Static
 
+from anyy.client.workspace import shown
 from anyy.tui.state import SessionState
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -114,7 +115,7 @@ class StatusLine(Horizontal):
         model = f"{s.provider}/{s.model}"
         if s.effort:
             model += f" ({s.effort})"
-        parts = [f"role {s.role}", model]
+        parts = [f"role {s.role}", model, shown(s.workspace)]
         fill = self.fill()
         if fill:
             parts.append(fill)
