@@ -43,6 +43,9 @@ def test_w1_chat_runs_its_tools_in_the_clients_directory(
     done = run_in(home, project, "chat", "run: pwd")
     assert done.returncode == 0, done.stderr
     assert f"«{project} [exit code 0]»" in done.stdout
+    wrote = run_in(home, project, "chat", "run: echo made > made-here.txt")  # the sandbox lets it write there
+    assert wrote.returncode == 0, wrote.stderr
+    assert (project / "made-here.txt").read_text() == "made\n"
     listed = run(home, "sessions", "list")
     assert str(project) in listed.stdout
     session_id = listed.stdout.split()[0]
