@@ -138,3 +138,12 @@ def test_w1_a_schedule_names_its_runs_workspace(start_gateway: StartGateway, hom
     assert ran.returncode == 0, ran.stderr
     session_id = json.loads(ran.stdout)["session_id"]
     assert f"workspace {nightly}" in run(home, "sessions", "show", session_id).stdout
+
+
+def test_w1_a_resident_names_its_workspace(start_gateway: StartGateway, home: Path, tmp_path: Path) -> None:
+    start_gateway()
+    watched = folder(tmp_path / "watched")
+    added = run_in(home, watched, "resident", "add", "keeper", "-i", "Keep an eye on this folder.", "--json")
+    assert added.returncode == 0, added.stderr
+    session_id = json.loads(added.stdout)["resident"]["session_id"]
+    assert f"workspace {watched}" in run(home, "sessions", "show", session_id).stdout
