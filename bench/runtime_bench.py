@@ -79,7 +79,7 @@ class Models:
     def __init__(self, provider: Provider) -> None:
         self._provider = provider
 
-    def provider(self, name: str) -> Provider:
+    async def provider(self, name: str) -> Provider:
         return self._provider
 
     def resolve(self, provider: str, model: str, last_physical: tuple[str, str] | None) -> tuple[str, str]:

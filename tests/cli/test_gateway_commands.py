@@ -128,3 +128,30 @@ def test_g1_help_does_not_load_the_gateway_client(home: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "gateway" in done.stdout
     assert "chat" in done.stdout
+
+
+def test_g1_a_port_in_use_is_one_clear_line(home: Path) -> None:
+    import socket
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        port = taken.getsockname()[1]
+        done = run(home, "gateway", "start", "--port", str(port))
+    finally:
+        taken.close()
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert f"port {port} on 127.0.0.1 is in use" in done.stderr
+    assert "--port" in done.stderr
+
+
+def test_g1_a_port_out_of_range_or_a_bad_host_is_refused_without_traceback(home: Path) -> None:
+    out_of_range = run(home, "gateway", "start", "--port", "99999")
+    assert out_of_range.returncode == 2
+    assert "99999 is not in the range" in out_of_range.stderr
+    bad_host = run(home, "gateway", "start", "--host", "300.1.1.1")
+    assert bad_host.returncode == 1
+    assert "Traceback" not in bad_host.stderr
+    assert "cannot listen on '300.1.1.1': it is not an address of this machine" in bad_host.stderr

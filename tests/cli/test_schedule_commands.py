@@ -48,6 +48,9 @@ def test_k1_the_cli_adds_lists_shows_pauses_runs_and_removes_schedules(start_gat
     background = run(home, "sessions", "list", "--kind", "background")
     assert session_id in background.stdout
     assert "[schedule 'daily summary' run for" in background.stdout
+    # The run's time is marked with its zone, as the schedule's own times are (issue: unmarked UTC beside CET).
+    run_for = background.stdout.split("run for ", 1)[1].split("]", 1)[0]
+    assert run_for.count(" ") == 2, run_for  # date, time, zone
     assert "next" in run(home, "schedule", "resume", "daily summary").stdout
 
     removed = run(home, "schedule", "remove", "daily summary")
@@ -70,3 +73,22 @@ def test_k1_the_cli_names_the_wrong_field(start_gateway: StartGateway, home: Pat
         assert failed.returncode != 0, args
         assert field in failed.stderr, (args, failed.stderr)
     assert run(home, "schedule", "list", "--json").stdout.strip() == "[]"
+
+
+def test_k1_a_second_schedule_of_the_same_name_says_what_can_be_done(start_gateway: StartGateway, home: Path) -> None:
+    start_gateway()
+    assert run(home, "schedule", "add", "nightly", "--prompt", "p", "--every", "1h").returncode == 0
+    again = run(home, "schedule", "add", "nightly", "--prompt", "p", "--every", "2h")
+    assert again.returncode == 1
+    assert "a schedule named 'nightly' exists already" in again.stderr
+    assert "anyy schedule update nightly" in again.stderr
+    changed = run(home, "schedule", "update", "nightly", "--every", "2h", "--model", "offline/offline", "--json")
+    assert changed.returncode == 0, changed.stderr
+    made = json.loads(changed.stdout)
+    assert (made["timing"]["every"], made["model"]) == (7200, "offline")
+    assert made["prompt"] == "p"  # what was not given is kept
+    reset = json.loads(run(home, "schedule", "update", "nightly", "--reset", "model", "--json").stdout)
+    assert reset["model"] == ""
+    nothing = run(home, "schedule", "update", "nightly")
+    assert nothing.returncode == 2
+    assert "nothing to change" in nothing.stderr

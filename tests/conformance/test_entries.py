@@ -314,3 +314,12 @@ def test_a2_text_that_is_not_unicode_is_invalid_input_and_writes_nothing(store: 
     assert texts(store.path(session.id)) == ["before"]
     store.append_entries(session.id, [user("after")])
     assert texts(store.path(session.id)) == ["before", "after"]
+
+
+def test_g5_object_bytes_count_each_stored_object_once(store: SessionStore) -> None:
+    """What the upload quota counts: the bytes of every object, a duplicate stored once."""
+    assert store.object_bytes() == 0
+    store.put_object(b"a" * 1000)
+    store.put_object(b"b" * 24, media_type="text/plain")
+    store.put_object(b"a" * 1000)  # the same content: one object
+    assert store.object_bytes() == 1024

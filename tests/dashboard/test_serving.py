@@ -143,16 +143,30 @@ def test_d5_anyy_dashboard_starts_the_gateway_and_hands_the_browser_a_one_time_c
         code = opened[0].split("#code=", 1)[1]
         # A foreign page may not trade it; the Dashboard's own page trades it once, then it is spent.
         assert _exchange(address.url, code, origin="http://evil.example")[0] == 403
-        assert _exchange(address.url, code) == (200, {"token": address.token})
-        status, body = _exchange(address.url, code)
+        own = address.url
+        assert _exchange(address.url, code, origin=own) == (200, {"token": address.token})
+        status, body = _exchange(address.url, code, origin=own)
         assert status == 401
         assert "run `anyy dashboard` again" in body["error"]
-        assert _exchange(address.url, match.group(1))[0] == 200  # the printed one is still unused
+        assert _exchange(address.url, match.group(1), origin=own)[0] == 200  # the printed one is still unused
         with urllib.request.urlopen(f"{address.url}/", timeout=10) as page:
             assert b"<title>" in page.read()
     finally:
         stopped = runner.invoke(main, ["gateway", "stop"])
         assert stopped.exit_code == 0, stopped.output
+
+
+def test_g5_a_code_is_traded_only_with_the_gateways_own_origin(live: LiveGateway) -> None:
+    """Another local user who read a code from a command line (``ps``) cannot trade it: a request without
+    an Origin, or with another one, is refused and the code stays usable by the Dashboard's page."""
+    url = f"http://127.0.0.1:{live.port}"
+    code = live.call("dashboard.code")["code"]
+    for origin in (None, "http://evil.example", f"http://127.0.0.1:{live.port + 1}", "null"):
+        status, body = _exchange(url, code, origin=origin)
+        assert status == 403, origin
+        assert "Origin" in body["error"]
+        assert "token" not in body
+    assert _exchange(url, code, origin=f"http://localhost:{live.port}") == (200, {"token": live.token})
 
 
 def test_d5_the_page_trades_the_code_for_the_token_and_forgets_it(dashboard: Dashboard) -> None:

@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -52,7 +52,7 @@ from anyy.profiles import Profile, create_profile, get_profile
 from anyy.profiles.gateway_address import Address, read_address
 from anyy.providers.gates import Gate
 from anyy.providers.offline import OfflineProvider
-from anyy.providers.registry import ModelRegistry
+from anyy.providers.registry import Loader, ModelRegistry
 from anyy.runtime.assembly import build_deps
 from anyy.runtime.runtime import Runtime
 from anyy.runtime.schedule_admin import scheduling_for
@@ -76,8 +76,10 @@ class LiveGateway:
         serve: bool = True,
         scripted_only: bool = True,
         wall_clock: WallClock | None = None,
+        loaders: Mapping[str, Loader] | None = None,
     ) -> None:
         self.wall_clock = wall_clock  # the scheduler's calendar clock (K1); None: the system's
+        self.loaders = loaders  # providers' loaders by kind (a test holds one: G4)
         self.home = tmp_path / "anyy-home"
         self.profile: Profile = create_profile(self.home, profile_name)
         (tmp_path / "work").mkdir(exist_ok=True)
@@ -137,7 +139,9 @@ class LiveGateway:
             deps = build_deps(self.profile, workdir=self.workdir)
             config = self.profile.load_config()
             deps.models = ModelRegistry(
-                {n: config.provider(n) for n in config.provider_names()}, instances={"offline": self.model}
+                {n: config.provider(n) for n in config.provider_names()},
+                instances={"offline": self.model},
+                loaders=self.loaders,
             )
             deps.owner.start()
             runtime = Runtime(deps)

@@ -3,7 +3,7 @@ Claude Code (Anthropic Messages), Codex CLI (OpenAI Responses, through a custom 
 pi (Chat Completions, through a custom provider in its agent directory), DeepSeek Harness (Chat
 Completions, its default route pointed at the server by DEEPSEEK_BASE_URL) and the ACP agent opencode
 (Chat Completions, through a custom provider in its configuration file). Used by the end-to-end tests
-of ameesh and by its benchmark. The settings are those HARNESSES.md describes.
+of ameesh and by its benchmark. The settings are those docs/harnesses.md describes.
 """
 
 from __future__ import annotations

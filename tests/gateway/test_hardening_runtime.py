@@ -31,6 +31,7 @@ from anyy.domain.sessions import NewSession
 from anyy.profiles import create_profile, get_profile
 from anyy.profiles.gateway_address import Address, read_address, write_address
 from anyy.providers.gates import Gate
+from anyy.runtime import stream_keeper
 from anyy.runtime.runtime import RECOVERY_NOTE
 from anyy.storage.protocol import SessionStore
 from anyy.tools.process import process_start_ticks
@@ -353,6 +354,39 @@ def test_d4_graceful_stop_settles_running_work_as_interrupted_with_its_text(
         gateway.stop()
 
 
+def test_d4_four_kilobytes_waiting_are_written_without_the_timer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The size trigger of the streamed-text keeping, alone: the 1 s timer is put out of reach."""
+    monkeypatch.setattr(stream_keeper, "SAVE_EVERY", 3600.0)
+    pieces = [f"piece {i}: " + "z" * 990 for i in range(5)]  # the fifth crosses SAVE_BYTES (4,096)
+    assert sum(map(len, pieces[:4])) < stream_keeper.SAVE_BYTES <= sum(map(len, pieces))
+    live = LiveGateway(tmp_path)
+    with live, live.ws() as client:
+        session_id = client.call("session.create")["id"]
+        gate = Gate("held after five pieces")
+        live.model.enqueue([*(TextDelta(text=piece) for piece in pieces), gate, TextDelta(text=" the end")])
+        client.call("session.send", {"session_id": session_id, "text": "answer at length"})
+        wait_gate(gate)
+        execution_id = client.call("session.get", {"session_id": session_id})["running_execution"]
+
+        def rows() -> list[str]:
+            conn = sqlite3.connect(f"file:{live.profile.db_path}?mode=ro", uri=True)
+            try:
+                found = conn.execute(
+                    "SELECT s.text FROM stream_texts s JOIN executions e ON e.num = s.exe_num "
+                    "WHERE e.id = ? AND s.kind = 'text' ORDER BY s.seq",
+                    (execution_id,),
+                ).fetchall()
+            finally:
+                conn.close()
+            return [row[0] for row in found]
+
+        kept = _until(rows, "the 4 KB write")
+        assert kept == ["".join(pieces)]  # one write, made when the fifth piece crossed the size
+        gate.open()
+
+
 THOUGHTS = [f"thought {i:02d}, weighed. " for i in range(6)]
 
 
@@ -605,3 +639,36 @@ def test_d8_chat_says_whether_a_send_whose_reply_was_lost_was_accepted(start_gat
             + client.call("session.history", {"session_id": session_id})["items"]
         ]
     assert texts.count("sent once, whatever the network does") == 1
+
+
+def test_d12_with_several_changes_on_the_path_the_newest_before_the_position_applies(tmp_path: Path) -> None:
+    live = LiveGateway(tmp_path)
+    config = live.profile.config_path
+    config.write_text(
+        config.read_text() + '\n[providers.spare]\nkind = "offline"\n[providers.third]\nkind = "offline"\n'
+    )
+    with live, live.ws() as client:
+        session_id = client.call("session.create")["id"]
+        client.call("events.subscribe", {"session_id": session_id})
+        _turn(live, client, session_id, "first")
+        client.call(
+            "session.settings", {"session_id": session_id, "provider": "spare", "model": "offline", "effort": "high"}
+        )
+        _turn(live, client, session_id, "second")
+        client.call(
+            "session.settings", {"session_id": session_id, "provider": "third", "model": "offline", "effort": "low"}
+        )
+        _turn(live, client, session_id, "third")
+        path = client.call("session.history", {"session_id": session_id})["items"]
+        by_text = {e["text"]: e for e in path if e["kind"] == "user"}
+
+        def at(entry_id: int, *, before: bool = False) -> tuple[str, str]:
+            client.call("session.navigate", {"session_id": session_id, "entry_id": entry_id, "before": before})
+            session = client.call("session.get", {"session_id": session_id})["session"]
+            return session["provider"], session["effort"]
+
+        assert at(by_text["third"]["id"]) == ("third", "low")  # both changes on the path: the newer
+        assert at(by_text["second"]["id"]) == ("spare", "high")  # only the first change before it
+        assert at(by_text["third"]["id"], before=True) == ("third", "low")  # the second change is its parent
+        assert at(by_text["first"]["id"]) == ("offline", "")  # before any change: the first selection
+        assert at(path[0]["id"]) == ("third", "low")  # the head again

@@ -1,6 +1,6 @@
-"""Residents through the Gateway (K3): resident.* RPC, and the webhook: its own secret (a wrong one is 401
-and records nothing), a size limit (413, nothing recorded), the body as a follow-up of the resident's
-session. D12: a fork of the resident's session does not take its webhook."""
+"""Residents through the Gateway (K3): resident.* RPC, and the webhook: its own secret (a wrong one, or an
+unknown name, is 401 and records nothing), a size limit (413, nothing recorded), the body as a follow-up of
+the resident's session. D12: a fork of the resident's session does not take its webhook."""
 
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ def test_k3_webhook_wrong_secret_is_401_and_records_nothing(live: LiveGateway) -
     for secret in (None, "wrong", live.token):  # not even the Gateway's own token
         status, reply = post_hook(live, "inbox", b"mail arrived", secret)
         assert status == 401, reply
-    assert post_hook(live, "nobody", b"x", created["secret"])[0] == 404
+    assert post_hook(live, "nobody", b"x", created["secret"])[0] == 401  # as a wrong secret: names are not told (K5)
     assert user_texts(live, session_id) == []
     assert live.call("session.queue.list", {"session_id": session_id}) == []
     assert live.call("resident.get", {"name": "inbox"})["last_wake_at"] is None

@@ -55,6 +55,7 @@ def test_n1_a_model_calls_an_mcp_tool_and_reload_refreshes_the_servers(tmp_path:
             config_path.write_text(
                 config_path.read_text().replace('enabled = ["read_file"', 'enabled = ["mcp_faults_echo", "read_file"')
                 + f'\n[providers.fake]\nkind = "openai"\nbase_url = "{server.openai_url}"\napi_key_env = ""\n'
+                f"\n[mcp]\nwait = 60\n"  # the first turn waits for the server, however busy the machine
                 f'\n[mcp.servers.faults]\ncommand = "{sys.executable}"\nargs = ["{FAULT_SERVER}"]\ntimeout = 20\n'
             )
             (tmp_path / "work").mkdir()
@@ -73,7 +74,8 @@ def test_n1_a_model_calls_an_mcp_tool_and_reload_refreshes_the_servers(tmp_path:
                 configured = await runtime.configure_tools(session.id, ["mcp_faults_*"], codemode=True)
                 assert configured.tools["enabled"] == ["mcp_faults_*"]
 
-                config_path.write_text(config_path.read_text().replace("[mcp.servers.faults]", "[mcp.servers.renamed]"))
+                renamed = config_path.read_text().replace("[mcp.servers.faults]", "[mcp.servers.renamed]")
+                config_path.write_text(renamed.replace('"mcp_faults_echo"', '"mcp_renamed_echo"'))
                 steps = await runtime.reload(session.id)
                 assert [s.step for s in steps][-1] == "tool servers"
                 assert steps[-1].applied

@@ -3,6 +3,9 @@ anything is committed."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -194,3 +197,66 @@ def test_p2_copy_back_needs_an_existing_folder(home: Path, database: str, anyy: 
     assert result.exit_code == 2
     assert "does not exist" in result.stderr
     assert not target.parent.exists()
+
+
+def test_p2_copy_back_to_the_profiles_own_sqlite_store(home: Path, database: str, anyy: Run) -> None:
+    profile = _profile_on_sqlite(home)
+    original = _sqlite_view(profile.db_path)
+    assert anyy("store", "copy", "--to", database).exit_code == 0
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{profile.db_path}{suffix}").unlink(missing_ok=True)
+    result = anyy("store", "copy", "--to", "sqlite", env={"ANYY_STORE_URL": database})
+    assert result.exit_code == 0, result.output
+    assert str(profile.db_path) in result.stdout
+    assert "remove url under [store]" in result.stdout
+    assert _sqlite_view(profile.db_path) == original
+
+
+def test_p2_copy_without_the_postgresql_driver_says_what_to_install(home: Path, tmp_path: Path) -> None:
+    create_profile(home, "default")
+    probe = (
+        "import sys\n"
+        "sys.modules['psycopg'] = None  # as if anyy[postgres] were not installed\n"
+        "from anyy.cli.main import main\n"
+        "main(['store', 'copy', '--to', 'postgresql://anyy@127.0.0.1:1/none'])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**os.environ, "ANYY_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "pip install 'anyy[postgres]'" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("trigger", "said"),
+    [
+        # The database drops one message on its way in: the row counts differ.
+        ("IF NEW.text = 'hi there' THEN RETURN NULL; END IF; RETURN NEW;", "entries rows where the source has"),
+        # The database changes a message on its way in: the counts agree, the content hash does not.
+        ("NEW.text := replace(NEW.text, 'okapi', 'zebra'); RETURN NEW;", "differ from the source's (content hash"),
+    ],
+    ids=["a row lost", "a row changed"],
+)
+def test_p2_a_copy_that_does_not_match_its_source_commits_nothing(
+    home: Path, database: str, anyy: Run, trigger: str, said: str
+) -> None:
+    import psycopg
+
+    _profile_on_sqlite(home)
+    PostgresStore(database, profile="default").close()  # the schema, so that a trigger can sit on it
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute(f"CREATE FUNCTION tamper() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN {trigger} END $$")
+        conn.execute("CREATE TRIGGER tamper BEFORE INSERT ON entries FOR EACH ROW EXECUTE FUNCTION tamper()")
+    result = anyy("store", "copy", "--to", database)
+    assert result.exit_code == 1, result.output
+    assert said in result.stderr
+    assert "nothing was committed" in result.stderr
+    with psycopg.connect(database) as conn:
+        assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM entries").fetchone() == (0,)

@@ -151,3 +151,41 @@ def test_m5_config_provider_names_are_checked(tmp_path: Path) -> None:
     path = write_config(tmp_path, '[providers."My Server"]\nkind = "openai"\n')
     with pytest.raises(FileError, match=r"invalid provider name \[providers\.My Server\]"):
         load_config(path)
+
+
+@pytest.mark.parametrize("url", ["not a url", "localhost:11434", "ftp://host/v1", "http://", "http://host:port/v1"])
+def test_m5_config_base_url_that_is_no_url_is_refused_when_read(tmp_path: Path, url: str) -> None:
+    path = write_config(tmp_path, f'[providers.local]\nkind = "openai"\nbase_url = "{url}"\n')
+    with pytest.raises(FileError, match=r"base_url in \[providers\.local\] is .*e\.g\. http://localhost:11434/v1"):
+        load_config(path)
+
+
+def test_m5_config_base_url_forms_people_write_are_accepted(tmp_path: Path) -> None:
+    for url in (
+        "http://localhost:11434",
+        "https://openrouter.ai/api/v1",
+        "http://[::1]:8080/v1",
+        "http://127.0.0.1:80",
+    ):
+        path = write_config(tmp_path, f'[providers.local]\nkind = "openai"\nbase_url = "{url}"\n')
+        assert load_config(path).providers["local"].base_url == url
+
+
+def test_m6_unknown_enabled_tools_are_refused_when_the_config_is_read(tmp_path: Path) -> None:
+    path = write_config(tmp_path, '[tools]\nenabled = ["read_file", "run_script", "shel", "mcp_files_read"]\n')
+    with pytest.raises(FileError) as refused:
+        load_config(path)
+    message = str(refused.value)
+    assert "[tools] enabled names unknown tools 'run_script', 'shel', 'mcp_files_read'" in message
+    assert "set codemode = true" in message
+    assert "read_file, write_file, edit_file, list_dir, shell, web_fetch" in message  # the valid names
+    assert str(path) in message
+    fine = '[tools]\nenabled = ["shell", "skill", "mcp_files_*"]\n[mcp.servers.files]\ncommand = "x"\n'
+    assert load_config(write_config(tmp_path, fine)).tools.enabled == ["shell", "skill", "mcp_files_*"]
+
+
+def test_m6_the_configs_tool_names_are_the_toolsets() -> None:
+    from anyy.profiles.config import TOOL_NAMES
+    from anyy.tools.toolset import KNOWN_TOOL_NAMES
+
+    assert TOOL_NAMES == KNOWN_TOOL_NAMES

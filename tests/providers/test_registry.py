@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from anyy.domain.model_io import UserMessage
 from anyy.profiles.config import VIRTUAL_PROVIDER as CONFIG_VIRTUAL_PROVIDER
 from anyy.profiles.config import Config, ModelSettings, ProviderSettings, load_config
 from anyy.providers import VIRTUAL_PROVIDER, ModelRegistry, OfflineProvider, Provider, ProviderError, UnknownModel
+from anyy.providers.registry import LOADERS, Loader
 from tests.fakes.model_server import FakeModelServer, Reply
 from tests.providers.support import collect, request, run, text_of
 
@@ -68,7 +71,7 @@ def test_m5_import_and_offline_use_load_no_sdk() -> None:
         assert registry.provider_names() == ["anthropic", "offline", "openai"]
 
         async def use_offline():
-            async for _ in registry.provider("offline").stream(
+            async for _ in (await registry.provider("offline")).stream(
                 ModelRequest(model="offline", system="", messages=(UserMessage(text="hi"),))
             ):
                 pass
@@ -76,9 +79,9 @@ def test_m5_import_and_offline_use_load_no_sdk() -> None:
         asyncio.run(use_offline())
         loaded = lambda: sorted(m for m in ("openai", "anthropic", "httpx2") if m in sys.modules)
         print("offline:", loaded())
-        registry.provider("openai")
+        asyncio.run(registry.provider("openai"))
         print("openai:", loaded())
-        registry.provider("anthropic")
+        asyncio.run(registry.provider("anthropic"))
         print("anthropic:", loaded())
         """
     )
@@ -165,20 +168,20 @@ def test_m2_alias_to_a_provider_that_is_gone_says_so() -> None:
 async def test_m5_registry_builds_each_provider_once_and_uses_given_instances() -> None:
     scripted = OfflineProvider("offline", scripted_only=True)
     registry = registry_from(Config(), instances={"offline": scripted})
-    assert registry.provider("offline") is scripted
-    first = registry.provider("openai")
-    assert registry.provider("openai") is first
+    assert await registry.provider("offline") is scripted
+    first = await registry.provider("openai")
+    assert await registry.provider("openai") is first
     await run(registry.aclose())
 
 
-def test_m5_registry_provider_of_unknown_name_is_unknown_model() -> None:
+async def test_m5_registry_provider_of_unknown_name_is_unknown_model() -> None:
     with pytest.raises(UnknownModel, match="unknown provider 'x'"):
-        registry_from(Config()).provider("x")
+        await registry_from(Config()).provider("x")
 
 
 async def test_m5_registry_missing_key_is_a_fatal_error_naming_the_variable() -> None:
     registry = registry_from(Config(), environ={})
-    provider = registry.provider("anthropic")
+    provider = await registry.provider("anthropic")
     with pytest.raises(ProviderError, match=r"\$ANTHROPIC_API_KEY is not set") as caught:
         await run(collect(provider, request()))
     assert caught.value.kind == "fatal"
@@ -193,7 +196,9 @@ async def test_m5_registry_provider_talks_to_the_configured_server(fake: FakeMod
         registry = registry_from(config, environ={})
         try:
             provider, model = registry.resolve("local", "llama3", None)
-            return text_of(await collect(registry.provider(provider), request(UserMessage(text="hi"), model=model)))
+            return text_of(
+                await collect(await registry.provider(provider), request(UserMessage(text="hi"), model=model))
+            )
         finally:
             await registry.aclose()
 
@@ -204,7 +209,7 @@ async def test_m5_registry_provider_talks_to_the_configured_server(fake: FakeMod
 async def test_m5_registry_offline_default_answers() -> None:
     registry = registry_from(Config())
     provider, model = registry.resolve(Config().model.provider, Config().model.model, None)
-    text = text_of(await run(collect(registry.provider(provider), request(model=model))))
+    text = text_of(await run(collect(await registry.provider(provider), request(model=model))))
     assert text.startswith("(offline model)")
 
 
@@ -259,7 +264,7 @@ def test_m5_a_missing_sdk_dependency_names_the_extra() -> None:
     never a bare ModuleNotFoundError."""
     script = textwrap.dedent(
         """
-        import sys
+        import asyncio, sys
         sys.modules["httpx2"] = None  # as if the SDKs' HTTP package were not installed
         from anyy.providers.base import ProviderError
         from anyy.providers.registry import ModelRegistry
@@ -269,7 +274,7 @@ def test_m5_a_missing_sdk_dependency_names_the_extra() -> None:
         registry = ModelRegistry({n: config.provider(n) for n in config.provider_names()}, {})
         for name in ("openai", "anthropic"):
             try:
-                registry.provider(name)
+                asyncio.run(registry.provider(name))
             except ProviderError as exc:
                 print(exc)
         """
@@ -289,3 +294,28 @@ def test_m5_the_default_install_has_both_sdks() -> None:
 
     needed = {r.split(";")[0].split(">=")[0].strip() for r in requires("anyy") or [] if "extra ==" not in r}
     assert {"openai", "anthropic"} <= needed
+
+
+async def test_g4_a_provider_is_built_once_off_the_loop_whether_warmed_or_first_used() -> None:
+    """The warm-up thread and a first use share one build, in a thread: the loop goes on meanwhile."""
+    entered, release, builds = threading.Event(), threading.Event(), []
+
+    def held(name: str, settings: object, api_key: str) -> Provider:
+        builds.append(threading.current_thread().name)
+        entered.set()
+        release.wait(60)
+        return LOADERS["offline"](name, settings, api_key)  # type: ignore[arg-type]
+
+    loaders: dict[str, Loader] = {"offline": held}
+    registry = ModelRegistry({"slow": ProviderSettings(kind="offline")}, loaders=loaders)
+    warming = registry.warm(["slow", "not-configured"])
+    assert await asyncio.to_thread(entered.wait, 30)
+    first_use = asyncio.create_task(registry.provider("slow"))
+    for _ in range(100):  # the loop turns while the build is held
+        await asyncio.sleep(0)
+    assert not first_use.done()
+    release.set()
+    provider = await asyncio.wait_for(first_use, 30)
+    await asyncio.to_thread(warming.join, 30)
+    assert await registry.provider("slow") is provider
+    assert builds == ["anyy-warm-providers"]  # one build, on the warm-up thread

@@ -102,7 +102,7 @@ class Models:
     def __init__(self, provider: OfflineProvider) -> None:
         self.offline = provider
 
-    def provider(self, name: str) -> Provider:
+    async def provider(self, name: str) -> Provider:
         return self.offline
 
     def resolve(self, provider: str, model: str, last_physical: tuple[str, str] | None) -> tuple[str, str]:

@@ -71,6 +71,18 @@ def shell_blocks(text: str) -> list[list[str]]:
     ]
 
 
+def runnable_blocks(text: str) -> list[str]:
+    """Each ```sh and ```python block as a bash script, in the README's order (a Python block runs in the
+    interpreter the suite runs in, where anyy is installed)."""
+    scripts = []
+    for language, body in re.findall(r"^```(sh|python)\n(.*?)^```", text, flags=re.S | re.M):
+        if language == "sh":
+            scripts.append(script(shell_blocks(f"```sh\n{body}```\n")[0]))
+        else:
+            scripts.append(f"set -euo pipefail\n'{sys.executable}' - <<'README_PY'\n{body}README_PY\n")
+    return scripts
+
+
 def without_comment(line: str) -> str:
     """The command without its trailing ``# comment`` (a ``#`` inside quotes, or inside a word, stays)."""
     quote = ""
@@ -125,12 +137,13 @@ def test_u4_every_readme_command_runs_on_a_fresh_home(tmp_path: Path) -> None:
     work.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANYY_", "AMEESH_"))}
     env.update(ANYY_HOME=str(home), PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}")
-    blocks = shell_blocks(README.read_text())
+    blocks = runnable_blocks(README.read_text())
     assert len(blocks) >= 5
+    assert any("README_PY" in block for block in blocks)  # the Python example runs too
     try:
         for number, block in enumerate(blocks, 1):
             done = subprocess.run(
-                ["bash", "-c", script(block)],
+                ["bash", "-c", block],
                 check=False,
                 cwd=work,
                 env=env,

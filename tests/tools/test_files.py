@@ -59,6 +59,9 @@ async def test_m6_read_file_errors_say_what_to_do(context: ToolContext, workdir:
     missing = await run(ReadFileTool(), context, path="nope.txt")
     assert missing.is_error
     assert "there is no file 'nope.txt'" in missing.text
+    in_no_folder = await run(ReadFileTool(), context, path="nosuchdir/x.txt")
+    assert in_no_folder.is_error
+    assert "there is no folder 'nosuchdir' (on the way to 'nosuchdir/x.txt')" in in_no_folder.text
     (workdir / "folder").mkdir()
     folder = await run(ReadFileTool(), context, path="folder")
     assert folder.is_error

@@ -1,0 +1,1 @@
+"""The `anyy` command line (`main`): one module per command group; each command imports what it needs."""

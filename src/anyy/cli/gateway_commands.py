@@ -51,7 +51,13 @@ def gateway() -> None:
 @gateway.command("start")
 @with_profile
 @click.option("--host", default=None, metavar="HOST", help="Address to listen on (default 127.0.0.1, loopback).")
-@click.option("--port", type=int, default=None, metavar="PORT", help="Port to listen on (default: any free one).")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    metavar="PORT",
+    help="Port to listen on (default: any free one).",
+)
 @click.option(
     "--wait",
     "wait_seconds",
@@ -257,7 +263,13 @@ def _read(path: Path) -> Address | None:
 @gateway.command("run")
 @with_profile
 @click.option("--host", default=None, metavar="HOST", help="Address to listen on (default 127.0.0.1, loopback).")
-@click.option("--port", type=int, default=None, metavar="PORT", help="Port to listen on (default: any free one).")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    metavar="PORT",
+    help="Port to listen on (default: any free one).",
+)
 @click.option(
     "--store",
     default=None,

@@ -35,9 +35,10 @@ def entry_record(entry: Entry) -> dict[str, Any]:
     return record
 
 
-def when(timestamp: float) -> str:
-    """A local date and time to the minute, for listings."""
-    return dt.datetime.fromtimestamp(timestamp).astimezone().strftime("%Y-%m-%d %H:%M")
+def when(timestamp: float, *, zone: bool = False) -> str:
+    """A local date and time to the minute, for listings; with ``zone``, marked with the zone's name (where
+    times of other zones are shown beside it, as a schedule's are)."""
+    return dt.datetime.fromtimestamp(timestamp).astimezone().strftime("%Y-%m-%d %H:%M %Z" if zone else "%Y-%m-%d %H:%M")
 
 
 def write_text_file(path: Path, chunks: Iterable[str]) -> None:

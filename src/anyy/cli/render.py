@@ -39,7 +39,7 @@ def task_line(task: DelegatedTask) -> str:
 def origin_text(origin: Origin) -> str:
     """What started a Background session (K4), in a few words."""
     if origin.kind == "schedule":
-        return f"schedule {origin.name!r} run for {when(origin.scheduled_for or 0.0)}"
+        return f"schedule {origin.name!r} run for {when(origin.scheduled_for or 0.0, zone=True)}"
     if origin.kind == "delegate":
         return f"delegated by {origin.parent_session_id}"
     return f"resident {origin.name or origin.resident_id}"

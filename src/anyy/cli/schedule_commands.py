@@ -1,4 +1,4 @@
-"""``anyy schedule add|list|show|pause|resume|remove|run``: schedules of the profile (SPEC K1).
+"""``anyy schedule add|update|list|show|pause|resume|remove|run``: schedules of the profile (SPEC K1).
 
 Schedules fire in the profile's Gateway, so these commands go through it, starting one first when none
 runs (and saying so), as the TUI and the Dashboard command do.
@@ -147,6 +147,66 @@ def add_command(
         echo_json(made)
     else:
         click.echo(schedule_line(made))
+
+
+@schedule.command("update")
+@click.argument("name")
+@click.option("--name", "new_name", default=None, help="A new name.")
+@click.option("--prompt", default=None, help="What to send at each run.")
+@click.option("--cron", default=None, help="A new timing: a 5-field cron expression.")
+@click.option("--every", default=None, help="A new timing: an interval (30m, 2h, 1d).")
+@click.option("--at", "at_text", default=None, help="A new timing: one time, 2026-07-01T09:30 (in --tz) or epoch.")
+@click.option("--tz", "timezone", default=None, help="IANA time zone, e.g. Europe/Paris.")
+@click.option("--catch-up", type=click.Choice(["skip", "once"]), default=None)
+@click.option("--role", default=None)
+@click.option("--model", default=None, help="provider/model or an alias.")
+@click.option("--tools", default=None, help="Comma-separated tools ('' for none).")
+@click.option("--session", "session_id", default=None, help="Run in this session instead of a new one each time.")
+@click.option(
+    "--reset",
+    "resets",
+    multiple=True,
+    type=click.Choice(["timezone", "catch-up", "role", "model", "tools", "session"]),
+    help="Put a field back to its default (repeatable): session means a new Background session per run again.",
+)
+@with_profile
+@_JSON
+def update_command(
+    profile: Profile,
+    name: str,
+    *,
+    new_name: str | None,
+    at_text: str | None,
+    every: str | None,
+    resets: tuple[str, ...],
+    as_json: bool,
+    **opts: Any,
+) -> None:
+    """Change a schedule: only the fields given change. A new timing starts from now."""
+    params: dict[str, Any] = {key: value for key, value in opts.items() if value is not None}
+    if new_name is not None:
+        params["name"] = new_name
+    if every is not None:
+        params["every"] = seconds_of(every)
+    if at_text is not None:
+        with _gateway(profile) as client:
+            zone = opts["timezone"] or client.call("schedule.get", {"schedule": name})["timing"].get("timezone", "UTC")
+        params["at"] = moment_of(at_text, zone)
+    if opts["tools"] is not None:
+        params["tools"] = [t.strip() for t in opts["tools"].split(",") if t.strip()]
+    for field in resets:
+        key = {"catch-up": "catch_up", "session": "session_id"}.get(field, field)
+        if key in params:
+            raise click.UsageError(f"--reset {field} and a new value for it: give one or the other")
+        params[key] = None
+    if not params:
+        raise click.UsageError("nothing to change: give the fields to change (see --help)")
+    with _gateway(profile) as client:
+        changed = client.call("schedule.update", {"schedule": name, **params})
+    if as_json:
+        echo_json(changed)
+    else:
+        click.echo(schedule_line(changed))
 
 
 @schedule.command("list")

@@ -16,6 +16,7 @@ from anyy.profiles import Profile
 from anyy.profiles.config import store_url
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+SQLITE_TARGET = "sqlite"  # --to sqlite: the profile's own state.db
 
 
 @click.group("store")
@@ -30,7 +31,10 @@ def store() -> None:
     "target",
     required=True,
     metavar="URL|FILE",
-    help="A postgresql:// URL, or a SQLite file (a state.db path) to copy the sessions into.",
+    help=(
+        "A postgresql:// URL; `sqlite` for the profile's own state.db (the way back from PostgreSQL); or a "
+        "SQLite file (a state.db path, relative to the current folder) to copy the sessions into."
+    ),
 )
 @click.option("--force", is_flag=True, help="Replace what the target holds (refused by default).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
@@ -39,12 +43,18 @@ def copy(profile: Profile, target: str, force: bool, as_json: bool) -> None:
 
     From the profile's current store (its state.db, or the database [store] url names) to TARGET. Safe while
     the profile's Gateway runs: the source is read in one consistent snapshot. Memory and roles stay in the
-    profile's folder. To use the copy, set [store] url in config.toml (or ANYY_STORE_URL) to the target.
+    profile's folder. To use a PostgreSQL copy, set [store] url in config.toml (or ANYY_STORE_URL) to it; to
+    come back to SQLite, copy with `--to sqlite`, then remove [store] url.
     """
-    # Imported here: psycopg is loaded only by the commands that reach PostgreSQL.
-    from anyy.storage.postgres.transfer import copy_postgres_to_sqlite, copy_sqlite_to_postgres
-
     profile.require()
+    # Imported here: psycopg is loaded only by the commands that reach PostgreSQL.
+    try:
+        from anyy.storage.postgres.transfer import copy_postgres_to_sqlite, copy_sqlite_to_postgres
+    except ImportError as exc:
+        raise click.ClickException(
+            f"copying to or from PostgreSQL needs its driver, which is not installed ({exc}): install it with "
+            "`pip install 'anyy[postgres]'` (in this checkout: `.venv/bin/pip install -e '.[postgres]'`)"
+        ) from None
     source_url, setting = store_url(profile.load_config(), profile.config_path)
     to_postgres = target.startswith(POSTGRES_SCHEMES)
     if source_url and to_postgres:
@@ -59,12 +69,22 @@ def copy(profile: Profile, target: str, force: bool, as_json: bool) -> None:
         report = copy_sqlite_to_postgres(profile.db_path, profile.objects_dir, target, force=force, setting="--to")
         next_step = f'to use it, set url = "{target}" under [store] in {profile.config_path} (or ANYY_STORE_URL)'
     else:
-        path = Path(target).expanduser()
+        own = target == SQLITE_TARGET
+        path = profile.db_path if own else Path(target).expanduser().absolute()
         db_path = path / "state.db" if path.is_dir() else path
         if not db_path.parent.is_dir():
             raise click.UsageError(f"--to {target}: the folder {db_path.parent} does not exist")
         report = copy_postgres_to_sqlite(source_url, db_path, db_path.parent / "objects", force=force, setting=setting)
-        next_step = f"the SQLite store is {db_path}, its objects in {db_path.parent / 'objects'}"
+        if own:
+            next_step = (
+                f"the profile's own SQLite store is {db_path}: to use it, remove url under [store] in "
+                f"{profile.config_path} (and unset ANYY_STORE_URL), then restart the Gateway"
+            )
+        else:
+            next_step = (
+                f"the SQLite store is {db_path}, its objects in {db_path.parent / 'objects'}; a profile uses "
+                f"the state.db in its own folder: copy with `--to {SQLITE_TARGET}` to make this the profile's store"
+            )
     if as_json:
         echo_json(report)
         return

@@ -1,4 +1,4 @@
-"""anyy's one JSON-RPC client of the Gateway, for the CLI and the TUI (DESIGN.md section 2).
+"""anyy's one JSON-RPC client of the Gateway, for the CLI and the TUI (docs/architecture.md, "The layers").
 
 - :mod:`anyy.client.protocol`: the core without I/O (request ids, frames decoded into replies and events);
 - :mod:`anyy.client.sync`: the synchronous front end (``connect``, ``profile_client``);

@@ -58,17 +58,22 @@ transports together): past that a call is answered `busy` at once; try it again 
 
 Beside JSON-RPC, three plain HTTP routes:
 
-- **`POST /upload?name=FILE`** (with the token; the body is the file, its `Content-Type` the media type;
-  at most 32 MiB): stores the file once in the profile by its hash and answers the attachment to put in
-  `session.send`'s `attachments` (`object`, `name`, `media_type`, `size`). A file never sent is swept
-  after a day.
-- **`POST /auth/exchange`** (body: a one-time code from `dashboard.code`; only from the Gateway's own
-  origin): answers `{{"token": …}}` once, within two minutes. This is how `anyy dashboard` opens the
-  Dashboard without putting the token on a browser's command line.
+- **`POST /upload?name=FILE[&size=BYTES]`** (with the token; the body is the file, its `Content-Type` the
+  media type; at most 32 MiB): stores the file once in the profile by its hash and answers the attachment
+  to put in `session.send`'s `attachments` (`object`, `name`, `media_type`, `size`). A body whose size is
+  not the one claimed (`Content-Length`, `size`) is 400 and stores nothing; past the profile's quota
+  (`[gateway] upload_quota`, MiB of stored objects, 4096 by default) it is 413. A file never sent is
+  swept after a day.
+- **`POST /auth/exchange`** (body: a one-time code from `dashboard.code`; only with the Gateway's own
+  `Origin`, so from the Dashboard's page: a request without one, or with another, is 403): answers
+  `{{"token": …}}` once, within two minutes. This is how `anyy dashboard` opens the Dashboard without
+  putting the token on a browser's command line.
 - **`POST /hooks/NAME`** (a resident's webhook, K3; with the *resident's* secret, `Authorization: Bearer
-  SECRET`, not the token; the body, UTF-8, at most 64 KiB, is the message): queues the body as a
-  follow-up of the resident's session and answers 202 `{{"submission_id": …, "session_id": …}}`. A wrong
-  secret is 401 and a larger body 413, both recording nothing; 404 for no such resident, 409 while paused.
+  SECRET`, not the token, or signed: docs/background.md; the body, UTF-8, at most 64 KiB, is the
+  message): queues the body as a follow-up of the resident's session and answers 202
+  `{{"submission_id": …, "session_id": …}}`. No such resident and wrong credentials are the same 401; a
+  larger body is 413; past the name's rate or with too many wakes waiting, 429 with `Retry-After`; 409
+  while paused. None of them records anything.
 
 ## Events
 

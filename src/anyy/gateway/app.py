@@ -22,14 +22,17 @@ from anyy.gateway.ws_route import WebSocketRoutes
 
 def create_app(dispatcher: Dispatcher, token: str, *, max_in_flight: int = MAX_IN_FLIGHT) -> Starlette:
     access = Access(dispatcher=dispatcher, token=token, in_flight=InFlight(max_in_flight))
-    http = HttpRoutes(access)
+    config = dispatcher.gateway.profile.load_config()  # read at start: webhooks' limits, the upload quota
+    http = HttpRoutes(access, upload_quota=config.gateway.upload_quota << 20)
     return Starlette(
         routes=[
             Route("/rpc", http.rpc, methods=["POST"]),
             Route("/health", http.health, methods=["GET"]),
             Route("/auth/exchange", http.exchange, methods=["POST"]),
             Route("/upload", http.upload, methods=["POST"]),
-            Route("/hooks/{name}", hook_route(dispatcher), methods=["POST"]),  # residents' webhooks (K3)
+            Route(
+                "/hooks/{name}", hook_route(dispatcher, config.webhooks), methods=["POST"]
+            ),  # residents' webhooks (K3)
             Route("/", http.dashboard_index, methods=["GET"]),
             Route("/dashboard/{name}", http.dashboard_asset, methods=["GET"]),
             WebSocketRoute("/ws", WebSocketRoutes(access).serve),

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from importlib import resources
 
@@ -13,6 +14,7 @@ from anyy.domain.errors import StorageFull
 from anyy.gateway.access import Access, foreign, unauthorized_reply
 from anyy.gateway.dispatcher import MAX_FRAME_BYTES
 from anyy.gateway.markdown_html import warm_up
+from anyy.storage.protocol import ObjectRef, SessionStore
 from commons import jsonrpc
 
 # The Dashboard's files: name -> media type. Nothing else under /dashboard/ is served.
@@ -40,11 +42,13 @@ DASHBOARD_HEADERS = {
 MAX_UPLOAD_BYTES = 32 * 1024 * 1024
 MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9.+-]*/[a-z0-9][a-z0-9.+-]*")
 MAX_CODE_BYTES = 256
+log = logging.getLogger("anyy.gateway")
 
 
 class HttpRoutes:
-    def __init__(self, access: Access) -> None:
+    def __init__(self, access: Access, *, upload_quota: int = 0) -> None:
         self.access = access
+        self.upload_quota = upload_quota  # bytes of objects past which uploads are refused; 0: none
         self.dashboard = {
             name: resources.files("anyy.dashboard").joinpath(name).read_bytes() for name in DASHBOARD_FILES
         }
@@ -73,9 +77,15 @@ class HttpRoutes:
 
     async def exchange(self, request: Request) -> Response:
         """The Dashboard trades a one-time code (from `anyy dashboard`) for the access token (D5). Only a
-        page this Gateway served may ask (a foreign page could not read the answer anyway: no CORS)."""
-        if foreign(request.headers.get("origin"), request.scope.get("server")):
-            return JSONResponse({"error": "cross-origin request refused"}, status_code=403)
+        page this Gateway served may ask: a browser always sends its Origin, so a request without one (a
+        local program that read the code from a command line) is refused like a foreign page (G5)."""
+        origin = request.headers.get("origin")
+        if origin is None or foreign(origin, request.scope.get("server")):
+            log.warning("code exchange refused: origin %r is not this Gateway's", (origin or "none")[:100])
+            return JSONResponse(
+                {"error": "refused: only the Dashboard page this Gateway served may trade a code (Origin)"},
+                status_code=403,
+            )
         body = b""
         async for chunk in request.stream():
             body += chunk
@@ -90,7 +100,9 @@ class HttpRoutes:
 
     async def upload(self, request: Request) -> Response:
         """A file for a message (Q2): stored once in the profile's objects by its hash; the reply is the
-        attachment to put in session.send. Unused uploads are swept by the store's upkeep after a day."""
+        attachment to put in session.send. Unused uploads are swept by the store's upkeep after a day.
+        The profile's objects stay within ``[gateway] upload_quota``, and a size the client claims (the
+        Content-Length, ``?size=N``) must be the bytes received, else nothing is stored (G5)."""
         refused = self._refused(request)
         if refused is not None:
             return refused
@@ -100,13 +112,42 @@ class HttpRoutes:
         media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if not MEDIA_TYPE.fullmatch(media_type):
             media_type = "application/octet-stream"
-        data, size = await _read_body(request, MAX_UPLOAD_BYTES)
+        store = self.access.dispatcher.gateway.store
+        quota = self.upload_quota
+        used = await store(lambda s: s.object_bytes()) if quota else 0
+        claimed = (request.query_params.get("size") or "").strip()
+        if claimed and not claimed.isdigit():
+            return JSONResponse({"error": f"size: the file's size in bytes (?size=N), not {claimed[:40]!r}"}, 400)
+        declared = _declared_size(request)
+        room = quota - used if quota else MAX_UPLOAD_BYTES
+        if quota and max(declared or 0, int(claimed or 0), 1) > room:
+            return _over_quota(used, quota)
+        # A body without Content-Length (chunked) is cut off at the same bounds as it is read.
+        data, size = await _read_body(request, min(MAX_UPLOAD_BYTES, room))
         if data is None:
-            return _upload_too_large(size)
+            return _upload_too_large(size) if size > MAX_UPLOAD_BYTES or not quota else _over_quota(used, quota)
+        body: bytes = data
+        for said, source in ((declared, "Content-Length"), (int(claimed) if claimed else None, "?size=")):
+            if said is not None and said != len(body):
+                return JSONResponse(
+                    {
+                        "error": f"the body has {len(body)} bytes where {source} said {said}: nothing was stored, "
+                        "send the file again"
+                    },
+                    status_code=400,
+                )
+
+        def put(s: SessionStore) -> ObjectRef | int:
+            # Counted again with the bytes in hand, in the store's one thread: uploads side by side add up.
+            now = s.object_bytes() if quota else 0
+            return now if quota and now + len(body) > quota else s.put_object(body, media_type=media_type)
+
         try:
-            ref = await self.access.dispatcher.gateway.store(lambda s: s.put_object(data, media_type=media_type))
+            ref = await store(put)
         except StorageFull as exc:
             return JSONResponse({"error": str(exc)}, status_code=507)
+        if isinstance(ref, int):
+            return _over_quota(ref, quota)
         return JSONResponse({"object": ref.hash, "name": name, "media_type": media_type, "size": ref.size})
 
     async def health(self, request: Request) -> Response:
@@ -140,6 +181,22 @@ async def _read_body(request: Request, limit: int) -> tuple[bytes | None, int]:
             return None, size
         chunks.append(chunk)
     return b"".join(chunks), size
+
+
+def _declared_size(request: Request) -> int | None:
+    """The Content-Length a request claims (None for a chunked body, bounded as it is read)."""
+    value = request.headers.get("content-length")
+    return int(value) if value is not None and value.strip().isdigit() else None
+
+
+def _over_quota(used: int, quota: int) -> Response:
+    return JSONResponse(
+        {
+            "error": f"the profile's objects hold {used >> 20} MiB of its {quota >> 20} MiB upload quota: delete "
+            "sessions you no longer need, or raise [gateway] upload_quota in config.toml"
+        },
+        status_code=413,
+    )
 
 
 def _upload_too_large(size: int) -> Response:

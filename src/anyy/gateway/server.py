@@ -24,7 +24,7 @@ from typing import IO, Any
 
 import msgspec
 
-from anyy.domain.errors import Conflict
+from anyy.domain.errors import AnyyError, Conflict, InvalidInput
 from anyy.gateway.app import create_app
 from anyy.gateway.dispatcher import Dispatcher
 from anyy.gateway.guard import ACCEPT_BURST, guarded_protocol, raise_fd_limit
@@ -34,7 +34,7 @@ from anyy.gateway.state import Gateway
 from anyy.profiles.config import GatewaySettings
 from anyy.profiles.gateway_address import Address, address_path, read_address, write_address, write_more_address
 from anyy.profiles.profile import Profile
-from anyy.runtime.assembly import build_deps
+from anyy.runtime.assembly import build_deps, warm_providers
 from anyy.runtime.runtime import Runtime
 from anyy.runtime.schedule_admin import scheduling_for
 
@@ -71,13 +71,36 @@ def profile_lock(profile: Profile, *, shared: bool = False) -> Iterator[bool]:
 
 
 def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host``:``port``; InvalidInput / Conflict saying what to change when it cannot be."""
+    if not 0 <= port <= 65535:
+        raise InvalidInput(f"port {port} is not a port: use 1-65535, or leave --port out to take any free one")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # asyncio then sets TCP_NODELAY
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise _bind_error(host, port, exc) from None
     sock.listen(ACCEPT_BURST)
     sock.set_inheritable(False)
     return sock
+
+
+def _bind_error(host: str, port: int, exc: OSError) -> AnyyError:
+    if exc.errno == errno.EADDRINUSE:
+        return Conflict(
+            f"port {port} on {host} is in use by another program: choose another with --port, or leave --port "
+            "out to take any free one"
+        )
+    if exc.errno == errno.EACCES:
+        return InvalidInput(f"port {port} needs more rights than this user has: use a port above 1023")
+    if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+        return InvalidInput(
+            f"cannot listen on {host!r}: it is not an address of this machine ({exc.strerror or exc}); use "
+            "127.0.0.1 (the default), or an address `ip addr` lists"
+        )
+    return InvalidInput(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
 
 
 def _server_class() -> Any:
@@ -117,8 +140,10 @@ async def serve(
     with profile_lock(profile, shared=store_backend(profile) == "postgresql") as primary:
         setup_logging(profile.path)
         raise_fd_limit()
-        limits = profile.load_config().gateway
+        config = profile.load_config()
+        limits = config.gateway
         deps = build_deps(profile, workdir=Path.cwd())
+        warm_providers(deps.models, config)  # SDK imports in a thread, never on the loop (G4)
         deps.owner.start()
         runtime = Runtime(deps)
         recovered = await runtime.start()

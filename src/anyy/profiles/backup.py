@@ -360,8 +360,8 @@ def restore_profile(archive: Path, home: Path, name: str | None = None, *, overw
     replacing = profile.exists()
     if replacing and not overwrite:
         raise ProfileExists(
-            f"profile {profile.name!r} already exists at {profile.path}; restoring would replace it. Pass "
-            f"--force (overwrite=True) to replace it, or restore under another name with --profile NAME."
+            f"profile {profile.name!r} already exists at {profile.path}; restoring would replace it. Add "
+            f"--force to replace it, or restore under another name with --profile NAME."
         )
     if replacing:
         _refuse_if_running(profile)

@@ -6,6 +6,7 @@ ignored. A missing file means every default.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from pathlib import Path
 from typing import Annotated, Literal
@@ -82,6 +83,20 @@ class WebFetchSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True)
 
 ApprovalRule = Literal["allow", "ask", "deny"]
 
+# What ``[tools] enabled`` may name besides MCP tools: the built-in tools (the same names as
+# anyy.tools.toolset.KNOWN_TOOL_NAMES, a test checks) and ``skill``. Codemode's run_script is a switch.
+TOOL_NAMES = (
+    "read_file",
+    "write_file",
+    "edit_file",
+    "list_dir",
+    "shell",
+    "web_fetch",
+    "memory",
+    "ask_user",
+    "delegate",
+)
+
 
 class ToolSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Tools and Codemode belong to the profile, never to a role (M3)."""
@@ -111,6 +126,8 @@ class McpServerSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
 
 class McpSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     servers: dict[str, McpServerSettings] = {}
+    # Seconds a turn waits for the servers its tools name to start; then it runs without them, saying so.
+    wait: Annotated[float, msgspec.Meta(ge=0, le=600)] = 5.0
 
 
 class StoreSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -132,6 +149,18 @@ class GatewaySettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     header_timeout: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 10.0  # seconds to send a request head
     max_connections: Annotated[int, msgspec.Meta(ge=0)] = 0  # 0: from the open-file limit (at most 2048)
+    # MiB of objects (uploads, attachments, large bodies) past which /upload refuses more; 0: no quota.
+    upload_quota: Annotated[int, msgspec.Meta(ge=0)] = 4096
+
+
+class WebhookSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Residents' webhooks (``POST /hooks/NAME``, K3): how many calls a minute each resident's name takes,
+    how many wakes may wait in its queue, and whether callers must sign (docs/background.md)."""
+
+    per_minute: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 60
+    max_queued: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 10
+    require_signature: bool = False  # true: a bare secret (Authorization: Bearer) is refused
+    max_skew: Annotated[int, msgspec.Meta(ge=1, le=3600)] = 300  # seconds a signed call's timestamp may be off
 
 
 class BackgroundSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -163,6 +192,7 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     mcp: McpSettings = msgspec.field(default_factory=McpSettings)
     gateway: GatewaySettings = msgspec.field(default_factory=GatewaySettings)
     background: BackgroundSettings = msgspec.field(default_factory=BackgroundSettings)
+    webhooks: WebhookSettings = msgspec.field(default_factory=WebhookSettings)
     workspaces: WorkspaceSettings = msgspec.field(default_factory=WorkspaceSettings)
     # Virtual models: a name for a "provider/model" pair, selected with provider = "alias" (SPEC M2).
     aliases: dict[str, str] = {}
@@ -218,6 +248,8 @@ def load_config(path: Path) -> Config:
     config = convert(raw, Config, label=CONFIG_FILE, path=path)
     where = f"{CONFIG_FILE} ({path})"
     _check_mcp(config, where)
+    _check_base_urls(config, where)
+    _check_tools(config, where)
     if VIRTUAL_PROVIDER in config.providers:
         raise FileError(f"{where}: [providers.{VIRTUAL_PROVIDER}] is reserved for [aliases]: rename the table")
     for alias, target in config.aliases.items():
@@ -254,6 +286,51 @@ def _check_mcp(config: Config, where: str) -> None:
             raise FileError(
                 f"{where}: [mcp.servers.{name}] url must start with http:// or https://, not {server.url!r}"
             )
+
+
+def _check_base_urls(config: Config, where: str) -> None:
+    """A ``base_url`` that is no URL is refused here, not retried as an outage at every turn."""
+    from urllib.parse import urlsplit
+
+    for name, provider in config.providers.items():
+        url = provider.base_url.strip()
+        if not url:
+            continue
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - raises on a port that is not a number
+        except ValueError as exc:
+            problem = str(exc)
+        else:
+            problem = "" if parts.scheme in ("http", "https") and parts.hostname else "not an http(s) URL"
+        if problem:
+            raise FileError(
+                f"{where}: base_url in [providers.{name}] is {url!r}: {problem}; write the server's address, e.g. "
+                "http://localhost:11434/v1 or https://api.openai.com/v1"
+            )
+
+
+def _check_tools(config: Config, where: str) -> None:
+    """Every name of ``[tools] enabled`` is a tool: refused here, once, rather than failing every turn."""
+    servers = list(config.mcp.servers)
+    unknown = [
+        name
+        for name in dict.fromkeys(config.tools.enabled)
+        if name not in TOOL_NAMES
+        and name != "skill"
+        and not (
+            name.startswith("mcp_")
+            and any(fnmatch.fnmatchcase(f"mcp_{server}_", name[: len(server) + 5]) for server in servers)
+        )
+    ]
+    if not unknown:
+        return
+    codemode = " (run_script is not enabled by name: set codemode = true)" if "run_script" in unknown else ""
+    mcp = f"mcp_<server>_<tool> of a server in [mcp.servers] ({', '.join(servers) or 'none configured'})"
+    raise FileError(
+        f"{where}: [tools] enabled names {'unknown tools' if len(unknown) > 1 else 'an unknown tool'} "
+        f"{', '.join(map(repr, unknown))}{codemode}; the tools are: {', '.join(TOOL_NAMES)}, skill, and {mcp}"
+    )
 
 
 def _check_alias(config: Config, alias: str, target: str, where: str) -> None:
@@ -348,6 +425,10 @@ pass_env = []
 # [mcp.servers.search]
 # url = "http://127.0.0.1:8931/mcp"
 # headers = { Authorization = "Bearer ..." }
+# Servers start in the background; a turn waits this many seconds for the servers its tools name,
+# then runs without the missing ones and says which.
+# [mcp]
+# wait = 5.0
 
 [background]
 # The delegate tool (when enabled): how many of one call's tasks run at once, and how deep delegation
@@ -361,6 +442,18 @@ max_depth = 1
 # "" is the Gateway's working directory. roots: when set, every workspace must be under one of them.
 default = ""
 roots = []
+
+# Residents' webhooks (POST /hooks/NAME; docs/background.md): calls a minute per name, wakes that may wait
+# in a resident's queue, and whether callers must sign (X-Anyy-Timestamp, X-Anyy-Signature).
+# [webhooks]
+# per_minute = 60
+# max_queued = 10
+# require_signature = false
+# max_skew = 300
+
+# MiB of stored objects (uploads, attachments, large bodies) past which /upload refuses files; 0: no quota.
+# [gateway]
+# upload_quota = 4096
 
 [store]
 # Where sessions live: "" keeps them in this profile's state.db (SQLite). A PostgreSQL URL

@@ -6,9 +6,12 @@ built-in); the model is one of its names, or, with the provider ``"alias"``, a *
 into the physical pair to call, and applies SPEC M2: a session whose alias has since been removed goes on
 with the model of its last physical response.
 
-Nothing here imports an SDK. A provider is built the first time it is asked for, and only then is its
-adapter module (and so ``openai`` or ``anthropic``) imported: start-up stays fast and a profile that
-never uses a provider needs none of its packages.
+Nothing here imports an SDK on the caller's thread. A provider is built the first time it is asked for,
+and only then is its adapter module (and so ``openai`` or ``anthropic``) imported: start-up stays fast and
+a profile that never uses a provider needs none of its packages. The import takes 1-5 s on a busy machine,
+so it never runs on the event loop: :meth:`ModelRegistry.provider` builds in a worker thread, and the
+Gateway warms the providers its profile names at start (:meth:`ModelRegistry.warm`) in a thread of their
+own, so that the first model call usually finds them ready.
 
 The settings are taken as plain values (anything with ``kind``, ``base_url``, ``api_key_env`` and
 ``models``, such as ``anyy.profiles.config.ProviderSettings``): providers and profiles are sibling layers.
@@ -16,8 +19,11 @@ The settings are taken as plain values (anything with ``kind``, ``base_url``, ``
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol
 
 import msgspec
@@ -25,6 +31,7 @@ import msgspec
 from anyy.domain.errors import InvalidInput
 from anyy.providers.base import Provider, ProviderError
 
+log = logging.getLogger("anyy.providers")
 VIRTUAL_PROVIDER = "alias"  # the same word as anyy.profiles.config.VIRTUAL_PROVIDER (a test checks)
 
 _PACKAGES = {"openai": "openai", "anthropic": "anthropic"}
@@ -44,6 +51,46 @@ class ProviderConfig(Protocol):
 
     @property
     def models(self) -> Sequence[str]: ...
+
+
+# Builds a provider of one kind from (its name, its settings, its API key): imports its adapter module (and
+# SDK) when called. Called on a worker thread, never on the event loop.
+Loader = Callable[[str, ProviderConfig, str], Provider]
+
+
+def _load_offline(name: str, settings: ProviderConfig, api_key: str) -> Provider:
+    from anyy.providers.offline import OfflineProvider
+
+    return OfflineProvider(name)
+
+
+def _load_openai(name: str, settings: ProviderConfig, api_key: str) -> Provider:
+    from anyy.providers.openai_compat import OpenAICompatProvider
+
+    return OpenAICompatProvider(
+        name,
+        base_url=settings.base_url or "https://api.openai.com/v1",
+        api_key=api_key,
+        key_env=settings.api_key_env,
+        key_required=bool(settings.api_key_env),
+        images=getattr(settings, "images", True),
+    )
+
+
+def _load_anthropic(name: str, settings: ProviderConfig, api_key: str) -> Provider:
+    from anyy.providers.anthropic_messages import AnthropicProvider
+
+    return AnthropicProvider(
+        name,
+        base_url=settings.base_url or "https://api.anthropic.com",
+        api_key=api_key,
+        key_env=settings.api_key_env,
+        key_required=bool(settings.api_key_env),
+        images=getattr(settings, "images", True),
+    )
+
+
+LOADERS: Mapping[str, Loader] = {"offline": _load_offline, "openai": _load_openai, "anthropic": _load_anthropic}
 
 
 class UnknownModel(InvalidInput):
@@ -80,7 +127,8 @@ class ModelRegistry:
     """Providers by name, built lazily; model names; the M2 resolution of a session's selection.
 
     ``instances`` replaces the provider of a name by a ready-made one (tests pass a scripted
-    OfflineProvider); ``environ`` is where API keys are read (default: ``os.environ``).
+    OfflineProvider); ``environ`` is where API keys are read (default: ``os.environ``); ``loaders``
+    replaces or adds the :data:`Loader` of a kind (a test holds one to show the loop is never held).
     """
 
     def __init__(
@@ -90,9 +138,13 @@ class ModelRegistry:
         *,
         instances: Mapping[str, Provider] | None = None,
         environ: Mapping[str, str] | None = None,
+        loaders: Mapping[str, Loader] | None = None,
     ) -> None:
         self._settings = dict(providers)
         self._instances: dict[str, Provider] = dict(instances or {})
+        self._loaders = {**LOADERS, **(loaders or {})}
+        self._building = threading.Lock()  # guards _locks
+        self._locks: dict[str, threading.Lock] = {}  # one build per provider, whichever thread asks first
         self._environ = environ if environ is not None else os.environ
         self._aliases: dict[str, tuple[str, str]] = {}
         for alias, target in (aliases or {}).items():
@@ -187,16 +239,31 @@ class ModelRegistry:
             )
 
     # -- providers ----------------------------------------------------------------------------------
-    def provider(self, name: str) -> Provider:
-        """The provider of that name, built on first use. Raises ProviderError (fatal) when its package
-        is not installed, UnknownModel when no such provider is configured."""
+    async def provider(self, name: str) -> Provider:
+        """The provider of that name, built on first use in a worker thread (its import never holds the
+        event loop). Raises ProviderError (fatal) when its package is not installed, UnknownModel when no
+        such provider is configured."""
         found = self._instances.get(name)
         if found is not None:
             return found
         self._require_provider(name)
-        built = self._build(name, self._settings[name])
-        self._instances[name] = built
-        return built
+        return await asyncio.to_thread(self._built, name)
+
+    def warm(self, names: Iterable[str]) -> threading.Thread:
+        """Build these providers (import their SDKs) in a background thread, now; a failure is left for
+        the first use to report. Returns the thread (a caller may join it)."""
+        wanted = [n for n in dict.fromkeys(names) if n in self._settings and n not in self._instances]
+
+        def build_all() -> None:
+            for name in wanted:
+                try:
+                    self._built(name)
+                except Exception as error:  # said again, to the session, at first use
+                    log.info("provider %s not warmed: %s", name, error)
+
+        thread = threading.Thread(target=build_all, name="anyy-warm-providers", daemon=True)
+        thread.start()
+        return thread
 
     async def aclose(self) -> None:
         """Close every provider built so far (their HTTP connections)."""
@@ -204,36 +271,26 @@ class ModelRegistry:
         for instance in instances:
             await instance.aclose()
 
+    def _built(self, name: str) -> Provider:
+        """The provider, built once whichever thread asks first (on a worker thread: it imports)."""
+        with self._building:
+            lock = self._locks.setdefault(name, threading.Lock())
+        with lock:
+            found = self._instances.get(name)
+            if found is None:
+                found = self._build(name, self._settings[name])
+                # A new dict, never one changed in place: the loop may be reading the old one meanwhile.
+                self._instances = {**self._instances, name: found}
+            return found
+
     def _build(self, name: str, settings: ProviderConfig) -> Provider:
         key_env = settings.api_key_env
         api_key = self._environ.get(key_env, "") if key_env else ""
+        loader = self._loaders.get(settings.kind)
+        if loader is None:
+            raise ProviderError("fatal", f"the provider {name!r} has an unknown kind {settings.kind!r}")
         try:
-            if settings.kind == "offline":
-                from anyy.providers.offline import OfflineProvider
-
-                return OfflineProvider(name)
-            if settings.kind == "openai":
-                from anyy.providers.openai_compat import OpenAICompatProvider
-
-                return OpenAICompatProvider(
-                    name,
-                    base_url=settings.base_url or "https://api.openai.com/v1",
-                    api_key=api_key,
-                    key_env=key_env,
-                    key_required=bool(key_env),
-                    images=getattr(settings, "images", True),
-                )
-            if settings.kind == "anthropic":
-                from anyy.providers.anthropic_messages import AnthropicProvider
-
-                return AnthropicProvider(
-                    name,
-                    base_url=settings.base_url or "https://api.anthropic.com",
-                    api_key=api_key,
-                    key_env=key_env,
-                    key_required=bool(key_env),
-                    images=getattr(settings, "images", True),
-                )
+            return loader(name, settings, api_key)
         except ModuleNotFoundError as exc:
             # The SDK, or one of the packages it needs (httpx2 for both), is missing: always say which
             # extra brings them back, whichever module failed first.
@@ -244,4 +301,3 @@ class ModelRegistry:
                 f"the provider {name!r} ({settings.kind}) cannot load: {missing} is not installed; "
                 f"reinstall anyy with its SDKs: pip install 'anyy[{package}]' (or bash scripts/install)",
             ) from exc
-        raise ProviderError("fatal", f"the provider {name!r} has an unknown kind {settings.kind!r}")

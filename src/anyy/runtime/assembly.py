@@ -31,11 +31,21 @@ def settings_from(config: Config) -> RuntimeSettings:
         max_children=config.background.max_children,
         max_depth=config.background.max_depth,
         lease=config.store.lease,
+        mcp_wait=config.mcp.wait,
     )
 
 
 def registry_from(config: Config) -> ModelRegistry:
     return ModelRegistry({name: config.provider(name) for name in config.provider_names()}, config.aliases)
+
+
+def warm_providers(models: object, config: Config) -> None:
+    """Import, in a background thread, the SDKs of the providers the profile names (its default model,
+    its aliases' targets, its [providers] tables), so that no first model call waits for them."""
+    if not isinstance(models, ModelRegistry):  # a test's own model source
+        return
+    named = [config.model.provider, *(t.partition("/")[0] for t in config.aliases.values()), *config.providers]
+    models.warm(named)
 
 
 def new_session(config: Config, *, role: str = "default", kind: SessionKind = "chat", title: str = "") -> NewSession:
@@ -88,6 +98,7 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
         fresh = profile.load_config()  # a typo is an error here, and nothing changes
         deps.settings = settings_from(fresh)
         deps.models = registry_from(fresh)
+        warm_providers(deps.models, fresh)
         deps.tool_env = tool_environment(fresh)
         deps.tool_policy = tool_policy(fresh)
         deps.workspaces = policy_from(fresh.workspaces)

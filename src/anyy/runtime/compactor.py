@@ -97,7 +97,7 @@ class Compactor:
         stop: list[StopReason] = []
 
         async def collect() -> None:
-            async for event in self.deps.models.provider(provider_name).stream(request):
+            async for event in (await self.deps.models.provider(provider_name)).stream(request):
                 if isinstance(event, TextDelta):
                     parts.append(event.text)
                 elif isinstance(event, StopEvent):

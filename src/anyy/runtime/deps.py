@@ -26,7 +26,9 @@ CallTool = Callable[[str, dict[str, Any]], Awaitable[ToolOutcome]]
 class ModelSource(Protocol):
     """Providers by name, and the M2 rule for a session's model selection."""
 
-    def provider(self, name: str) -> Provider: ...
+    async def provider(self, name: str) -> Provider:
+        """The provider of that name, built on first use off the event loop (its SDK's import)."""
+        ...
 
     def resolve(self, provider: str, model: str, last_physical: tuple[str, str] | None) -> tuple[str, str]: ...
 
@@ -64,6 +66,7 @@ class RuntimeSettings:
     max_children: int = 3  # delegated tasks of one call running at once (K2, [background])
     max_depth: int = 1  # how deep delegation may nest: 1, a child cannot delegate again
     lease: float = 3.0  # seconds a session stays with a Gateway that stopped renewing it (shared stores)
+    mcp_wait: float = 5.0  # seconds a turn waits for its MCP servers to start, then runs without them (N1)
 
 
 @dataclass

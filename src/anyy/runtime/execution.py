@@ -1,6 +1,6 @@
 """One execution: passes of (model call + the tool calls it asked for), with checkpoints in between.
 
-The rules (DESIGN.md §4) as this module applies them:
+The rules (docs/design.md, "The runtime's rules") as this module applies them:
 
 - **Checkpoints** come before each model call and before each tool call of a batch. Steering is read
   there: a batch's calls that have not started when steering arrives get a recorded synthetic result,
@@ -85,6 +85,7 @@ from anyy.storage.protocol import SessionStore
 from anyy.tools.approval_rules import grant_key
 from anyy.tools.approvals import denied_by_user, gate
 from anyy.tools.base import ToolContext, ToolOutcome
+from anyy.tools.mcp_servers import missing_servers_text
 
 T = TypeVar("T")
 log = logging.getLogger("anyy.runtime")
@@ -191,6 +192,7 @@ class ExecutionRun:
         self.release_when_done = release_when_done
         self.released = False
         self.unsettled: EndState | None = None  # the end reached but not written (D1)
+        self._servers_noted: set[str] = set()  # the MCP servers last said to be missing (N1)
         self._fallback_noted = False  # nothing was pending when it completed: the actor need not look again
         self._awaiting: asyncio.Task[Any] | None = None
         self._ready: tuple[ModelContext, Sequence[Message]] | None = None  # the checkpoint's context, as messages
@@ -378,8 +380,7 @@ class ExecutionRun:
                     lambda s: (s.get_session(self.session_id), self.deps.contexts.context(s, self.session_id))
                 )
             fresh = False
-            if self.deps.tool_servers is not None:  # MCP servers listed once before the first use (N1)
-                await self.deps.tool_servers.ready()
+            absent = await self._servers_ready(session)
             self.granted = set(session.tools.get("approved") or ())
             tools = self.deps.tools.tools_for(
                 _enabled_tools(session), codemode=bool(session.tools.get("codemode")), workspace=self.workspace
@@ -396,7 +397,7 @@ class ExecutionRun:
             await self._note_fallback(session, context.last_model)
             request = ModelRequest(
                 model=model,
-                system=self.deps.system_prompt(session),
+                system=self.deps.system_prompt(session) + (f"\n\n{absent}" if absent else ""),
                 messages=await self._messages(context),
                 tools=tuple(tools.specs()),
                 effort=session.effort,
@@ -428,6 +429,24 @@ class ExecutionRun:
                 continue
             return await self._after_response(result, provider_name, model, tools)
 
+    async def _servers_ready(self, session: Session) -> str:
+        """Wait, within ``[mcp] wait``, for the MCP servers the session's tools name (never for others);
+        when some are missing, say which once per execution (a notice) and return the line the model
+        reads in its instructions (N1)."""
+        servers = self.deps.tool_servers
+        if servers is None:
+            return ""
+        missing = await servers.wait_for(_enabled_tools(session), self.deps.settings.mcp_wait)
+        if not missing:
+            return ""
+        text = missing_servers_text(missing)
+        if set(missing) != self._servers_noted:
+            self._servers_noted = set(missing)
+            self._announce.event(Notice(session_id=self.session_id, level="warning", text=text))
+            entry = NewEntry(kind=EntryKind.NOTICE, text=text, data=NoticeData(level="warning"))
+            self._appended(await self._store(lambda s: s.append_entries(self.session_id, [entry])))
+        return text
+
     async def _note_fallback(self, session: Session, last_model: tuple[str, str] | None) -> None:
         """Say once per execution when a virtual model is gone and the last response's model is used (M2)."""
         explain = getattr(self.deps.models, "resolution", None)
@@ -446,7 +465,7 @@ class ExecutionRun:
     async def _stream(
         self, provider_name: str, request: ModelRequest, result: StreamResult, keeper: StreamKeeper
     ) -> None:
-        provider = self.deps.models.provider(provider_name)
+        provider = await self.deps.models.provider(provider_name)
         # Pieces joined once at the end: adding each delta to one string copies it every time (an answer of
         # many small deltas took minutes), since clients joining late read the text while it grows.
         pieces: list[str] = []
@@ -807,8 +826,7 @@ class ExecutionRun:
                 )
             )
             return None
-        if self.deps.tool_servers is not None:  # MCP servers listed once before the first use (N1)
-            await self.deps.tool_servers.ready()
+        await self._servers_ready(session)
         self.granted = set(session.tools.get("approved") or ())
         tools = self.deps.tools.tools_for(
             _enabled_tools(session), codemode=bool(session.tools.get("codemode")), workspace=self.workspace

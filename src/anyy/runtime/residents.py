@@ -15,6 +15,7 @@ import contextlib
 import functools
 import logging
 import secrets
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -27,7 +28,6 @@ from anyy.domain.residents import (
     check_heartbeat,
     hash_secret,
     next_heartbeat,
-    secret_matches,
     wake_text,
 )
 from anyy.domain.sessions import NewSession, Origin, Session
@@ -45,9 +45,18 @@ log = logging.getLogger("anyy.runtime")
 class HookRefused(Exception):
     """A webhook call that records nothing: ``status`` is the HTTP status to answer."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, *, retry_after: int = 0) -> None:
         super().__init__(message)
         self.status = status
+        self.retry_after = retry_after  # seconds, for a 429
+
+
+# The one answer to an unknown name and to a refused caller alike: a webhook never says which names exist.
+HOOK_UNAUTHORIZED = (
+    "unauthorized: no resident of this name takes webhooks with these credentials (give the resident's "
+    "webhook secret, Authorization: Bearer SECRET, or sign the call: docs/background.md)"
+)
+QUEUE_FULL_RETRY = 30  # seconds a caller refused for a full queue is told to wait
 
 
 class ResidentSpec(msgspec.Struct, kw_only=True):
@@ -64,6 +73,7 @@ class Residents:
         self.deps = runtime.deps
         self._changed = asyncio.Event()
         self._loop: asyncio.Task[None] | None = None
+        self._hook_locks: dict[str, asyncio.Lock] = {}  # per resident: its queue counted and added to at once
 
     @property
     def now(self) -> float:
@@ -168,21 +178,37 @@ class Residents:
         return resident
 
     # -- wakes -------------------------------------------------------------------------------------
-    async def hook(self, name: str, presented: str, body: bytes) -> Submission:
-        """A webhook call: its body becomes a follow-up, once the secret matched (else nothing is recorded)."""
+    async def hook(
+        self, name: str, body: bytes, authentic: Callable[[Resident], bool], *, max_queued: int = 0
+    ) -> Submission:
+        """A webhook call: its body becomes a follow-up once ``authentic`` accepts the caller (else nothing
+        is recorded). An unknown name and a refused caller get the same 401, so names cannot be probed. With
+        ``max_queued``, a resident whose session already has that many items waiting refuses more (429):
+        what was accepted stays queued."""
         try:
-            resident = await self.get(name)
+            resident: Resident | None = await self.get(name)
         except Exception:
-            raise HookRefused(404, f"no resident {name!r} takes webhooks here") from None
-        if not secret_matches(resident, presented):
-            raise HookRefused(401, "unauthorized: give the resident's webhook secret (Authorization: Bearer SECRET)")
+            resident = None
+        if resident is None or not resident.webhook or not authentic(resident):
+            raise HookRefused(401, HOOK_UNAUTHORIZED)
         if resident.paused:
             raise HookRefused(409, f"resident {name!r} is paused: `anyy resident resume {name}` first")
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
             raise HookRefused(400, "the body must be UTF-8 text (JSON or plain text)") from None
-        return await self._wake(resident, "webhook", text)
+        session_id = resident.session_id
+        async with self._hook_locks.setdefault(resident.id, asyncio.Lock()):
+            if max_queued:
+                waiting = len(await self.deps.owner.call(lambda s: s.list_submissions(session_id)))
+                if waiting >= max_queued:
+                    raise HookRefused(
+                        429,
+                        f"resident {name!r} has {waiting} wakes waiting already (at most {max_queued}): "
+                        "try again later",
+                        retry_after=QUEUE_FULL_RETRY,
+                    )
+            return await self._wake(resident, "webhook", text)
 
     async def _wake(self, resident: Resident, trigger: str, body: str) -> Submission:
         submission = await self.runtime.submit(

@@ -116,6 +116,8 @@ class Runtime(SessionWrites):
         recovered: list[Execution] = await self.deps.owner.call(lambda s: s.recover_interrupted(RECOVERY_NOTE))
         for execution in recovered:
             self._announce.execution(execution, note=execution.note or RECOVERY_NOTE)
+        if self.deps.tool_servers is not None:  # MCP servers start in the background; no turn waits here (N1)
+            self.deps.tool_servers.start()
         await self.delegations.start()  # K2: children cut short resume, finished calls are delivered
         await self.residents.start()  # K3: heartbeats due (or missed) fire, each once
         return recovered
@@ -259,9 +261,7 @@ class Runtime(SessionWrites):
         spec = self.placed(spec)
         self.deps.models.resolve(spec.provider, spec.model, None)
         enabled = spec.tools.get("enabled")
-        if isinstance(enabled, list):
-            if self.deps.tool_servers is not None:
-                await self.deps.tool_servers.ready()
+        if isinstance(enabled, list):  # MCP names are checked against the configured servers: no wait (N1)
             self.deps.tools.tools_for(enabled, codemode=bool(spec.tools.get("codemode")))  # unknown: InvalidInput
 
         def add(store: SessionStore) -> tuple[Session, Submission, list[Submission], Session | None]:
@@ -539,8 +539,6 @@ class Runtime(SessionWrites):
 
     async def configure_tools(self, session_id: str, enabled: Sequence[str], *, codemode: bool) -> Session:
         """Choose the session's tools (M3, M4): only when nothing runs, waits or is being admitted."""
-        if self.deps.tool_servers is not None:
-            await self.deps.tool_servers.ready()
         self.deps.tools.tools_for(list(enabled), codemode=codemode)  # unknown names: InvalidInput
 
         async def job() -> Session:
@@ -642,7 +640,13 @@ class Runtime(SessionWrites):
         attempt("role and memory", lambda: f"{len(self.deps.system_prompt(session))} characters of system prompt")
         attempt("model", lambda: "/".join(self.deps.models.resolve(session.provider, session.model, None)))
         if self.deps.tool_servers is not None:  # MCP servers restarted as changed and listed again (N1)
-            steps.append(ReloadStep(step="tool servers", applied=True, detail=await self.deps.tool_servers.refresh()))
+            steps.append(
+                ReloadStep(
+                    step="tool servers",
+                    applied=True,
+                    detail=await self.deps.tool_servers.refresh(self.deps.settings.mcp_wait),
+                )
+            )
         return steps
 
 

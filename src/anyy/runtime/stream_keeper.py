@@ -45,11 +45,11 @@ def output_saver(execution_id: str, call_id: str) -> Save:
 
 
 class StreamKeeper:
-    def __init__(self, deps: Deps, save: Save, *, every: float = SAVE_EVERY, size: int = SAVE_BYTES) -> None:
+    def __init__(self, deps: Deps, save: Save, *, every: float | None = None, size: int | None = None) -> None:
         self._deps = deps
         self._save = save
-        self._every = every
-        self._size = size
+        self._every = SAVE_EVERY if every is None else every  # read here, not at import: tests may set them
+        self._size = SAVE_BYTES if size is None else size
         self._unsaved: list[str] = []
         self._unsaved_thinking: list[str] = []
         self._unsaved_chars = 0

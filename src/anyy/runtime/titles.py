@@ -101,7 +101,7 @@ class Titles:
             max_tokens=TITLE_MAX_TOKENS,
         )
         parts: list[str] = []
-        async for event in self.deps.models.provider(provider_name).stream(request):
+        async for event in (await self.deps.models.provider(provider_name)).stream(request):
             if isinstance(event, TextDelta):
                 parts.append(event.text)
             elif isinstance(event, StopEvent) and event.reason not in ("end", "length"):

@@ -48,7 +48,10 @@ def missing(profile: str, ref: str) -> NotFound:
 
 
 def name_taken(name: str) -> Conflict:
-    return Conflict(f"name: a schedule named {name!r} exists already; choose another name or update that one")
+    return Conflict(
+        f"name: a schedule named {name!r} exists already; choose another name, or change that one "
+        f"(`anyy schedule update {name} …`)"
+    )
 
 
 def schedule_values(s: Schedule | NewSchedule) -> tuple[Any, ...]:

@@ -7,7 +7,14 @@ not answer within its timeout, a server that exits or writes garbage, all end th
 result and drop the connection; the next use starts the server again. ``notifications/tools/list_changed``
 re-lists the server's tools in the background. Output is capped like the built-in tools'.
 
-The SDK is imported only when a server is used: profiles without ``[mcp.servers]`` never load it.
+The SDK is imported only when a server is used (profiles without ``[mcp.servers]`` never load it), and
+in a worker thread: its import takes seconds on a busy machine and never holds the event loop.
+
+Servers start in the background when the Gateway starts (:meth:`McpServers.start`), each within its own
+timeout. A session's turn waits only for the servers its enabled tools name, and at most the profile's
+``[mcp] wait`` seconds after the first turn that wanted the current attempt
+(:meth:`McpServers.wait_for`); then it runs without the missing ones, and says which. A server that
+hangs never delays a session that does not use it, nor anything else of the Gateway.
 """
 
 from __future__ import annotations
@@ -15,9 +22,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fnmatch
+import importlib
 import logging
 import os
 import re
+import sys
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +48,14 @@ _CLOSE_SECONDS = 5.0
 # one call is allowed: it gets at least this long.
 STARTUP_SECONDS = 30.0
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+# What a connection imports; loaded together, once, on a worker thread.
+_SDK_MODULES = ("httpx", "mcp", "mcp.types", "mcp.client.stdio", "mcp.client.streamable_http")
+
+
+async def load_sdk() -> None:
+    """Import the MCP SDK in a worker thread (once): its import takes seconds on a busy machine."""
+    if not all(name in sys.modules for name in _SDK_MODULES):
+        await asyncio.to_thread(lambda: [importlib.import_module(name) for name in _SDK_MODULES])
 
 
 class McpServerSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -58,6 +76,15 @@ class McpServerSpec(msgspec.Struct, frozen=True, kw_only=True):
 def exposed_name(server: str, tool: str) -> str:
     """``mcp_<server>_<tool>``, with characters models refuse in tool names replaced, at most 64 long."""
     return _UNSAFE.sub("_", f"{PREFIX}{server}_{tool}")[:64]
+
+
+def missing_servers_text(missing: Mapping[str, str]) -> str:
+    """One sentence for the user and the model: which servers' tools are missing this turn, and why."""
+    listed = "; ".join(f"{name} ({why})" for name, why in missing.items())
+    return (
+        f"The tools of these MCP servers are not available now, this turn runs without them: {listed}. "
+        "They are tried again at the next turn."
+    )
 
 
 class McpFailure(Exception):
@@ -90,6 +117,9 @@ class _Connection:
         ready: asyncio.Future[Any] = asyncio.ensure_future(self._ready.wait())
         try:
             done, _ = await asyncio.wait({ended, ready}, timeout=self._startup, return_when="FIRST_COMPLETED")
+        except asyncio.CancelledError:  # the Gateway stops while the server starts: no waiting on it
+            self._task.cancel()
+            raise
         finally:
             ready.cancel()
             ended.cancel()
@@ -101,9 +131,10 @@ class _Connection:
         raise McpFailure(f"could not start: {_describe(self.failure)}")
 
     async def _run(self) -> None:
-        from mcp import ClientSession
-
         try:
+            await load_sdk()
+            from mcp import ClientSession
+
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await _open_transport(self.spec, stack)
                 session = await stack.enter_async_context(ClientSession(read, write, message_handler=self._message))
@@ -179,6 +210,42 @@ class McpServer:
         self._connection: _Connection | None = None
         self._lock = asyncio.Lock()
         self._relist: asyncio.Task[str] | None = None
+        self._listed = False  # a listing succeeded once
+        self._attempt: asyncio.Task[str] | None = None  # the background listing in progress or last ended
+        self._deadline: float | None = None  # when turns stop waiting for this attempt (monotonic seconds)
+
+    @property
+    def listed(self) -> bool:
+        """Its tools are listed (possibly none) and its last listing did not fail."""
+        return self._listed and not self.error
+
+    def begin(self) -> asyncio.Task[str] | None:
+        """Start listing in the background, unless it is listed or an attempt is under way; a failed one
+        is tried again (each within the server's own start timeout). The attempt, None when listed."""
+        return None if self.listed else self.relist()
+
+    def relist(self) -> asyncio.Task[str]:
+        """List again now (config.toml re-read), unless an attempt is under way: that one is the answer."""
+        if self._attempt is None or self._attempt.done():
+            self._attempt = asyncio.create_task(self.list_tools(), name=f"mcp-list-{self.spec.name}")
+            self._deadline = None
+        return self._attempt
+
+    def patience(self, wait: float) -> float:
+        """How much longer a turn may wait for the current attempt: ``wait`` seconds from the first turn
+        that asked, the same deadline for every turn after it."""
+        now = time.monotonic()
+        if self._deadline is None:
+            self._deadline = now + wait
+        return max(0.0, self._deadline - now)
+
+    def missing(self) -> str:
+        """Why its tools are not offered now ("" when they are)."""
+        if self.listed:
+            return ""
+        if self._attempt is None or not self._attempt.done():
+            return "still starting"
+        return self.error or "unavailable"
 
     def _wanted(self, tool: str) -> bool:
         included = not self.spec.include or any(fnmatch.fnmatchcase(tool, p) for p in self.spec.include)
@@ -203,6 +270,14 @@ class McpServer:
         if connection is not None:
             await connection.close()
 
+    async def aclose(self) -> None:
+        """Stop a start under way (a hung server is not waited for) and close the connection."""
+        for task in (self._attempt, self._relist):
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.wait([task])
+        await self.drop()
+
     def _list_changed(self) -> None:
         if self._relist is None or self._relist.done():
             self._relist = asyncio.create_task(self.list_tools())
@@ -225,6 +300,7 @@ class McpServer:
             self.error = error.args[0] if isinstance(error, McpFailure) else _describe(error)
             return f"{self.spec.name}: unavailable ({self.error})"
         self.error = ""
+        self._listed = True
         self.tools = {
             exposed_name(self.spec.name, tool.name): (
                 tool.name,
@@ -301,7 +377,6 @@ class McpServers:
     def __init__(self, specs: Sequence[McpServerSpec] = ()) -> None:
         self._servers: dict[str, McpServer] = {spec.name: McpServer(spec) for spec in specs}
         self._pending: dict[str, McpServerSpec] | None = None
-        self._first: asyncio.Task[str] | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -311,30 +386,61 @@ class McpServers:
         """New settings (config.toml re-read); applied by the next :meth:`refresh`."""
         self._pending = {spec.name: spec for spec in specs}
 
-    async def ready(self) -> None:
-        """Wait for the first listing of every server (started on first need)."""
-        if not self._servers:
-            return
-        if self._first is None:
-            self._first = asyncio.create_task(self.refresh())
-        await asyncio.shield(self._first)
+    def start(self) -> None:
+        """List every server in the background (the Gateway's start); nothing waits for it here."""
+        for server in self._servers.values():
+            server.begin()
 
-    async def refresh(self) -> str:
+    async def ready(self) -> None:
+        """Wait for the first listing of every server, however long it takes (tests and tools that need
+        all of them; a session's turn uses :meth:`wait_for`)."""
+        attempts = [attempt for server in self._servers.values() if (attempt := server.begin()) is not None]
+        await asyncio.gather(*(asyncio.shield(attempt) for attempt in attempts))
+
+    def named_by(self, enabled: Sequence[str]) -> list[str]:
+        """The servers whose tools ``enabled`` names (``mcp_<server>_<tool>`` or a glob of such names)."""
+        patterns = [name for name in enabled if name.startswith(PREFIX)]
+        return [
+            name
+            for name in self._servers
+            if any(fnmatch.fnmatchcase(f"{PREFIX}{name}_", p[: len(PREFIX) + len(name) + 1]) for p in patterns)
+        ]
+
+    async def wait_for(self, enabled: Sequence[str], wait: float) -> dict[str, str]:
+        """Wait for the servers a session's tools name, at most ``wait`` seconds per start attempt (shared
+        by every turn), and return those still missing, each with why ("still starting", an error)."""
+        servers = [self._servers[name] for name in self.named_by(enabled)]
+        starting = [(server, attempt) for server in servers if (attempt := server.begin()) is not None]
+        pending = {attempt: server.patience(wait) for server, attempt in starting if not attempt.done()}
+        bound = max(pending.values(), default=0.0)
+        if bound > 0:
+            await asyncio.wait(pending, timeout=bound)  # a timeout leaves them running in the background
+        return {server.spec.name: reason for server in servers if (reason := server.missing())}
+
+    async def refresh(self, wait: float | None = None) -> str:
         """Apply new settings (servers added, changed, removed) and list every server's tools again, in
-        the order of the configuration; one line per server."""
+        the order of the configuration; one line per server. With ``wait``, a server still starting after
+        that many seconds is reported so and goes on starting in the background."""
         if self._pending is not None:
             wanted, self._pending = self._pending, None
             for name, server in list(self._servers.items()):
                 if wanted.get(name) != server.spec:
-                    await server.drop()
+                    await server.aclose()  # a start under way is cancelled, not waited for
                     del self._servers[name]
             for name, spec in wanted.items():
                 self._servers.setdefault(name, McpServer(spec))
         if not self._servers:
             return "no MCP servers configured"
         # Listed side by side (a slow server does not hold the others up), reported in configuration order.
-        reports = await asyncio.gather(*(server.list_tools() for server in self._servers.values()))
-        return "; ".join(reports)
+        attempts = [server.relist() for server in self._servers.values()]
+        if wait is None:
+            await asyncio.wait(attempts)
+        elif wait > 0:
+            await asyncio.wait(attempts, timeout=wait)
+        return "; ".join(
+            attempt.result() if attempt.done() else f"{name}: still starting"
+            for name, attempt in zip(self._servers, attempts, strict=True)
+        )
 
     def server_tools(self) -> dict[str, list[McpTool]]:
         return {
@@ -347,4 +453,4 @@ class McpServers:
 
     async def aclose(self) -> None:
         for server in self._servers.values():
-            await server.drop()
+            await server.aclose()

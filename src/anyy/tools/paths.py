@@ -108,7 +108,10 @@ def _walk(walk: Walk, parts: list[str], *, create_folders: bool) -> None:
             fd = os.open(part, _DIR_FLAGS, dir_fd=walk.dir_fd)
         except FileNotFoundError:
             if not create_folders:
-                raise
+                missing = "/".join([*walk.names, part])
+                raise ToolFailure(
+                    f"there is no folder {missing!r} (on the way to {walk.raw!r}): check the names with list_dir"
+                ) from None
             with contextlib.suppress(FileExistsError):
                 os.mkdir(part, dir_fd=walk.dir_fd)
             pending.insert(0, part)  # opened (and checked) by the next round

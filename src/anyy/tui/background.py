@@ -30,7 +30,8 @@ _OUTCOMES: dict[str, tuple[str, str]] = {
 
 
 def when(moment: float | None) -> str:
-    return "never" if moment is None else datetime.fromtimestamp(moment).strftime("%Y-%m-%d %H:%M")
+    # Marked with the zone: a schedule's own times are shown in its zone, these in the local one.
+    return "never" if moment is None else datetime.fromtimestamp(moment).astimezone().strftime("%Y-%m-%d %H:%M %Z")
 
 
 def _every(seconds: float) -> str:

@@ -101,6 +101,10 @@ class UpkeepPart(SearchPart):
             )
         return ObjectRef(hash=object_hash, size=len(data), media_type=media_type)
 
+    def object_bytes(self) -> int:
+        self._check_open()
+        return sum(len(record.data) for record in self.data.objects.values())
+
     def read_object(self, object_hash: str) -> bytes:
         self._check_open()
         found = self.data.objects.get(check_hash(object_hash))

@@ -199,5 +199,10 @@ class UpkeepPart(SearchPart):
             )
         return ObjectRef(hash=object_hash, size=len(data), media_type=media_type)
 
+    def object_bytes(self) -> int:
+        with self._tx() as conn:
+            row = conn.execute("SELECT COALESCE(SUM(size), 0) FROM objects").fetchone()
+        return int(row[0]) if row is not None else 0
+
     def read_object(self, object_hash: str) -> bytes:
         return self._object_bytes(check_hash(object_hash))

@@ -246,7 +246,10 @@ class UpkeepPart(SearchPart):
         (free,) = self.conn.execute("PRAGMA freelist_count").fetchone()
         if free <= KEEP_FREE_PAGES:
             return False
-        self.conn.execute(f"PRAGMA incremental_vacuum({min(pages, free - KEEP_FREE_PAGES)})").fetchall()
+        # The pragma frees one page per step of its statement, and ``execute`` steps a statement that returns
+        # no row only once: through it, a call freed a single page. ``executescript`` steps it to the end (the
+        # connection is in autocommit, so its implicit COMMIT has nothing to commit).
+        self.conn.executescript(f"PRAGMA incremental_vacuum({min(pages, free - KEEP_FREE_PAGES)})")
         (free,) = self.conn.execute("PRAGMA freelist_count").fetchone()
         return bool(free > KEEP_FREE_PAGES)
 
@@ -321,6 +324,10 @@ class UpkeepPart(SearchPart):
                 (object_hash, len(data), media_type, self.clock()),
             )
         return ObjectRef(hash=object_hash, size=len(data), media_type=media_type)
+
+    def object_bytes(self) -> int:
+        row = self.conn.execute("SELECT COALESCE(SUM(size), 0) FROM objects").fetchone()
+        return int(row[0])
 
     def read_object(self, object_hash: str) -> bytes:
         return self.objects.get(object_hash)
