@@ -138,6 +138,12 @@ def test_w1_a_schedule_names_its_runs_workspace(start_gateway: StartGateway, hom
     assert ran.returncode == 0, ran.stderr
     session_id = json.loads(ran.stdout)["session_id"]
     assert f"workspace {nightly}" in run(home, "sessions", "show", session_id).stdout
+    later = folder(tmp_path / "later")
+    moved = run_in(home, tmp_path, "schedule", "update", "nightly", "--cwd", "later")
+    assert moved.returncode == 0, moved.stderr
+    assert f"workspace {later}" in run(home, "schedule", "show", "nightly").stdout
+    assert run(home, "schedule", "update", "nightly", "--reset", "cwd").returncode == 0
+    assert "workspace the profile default" in run(home, "schedule", "show", "nightly").stdout
 
 
 def test_w1_a_resident_names_its_workspace(start_gateway: StartGateway, home: Path, tmp_path: Path) -> None:

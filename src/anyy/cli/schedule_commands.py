@@ -162,12 +162,14 @@ def add_command(
 @click.option("--model", default=None, help="provider/model or an alias.")
 @click.option("--tools", default=None, help="Comma-separated tools ('' for none).")
 @click.option("--session", "session_id", default=None, help="Run in this session instead of a new one each time.")
+@click.option("--cwd", "cwd", metavar="DIR", default=None, help="The workspace its runs work in (W1).")
 @click.option(
     "--reset",
     "resets",
     multiple=True,
-    type=click.Choice(["timezone", "catch-up", "role", "model", "tools", "session"]),
-    help="Put a field back to its default (repeatable): session means a new Background session per run again.",
+    type=click.Choice(["timezone", "catch-up", "role", "model", "tools", "session", "cwd"]),
+    help="Put a field back to its default (repeatable): session means a new Background session per run again; "
+    "cwd the profile's default workspace.",
 )
 @with_profile
 @_JSON
@@ -194,8 +196,10 @@ def update_command(
         params["at"] = moment_of(at_text, zone)
     if opts["tools"] is not None:
         params["tools"] = [t.strip() for t in opts["tools"].split(",") if t.strip()]
+    if params.pop("cwd", None) is not None:
+        params["workspace"] = client_workspace(opts["cwd"])  # a relative DIR: from where the command is typed
     for field in resets:
-        key = {"catch-up": "catch_up", "session": "session_id"}.get(field, field)
+        key = {"catch-up": "catch_up", "session": "session_id", "cwd": "workspace"}.get(field, field)
         if key in params:
             raise click.UsageError(f"--reset {field} and a new value for it: give one or the other")
         params[key] = None
