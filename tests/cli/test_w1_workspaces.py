@@ -144,6 +144,13 @@ def test_w1_a_schedule_names_its_runs_workspace(start_gateway: StartGateway, hom
     assert f"workspace {later}" in run(home, "schedule", "show", "nightly").stdout
     assert run(home, "schedule", "update", "nightly", "--reset", "cwd").returncode == 0
     assert "workspace the profile default" in run(home, "schedule", "show", "nightly").stdout
+    assert run(home, "schedule", "update", "nightly", "--cwd", str(later)).returncode == 0
+    later.rmdir()
+    failed = run(home, "schedule", "run", "nightly", "--json")
+    assert failed.returncode == 0, failed.stderr
+    record = json.loads(failed.stdout)
+    assert record["outcome"] == "failed"
+    assert f"the workspace {later} does not exist on host" in record["error"]
 
 
 def test_w1_a_resident_names_its_workspace(start_gateway: StartGateway, home: Path, tmp_path: Path) -> None:
