@@ -93,7 +93,7 @@ class NoopTools:
     def __init__(self, timed: Timed) -> None:
         self.timed = timed
 
-    def tools_for(self, enabled: Sequence[str], *, codemode: bool) -> NoopTools:
+    def tools_for(self, enabled: Sequence[str], *, codemode: bool, workspace: Path | None = None) -> NoopTools:
         return self
 
     def names(self) -> Sequence[str]:

@@ -72,7 +72,7 @@ class TestTools:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.cancelled: list[str] = []
 
-    def tools_for(self, enabled: Sequence[str], *, codemode: bool) -> TestTools:
+    def tools_for(self, enabled: Sequence[str], *, codemode: bool, workspace: Path | None = None) -> TestTools:
         return self
 
     def names(self) -> Sequence[str]:

@@ -24,7 +24,8 @@ SCREENSHOT = Path(__file__).parents[2] / "docs" / "img" / "tui.svg"
 
 def shown_with_a_fixed_id(app: AnyyApp) -> None:
     assert app.state.session is not None
-    app.state.session = msgspec.structs.replace(app.state.session, id="ses_snapshot")
+    # and a fixed workspace (W1): the Gateway's folder differs from one checkout to another
+    app.state.session = msgspec.structs.replace(app.state.session, id="ses_snapshot", workspace="/home/me/proj")
 
 
 async def one_exchange(app: AnyyApp, pilot: Any) -> None:

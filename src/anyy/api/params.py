@@ -26,6 +26,9 @@ class CreateParams(Params):
     kind: SessionKind = "chat"
     title: str = ""
     role: str = "default"
+    # The session's workspace (W1): an absolute directory on the Gateway's host (a client resolves a relative
+    # one against its own directory); None: the profile's [workspaces] default, else the Gateway's directory.
+    workspace: str | None = None
 
 
 class ListParams(Params):
@@ -64,6 +67,7 @@ class NewSessionParams(Params):
     effort: str | None = None
     tools: list[str] | None = None  # the enabled tools; None: the profile's selection
     codemode: bool | None = None
+    workspace: str | None = None  # absolute (W1); None: the profile's [workspaces] default, else the Gateway's
 
 
 class SendParams(Params, kw_only=True):
@@ -119,6 +123,7 @@ class SettingsParams(Params):
     provider: str | None = None
     model: str | None = None
     effort: str | None = None
+    workspace: str | None = None  # another workspace (W1, absolute): only while the session is idle
 
 
 class ExportParams(Params):

@@ -44,6 +44,9 @@ class ResidentCreateParams(Params):
     heartbeat_note: str = ""
     webhook: bool = False
     role: str = "default"
+    # Its session's workspace (W1): absolute, on the Gateway's host; None: the profile's [workspaces] default,
+    # else the Gateway's working directory. Changed later with session.settings on its session.
+    workspace: str | None = None
 
 
 class ResidentRef(Params):

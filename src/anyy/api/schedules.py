@@ -55,6 +55,7 @@ class Schedule(msgspec.Struct, kw_only=True):
     created_at: float
     updated_at: float
     last_run: ScheduleRun | None = None
+    workspace: str | None = None  # its runs' workspace (W1); None: the profile's default at each run
 
 
 class ScheduleCreateParams(Params):
@@ -71,6 +72,9 @@ class ScheduleCreateParams(Params):
     tools: list[str] | None = None
     session_id: str | None = None  # run in this session instead of a new Background session each time
     paused: bool = False
+    # Its runs' workspace (W1): absolute, on the Gateway's host; None: the profile's [workspaces] default at
+    # each run, else the Gateway's working directory.
+    workspace: str | None = None
 
 
 class ScheduleUpdateParams(Params):
@@ -92,6 +96,7 @@ class ScheduleUpdateParams(Params):
     model: str | UnsetType | None = UNSET  # null (or ""): back to the profile's default model
     tools: list[str] | UnsetType | None = UNSET  # null: back to the profile's tools; []: no tools
     session_id: str | UnsetType | None = UNSET  # null: a new Background session per run again
+    workspace: str | UnsetType | None = UNSET  # null: back to the profile's default workspace
 
 
 class ScheduleRef(Params):

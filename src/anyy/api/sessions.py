@@ -86,6 +86,9 @@ class Session(msgspec.Struct, kw_only=True):
     origin: Origin | None = None
     preview: str = ""  # the last message, cut short, in lists of sessions (U1); "" elsewhere
     activity: Activity | None = None  # Background sessions in lists: state and last outcome (K4); None elsewhere
+    # The directory its tools work in (W1), absolute and canonical; None: a session made before workspaces,
+    # which works in the Gateway's working directory.
+    workspace: str | None = None
 
 
 class Submission(msgspec.Struct, kw_only=True):

@@ -285,12 +285,17 @@ class Setup:
     model: str | None = None
     tools: list[str] | None = None
     attach: tuple[Path, ...] = ()
+    # The workspace (W1), absolute: a new session's (the current directory, or --cwd); for an existing session
+    # only with --cwd (it moves there); None: it keeps its own.
+    workspace: str | None = None
 
 
 def _prepare(client: Client, session_id: str, setup: Setup, *, answering: bool) -> list[Attachment]:
     from anyy.cli.chat_input import configure_session
 
-    configure_session(client, session_id, provider=setup.provider, model=setup.model, tools=setup.tools)
+    configure_session(
+        client, session_id, provider=setup.provider, model=setup.model, tools=setup.tools, workspace=setup.workspace
+    )
     return _uploads(client, setup) if not answering else []
 
 
@@ -307,7 +312,13 @@ def _new_turn(client: Client, text: str, role: str | None, setup: Setup, *, as_j
     from anyy.api.params import NewSessionParams
 
     role_name = role or "default"
-    new = NewSessionParams(role=role_name, provider=setup.provider, model=setup.model, tools=setup.tools)
+    new = NewSessionParams(
+        role=role_name,
+        provider=setup.provider,
+        model=setup.model,
+        tools=setup.tools,
+        workspace=setup.workspace,  # W1: where the user typed the command, or --cwd
+    )
 
     def created(session_id: str) -> None:
         if not as_json:
@@ -526,6 +537,15 @@ def _checked(
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Attach this file to the message (repeatable); uploaded to the Gateway first.",
 )
+@click.option(
+    "--cwd",
+    "cwd",
+    metavar="DIR",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The session's workspace, where its tools work (default for a new session: the current directory; "
+    "with --session: move that idle session there).",
+)
 @click.option("--tools", metavar="A,B", default=None, help="A new session's tools, by name, separated by commas.")
 @click.option("--no-tools", is_flag=True, help="A new session without tools.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object: ids, states, passes, result, response.")
@@ -558,10 +578,18 @@ def chat(
     as_json: bool,
     timeout: float | None,
     stream: bool | None,
+    cwd: Path | None,
 ) -> None:
     from anyy.cli.chat_input import read_message, tool_selection
+    from anyy.client.workspace import client_workspace
+    from anyy.domain.errors import InvalidInput
 
-    setup = Setup(provider=provider, model=model, tools=tool_selection(tools, no_tools, ctx), attach=attach)
+    try:  # W1: a new session works where the command was typed (or --cwd); an existing one moves only with --cwd
+        workspace = client_workspace(cwd) if cwd is not None or session_id is None else None
+    except InvalidInput as exc:
+        raise click.UsageError(str(exc), ctx) from None
+    tool_names = tool_selection(tools, no_tools, ctx)
+    setup = Setup(provider=provider, model=model, tools=tool_names, attach=attach, workspace=workspace)
     if answer is not None and (text is not None or file is not None):
         raise click.UsageError("--answer replaces the message: give either TEXT (or --file) or --answer", ctx)
     message = answer if answer is not None else read_message(text, file, ctx)

@@ -60,14 +60,22 @@ def tool_selection(tools: str | None, no_tools: bool, ctx: click.Context) -> lis
 
 
 def configure_session(
-    client: Client, session_id: str, *, provider: str | None, model: str | None, tools: list[str] | None
+    client: Client,
+    session_id: str,
+    *,
+    provider: str | None,
+    model: str | None,
+    tools: list[str] | None,
+    workspace: str | None = None,
 ) -> None:
-    """Apply --provider/--model (this session only, M1) and --tools (a new session's selection, M3)."""
+    """Apply --provider/--model (this session only, M1), --cwd (its workspace, W1: an idle session only)
+    and --tools (a new session's selection, M3)."""
     from anyy.api import methods as m
     from anyy.api.params import SettingsParams, ToolsParams
 
-    if provider is not None or model is not None:
-        client.call(m.SESSION_SETTINGS, SettingsParams(session_id=session_id, provider=provider, model=model))
+    if provider is not None or model is not None or workspace is not None:
+        params = SettingsParams(session_id=session_id, provider=provider, model=model, workspace=workspace)
+        client.call(m.SESSION_SETTINGS, params)
     if tools is not None:
         client.call(m.SESSION_TOOLS_CONFIGURE, ToolsParams(session_id=session_id, enabled=tools))
 

@@ -66,8 +66,11 @@ def _silence_stdout() -> None:
 @click.option("--profile", "profile_option", metavar="NAME", default=None, help=PROFILE_HELP)
 @click.option("--resume", metavar="ID", default=None, help="TUI: open this session (it keeps its own role).")
 @click.option("--role", metavar="NAME", default=None, help="TUI: start a new session with this role.")
+@click.option(
+    "--cwd", metavar="DIR", default=None, help="TUI: a new session's workspace (default: the current directory)."
+)
 @click.pass_context
-def main(ctx: click.Context, profile_option: str | None, resume: str | None, role: str | None) -> None:
+def main(ctx: click.Context, profile_option: str | None, resume: str | None, role: str | None, cwd: str | None) -> None:
     """anyy, a personal agent runtime whose conversations last.
 
     Everything belongs to a profile: a folder under $ANYY_HOME (default: the platform's data folder).
@@ -75,14 +78,22 @@ def main(ctx: click.Context, profile_option: str | None, resume: str | None, rol
     """
     ctx.obj = CliState(profile_option=profile_option)
     if ctx.invoked_subcommand is not None:
-        if resume is not None or role is not None:
-            raise click.UsageError("--resume and --role open the TUI: give them without a command")
+        if resume is not None or role is not None or cwd is not None:
+            raise click.UsageError("--resume, --role and --cwd open the TUI: give them without a command")
         return
     if resume is not None and role is not None:
         raise click.UsageError("--role starts a new session: a resumed session keeps its own role (B3)")
+    if resume is not None and cwd is not None:
+        raise click.UsageError("--cwd chooses a new session's workspace: move a resumed one with /cwd DIR")
+    from anyy.client.workspace import client_workspace
+    from anyy.domain.errors import InvalidInput
     from anyy.tui.launch import run_tui  # Textual is loaded only when the TUI opens
 
-    run_tui(selected_profile(profile_option), resume=resume, role=role)
+    try:  # W1: a new session works where the TUI was started, or in --cwd
+        workspace = client_workspace(cwd)
+    except InvalidInput as exc:
+        raise click.UsageError(str(exc)) from None
+    run_tui(selected_profile(profile_option), resume=resume, role=role, workspace=workspace)
 
 
 main.add_command(profile)

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from anyy.api.sessions import DelegatedTask
 from anyy.cli.output import when
+from anyy.client.workspace import shown
 from anyy.domain.entries import Entry
 from anyy.domain.search import SearchHit
 from anyy.domain.sessions import Origin, Session, activity_words
@@ -25,7 +26,7 @@ def session_line(session: Session) -> str:
     doing = f"  <{activity_words(session.activity)}>" if session.activity is not None else ""
     return (
         f"{session.id}  {session.kind:<10}  {when(session.updated_at)}  {session.role:<12}  "
-        f"{model_of(session):<24}  {title}{last}{origin}{doing}"
+        f"{model_of(session):<24}  {shown(session.workspace)}  {title}{last}{origin}{doing}"
     )
 
 
@@ -50,6 +51,7 @@ def session_details(session: Session) -> Iterator[str]:
     yield f"role      {session.role}"
     effort = f", effort {session.effort}" if session.effort else ""
     yield f"model     {model_of(session)}{effort}"
+    yield f"workspace {shown(session.workspace)}"
     tools = ", ".join(f"{name}={value}" for name, value in sorted(session.tools.items()))
     yield f"tools     {tools or '(profile default)'}"
     yield f"queues    steering {session.steering_mode}, follow-up {session.follow_up_mode}"

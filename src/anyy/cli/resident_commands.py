@@ -63,11 +63,29 @@ def resident() -> None:
 @click.option("--note", default="", help="What each heartbeat says.")
 @click.option("--webhook", is_flag=True, help="Give it a webhook (POST /hooks/NAME with its own secret).")
 @click.option("--role", default="default", show_default=True, help="The role of its session.")
+@click.option(
+    "--cwd",
+    "cwd",
+    metavar="DIR",
+    default=None,
+    help="The workspace its session's tools work in (default: the current directory).",
+)
 @_JSON
 def add_command(
-    profile: Profile, name: str, *, instructions: str, every: float, note: str, webhook: bool, role: str, as_json: bool
+    profile: Profile,
+    name: str,
+    *,
+    instructions: str,
+    every: float,
+    note: str,
+    webhook: bool,
+    role: str,
+    cwd: str | None,
+    as_json: bool,
 ) -> None:
     """Create the resident NAME."""
+    from anyy.client.workspace import client_workspace
+
     params = {
         "name": name,
         "instructions": instructions,
@@ -75,6 +93,7 @@ def add_command(
         "heartbeat_note": note,
         "webhook": webhook,
         "role": role,
+        "workspace": client_workspace(cwd),  # W1: the current directory, or --cwd
     }
     created = _call(profile, "resident.create", params)
     if as_json:

@@ -17,6 +17,7 @@ import click
 
 from anyy.cli.context import with_profile
 from anyy.cli.output import echo_json
+from anyy.client.workspace import client_workspace
 from anyy.domain.errors import AnyyError, InvalidInput
 from anyy.profiles import Profile
 
@@ -122,6 +123,13 @@ def schedule() -> None:
 @click.option("--tools", default=None, help="Comma-separated tools (default: the profile's).")
 @click.option("--session", "session_id", default=None, help="Run in this session instead of a new one each time.")
 @click.option("--paused", is_flag=True, help="Create it paused.")
+@click.option(
+    "--cwd",
+    "cwd",
+    metavar="DIR",
+    default=None,
+    help="The workspace its runs work in (default: the current directory).",
+)
 @with_profile
 @_JSON
 def add_command(
@@ -129,6 +137,7 @@ def add_command(
 ) -> None:
     """Add a schedule. Exactly one of --cron, --every, --at."""
     params: dict[str, Any] = {"name": name, **opts}
+    params["workspace"] = client_workspace(params.pop("cwd"))  # W1: the current directory, or --cwd
     params["every"] = seconds_of(every) if every is not None else None
     params["at"] = moment_of(at_text, opts["timezone"]) if at_text is not None else None
     if opts["tools"] is not None:
@@ -153,12 +162,14 @@ def add_command(
 @click.option("--model", default=None, help="provider/model or an alias.")
 @click.option("--tools", default=None, help="Comma-separated tools ('' for none).")
 @click.option("--session", "session_id", default=None, help="Run in this session instead of a new one each time.")
+@click.option("--cwd", "cwd", metavar="DIR", default=None, help="The workspace its runs work in (W1).")
 @click.option(
     "--reset",
     "resets",
     multiple=True,
-    type=click.Choice(["timezone", "catch-up", "role", "model", "tools", "session"]),
-    help="Put a field back to its default (repeatable): session means a new Background session per run again.",
+    type=click.Choice(["timezone", "catch-up", "role", "model", "tools", "session", "cwd"]),
+    help="Put a field back to its default (repeatable): session means a new Background session per run again; "
+    "cwd the profile's default workspace.",
 )
 @with_profile
 @_JSON
@@ -185,8 +196,10 @@ def update_command(
         params["at"] = moment_of(at_text, zone)
     if opts["tools"] is not None:
         params["tools"] = [t.strip() for t in opts["tools"].split(",") if t.strip()]
+    if params.pop("cwd", None) is not None:
+        params["workspace"] = client_workspace(opts["cwd"])  # a relative DIR: from where the command is typed
     for field in resets:
-        key = {"catch-up": "catch_up", "session": "session_id"}.get(field, field)
+        key = {"catch-up": "catch_up", "session": "session_id", "cwd": "workspace"}.get(field, field)
         if key in params:
             raise click.UsageError(f"--reset {field} and a new value for it: give one or the other")
         params[key] = None
@@ -233,6 +246,7 @@ def show_command(profile: Profile, name: str, count: int, as_json: bool) -> None
     click.echo(f"timing    {timing_text(found['timing'])}, catch-up {found['timing'].get('catch_up', 'skip')}")
     click.echo(f"next      {'paused' if found['paused'] else _when(found['next_at'], zone)}")
     click.echo(f"target    {found['session_id'] or 'a new Background session per run'}")
+    click.echo(f"workspace {found.get('workspace') or 'the profile default'}")
     click.echo(f"role      {found['role']}")
     click.echo(f"prompt    {found['prompt']}")
     click.echo("runs" if runs else "runs      none yet")

@@ -712,6 +712,7 @@ async function showEntry(entryId, generation) {
 function showHeader() {
   const session = state.session;
   $("title").textContent = session.title || "Untitled";
+  showWorkspace(session.workspace, "the Gateway's working directory");
   $("effort-select").value = session.effort || "";
   // What the Gateway last confirmed for this session (the selects may show a choice still in flight).
   $("conv-header").dataset.model = `${session.provider}/${session.model}`;
@@ -727,12 +728,66 @@ function showHeader() {
   select.value = value;
 }
 
+function showWorkspace(workspace, none) {
+  // W1: the folder the session's tools work in; a session made before workspaces has none (the Gateway's).
+  const input = $("workspace-input");
+  input.value = workspace || "";
+  input.placeholder = none;
+  input.title = workspace || none;
+}
+
+async function offerRecentWorkspaces() {
+  // The profile's recent workspaces (those of its latest sessions), offered by the folder field.
+  const page = await state.rpc.call("session.list", { limit: 100 });
+  const seen = [...new Set(page.items.map((s) => s.workspace).filter(Boolean))];
+  $("workspace-recent").replaceChildren(
+    ...seen.map((path) => {
+      const option = document.createElement("option");
+      option.value = path;
+      return option;
+    }),
+  );
+  return seen;
+}
+
+async function changeWorkspace() {
+  // A draft keeps the folder for its creation (the Gateway checks it then); a session moves there only
+  // while idle: a refusal is said, and the field shows the session's folder again.
+  const value = $("workspace-input").value.trim();
+  if (state.draft) {
+    if (value) state.draft.settings.workspace = value;
+    else delete state.draft.settings.workspace;
+    return;
+  }
+  if (!state.session || !value || value === state.session.workspace) {
+    if (state.session) showHeader();
+    return;
+  }
+  try {
+    await changeSettings({ workspace: value });
+    notice(`This session now works in ${state.session.workspace}.`);
+  } catch (error) {
+    showHeader();
+    throw error;
+  }
+}
+
 function openDraft() {
   // "New session" opens an empty conversation; the session is created by its first message, so opening
   // a client and leaving leaves nothing behind (U1).
   closeSession();
   state.draft = { kind: state.kind, settings: {} }; // settings: the model and effort chosen before sending
   showDraftSettings();
+  showWorkspace("", "profile default");
+  // The most recent workspace is proposed first; the field is free (an absolute folder on the Gateway's host).
+  offerRecentWorkspaces()
+    .then((recent) => {
+      if (state.draft && recent.length && !$("workspace-input").value) {
+        $("workspace-input").value = recent[0];
+        state.draft.settings.workspace = recent[0];
+      }
+    })
+    .catch(report);
   $("empty").hidden = true;
   $("conversation").hidden = false;
   $("conv-header").classList.add("draft");
@@ -1463,6 +1518,8 @@ function wire() {
   $("effort-select").addEventListener("change", () => {
     changeSettings({ effort: $("effort-select").value }).catch(report);
   });
+  $("workspace-input").addEventListener("change", () => changeWorkspace().catch(report));
+  $("workspace-input").addEventListener("focus", () => offerRecentWorkspaces().catch(() => {}));
 }
 
 async function main() {

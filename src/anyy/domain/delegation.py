@@ -71,3 +71,4 @@ class TaskRequest(msgspec.Struct, kw_only=True, frozen=True):
     role: str = ""  # "" : the parent's role
     model: str = ""  # "provider/model" or a model of the parent's provider; "": the parent's
     tools: tuple[str, ...] | None = None  # None: the parent's tools (without ask_user)
+    folder: str = ""  # the child's workspace: a folder inside the parent's (W1); "": the parent's own

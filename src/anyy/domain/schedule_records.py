@@ -34,6 +34,7 @@ class Schedule(msgspec.Struct, kw_only=True):
     next_at: float | None  # the next scheduled time (None: never again)
     created_at: float
     updated_at: float
+    workspace: str | None = None  # its runs' workspace (W1); None: the profile's default workspace
 
 
 class NewSchedule(msgspec.Struct, kw_only=True):
@@ -48,6 +49,7 @@ class NewSchedule(msgspec.Struct, kw_only=True):
     paused: bool = False
     considered: float = 0.0
     next_at: float | None = None
+    workspace: str | None = None  # absolute (W1); None: the profile's default workspace
 
 
 class ScheduleRun(msgspec.Struct, kw_only=True):

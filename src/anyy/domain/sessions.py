@@ -72,6 +72,10 @@ class Session(msgspec.Struct, kw_only=True):
     origin: Origin | None = None  # Background sessions: what made them (a fork has none)
     preview: str = ""  # the last message, cut short, in lists of sessions (U1); "" elsewhere
     activity: Activity | None = None  # Background sessions in lists: state and last outcome (K4); None elsewhere
+    # The directory its tools work in (W1): absolute and canonical, fixed at creation, inherited by forks and
+    # children, changed only while idle. None: a session made before workspaces (it runs in the Gateway's
+    # working directory).
+    workspace: str | None = None
 
 
 class NewSession(msgspec.Struct, kw_only=True):
@@ -85,6 +89,7 @@ class NewSession(msgspec.Struct, kw_only=True):
     steering_mode: QueueMode = "one-at-a-time"
     follow_up_mode: QueueMode = "one-at-a-time"
     origin: Origin | None = None
+    workspace: str | None = None  # absolute (W1); the runtime makes it canonical and checks it exists
 
 
 class Unset(msgspec.Struct, frozen=True):
@@ -106,6 +111,7 @@ class SessionPatch(msgspec.Struct, kw_only=True):
     steering_mode: QueueMode | Unset = UNSET
     follow_up_mode: QueueMode | Unset = UNSET
     goal: Goal | Unset | None = UNSET
+    workspace: str | Unset = UNSET  # absolute (W1)
 
     def changes(self) -> dict[str, Any]:
         return {name: value for name in self.__struct_fields__ if not isinstance(value := getattr(self, name), Unset)}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import msgspec
+
 from anyy.api import methods as api
 from anyy.api import residents as wire
 from anyy.api.params import NoParams
@@ -38,7 +40,9 @@ async def create(gw: Gateway, conn: Connection | None, p: wire.ResidentCreatePar
     instructions, a heartbeat (``heartbeat_seconds``, at least 60, with ``heartbeat_note``) and, with
     ``webhook``, its own webhook at ``POST /hooks/NAME``. The webhook's secret is in this reply only."""
     gw.profile.load_role(p.role)  # an unknown role is a clear error listing the roles
-    session = new_session(gw.profile.load_config(), role=p.role, kind="background")
+    session = msgspec.structs.replace(
+        new_session(gw.profile.load_config(), role=p.role, kind="background"), workspace=p.workspace
+    )
     spec = ResidentSpec(
         name=p.name,
         instructions=p.instructions,

@@ -84,10 +84,13 @@ def _retry_view(gw: Gateway, session_id: str) -> wire.RetryView | None:
 @TABLE.method(api.SESSION_CREATE)
 async def create(gw: Gateway, conn: Connection | None, p: CreateParams) -> wire.Session:
     """Create a session with the profile's settings (provider, model, effort, tools, queue modes) and the
-    given role, which must exist in the profile's roles/ (its identity and Soul only: never tools)."""
+    given role, which must exist in the profile's roles/ (its identity and Soul only: never tools). Its
+    ``workspace`` (W1) is the directory its tools work in: absolute, existing on the Gateway's host, under
+    the profile's ``[workspaces] roots`` when it lists any; kept canonical (symbolic links followed)."""
     config = gw.profile.load_config()
     gw.profile.load_role(p.role)  # an unknown role is a clear error listing the roles
     spec = new_session(config, role=p.role, kind=p.kind, title=p.title)
+    spec = msgspec.structs.replace(spec, workspace=p.workspace)
     return views.session(await gw.runtime.create_session(spec))
 
 
@@ -175,7 +178,9 @@ def _new_spec(gw: Gateway, p: NewSessionParams) -> NewSession:
         tools["enabled"] = list(p.tools)
     if p.codemode is not None:
         tools["codemode"] = p.codemode
-    return msgspec.structs.replace(spec, provider=provider, model=model, effort=effort, tools=tools)
+    return msgspec.structs.replace(
+        spec, provider=provider, model=model, effort=effort, tools=tools, workspace=p.workspace
+    )
 
 
 @TABLE.method(api.SESSION_STOP)
@@ -245,7 +250,13 @@ async def compact(gw: Gateway, conn: Connection | None, p: SessionRef) -> wire.C
 @TABLE.method(api.SESSION_SETTINGS)
 async def settings(gw: Gateway, conn: Connection | None, p: SettingsParams) -> wire.Session:
     """Change this session's provider, model or effort (others keep theirs); used from the next model
-    call, and recorded as a model-change entry."""
+    call, and recorded as a model-change entry. ``workspace`` moves the session to another directory (W1),
+    checked as at creation; only while it is idle (nothing running, waiting or queued): else a conflict,
+    and nothing changes."""
+    if p.workspace is not None:
+        session = await gw.runtime.set_workspace(p.session_id, p.workspace)
+        if p.provider is None and p.model is None and p.effort is None:
+            return views.session(session)
     session = await gw.runtime.set_model(p.session_id, provider=p.provider, model=p.model, effort=p.effort)
     return views.session(session)
 

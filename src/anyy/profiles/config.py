@@ -195,6 +195,16 @@ class BackgroundSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=Tru
     max_depth: Annotated[int, msgspec.Meta(ge=0, le=8)] = 1
 
 
+class WorkspaceSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Where sessions work (SPEC W1). ``default``: the workspace of a session made without one (a
+    schedule's run, a resident, an API call that names none); "" is the Gateway's working directory.
+    ``roots``: when not empty, every workspace must be one of these folders or under one. ``~`` is the
+    home directory in both."""
+
+    default: str = ""
+    roots: list[str] = []
+
+
 class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     model: ModelSettings = msgspec.field(default_factory=ModelSettings)
     providers: dict[str, ProviderSettings] = {}
@@ -208,6 +218,7 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     background: BackgroundSettings = msgspec.field(default_factory=BackgroundSettings)
     webhooks: WebhookSettings = msgspec.field(default_factory=WebhookSettings)
     hooks: HooksSettings = msgspec.field(default_factory=HooksSettings)  # the user's own commands (N6)
+    workspaces: WorkspaceSettings = msgspec.field(default_factory=WorkspaceSettings)
     # Virtual models: a name for a "provider/model" pair, selected with provider = "alias" (SPEC M2).
     aliases: dict[str, str] = {}
 
@@ -465,6 +476,13 @@ pass_env = []
 # nests (1: a delegated task cannot delegate again; 0: no delegation).
 max_children = 3
 max_depth = 1
+
+[workspaces]
+# A session works in its workspace: the folder `anyy chat` and the TUI were started in (or --cwd DIR).
+# default: the workspace of a session made without one (schedules, residents, API calls naming none);
+# "" is the Gateway's working directory. roots: when set, every workspace must be under one of them.
+default = ""
+roots = []
 
 # Residents' webhooks (POST /hooks/NAME; docs/background.md): calls a minute per name, wakes that may wait
 # in a resident's queue, and whether callers must sign (X-Anyy-Timestamp, X-Anyy-Signature).

@@ -17,6 +17,7 @@ from anyy.runtime.deps import Deps, RuntimeSettings
 from anyy.runtime.prompt import read_memory, system_prompt
 from anyy.runtime.tooling import mcp_specs, tool_environment, tool_policy
 from anyy.runtime.user_hooks import UserHooks
+from anyy.runtime.workspaces import policy_from
 from anyy.storage.owner import StoreOwner
 from anyy.storage.protocol import SessionStore
 from anyy.tools import BuiltinToolSource
@@ -72,10 +73,11 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
     profile.require()
     config = profile.load_config()
 
-    skills = skill_dirs(profile.path / "skills", workdir)
+    profile_skills = profile.path / "skills"
 
     def prompt_for(session: Session) -> str:
         prompt = system_prompt(profile.load_role(session.role), read_memory(profile.memory_dir))
+        skills = skill_dirs(profile_skills, deps.workspace_of(session))  # the session's workspace's (W1)
         listing = skills_prompt(find_skills(skills))  # names and descriptions only (N4)
         return f"{prompt}\n\n{listing}" if listing else prompt
 
@@ -84,7 +86,7 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
     deps = Deps(
         owner=owner,
         models=registry_from(config),
-        tools=BuiltinToolSource(servers, skills),
+        tools=BuiltinToolSource(servers, skill_dirs(profile_skills, workdir), profile_skills=profile_skills),
         system_prompt=prompt_for,
         workdir=workdir,
         memory_dir=profile.memory_dir,
@@ -94,6 +96,7 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
         tool_policy=tool_policy(config, profile.home),
         tool_servers=servers,
         hooks=UserHooks(config.hooks, profile=profile.name, trust_path=profile.path / TRUST_FILE),
+        workspaces=policy_from(config.workspaces),
     )
 
     def reload_settings() -> str:
@@ -103,6 +106,7 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
         warm_providers(deps.models, fresh)
         deps.tool_env = tool_environment(fresh)
         deps.tool_policy = tool_policy(fresh, profile.home)
+        deps.workspaces = policy_from(fresh.workspaces)
         servers.configure(mcp_specs(fresh))  # applied by the reload's next step (tool servers)
         if deps.hooks is not None:
             deps.hooks.configure(fresh.hooks)

@@ -35,6 +35,7 @@ from anyy.domain.entries import Entry, EntryKind, NewEntry, ToolResultData
 from anyy.domain.errors import Conflict, InvalidInput, NotFound
 from anyy.domain.queue import FINAL_EXECUTION_STATES, Execution, NewSubmission
 from anyy.domain.sessions import NewSession, Origin, Session
+from anyy.runtime.workspaces import subfolder
 from anyy.storage.protocol import SessionStore
 from anyy.tools.base import Delegator
 
@@ -158,6 +159,8 @@ class Delegations:
         codemode = bool(parent.tools.get("codemode"))
         self.deps.tools.tools_for(tools, codemode=codemode)  # unknown names: InvalidInput
         role = request.role or parent.role
+        home = self.deps.workspace_of(parent)  # a child works in its parent's workspace or a folder under it
+        workspace = subfolder(home, request.folder) if request.folder else str(home)
         spec = NewSession(
             kind="background",
             title=_title(request.brief),
@@ -169,6 +172,7 @@ class Delegations:
             steering_mode=parent.steering_mode,
             follow_up_mode=parent.follow_up_mode,
             origin=Origin(kind="delegate", parent_session_id=parent.id, parent_call_id=call_id),
+            workspace=workspace,
         )
         if role != parent.role:
             try:

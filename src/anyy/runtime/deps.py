@@ -14,6 +14,7 @@ from anyy.runtime.bus import EventBus
 from anyy.runtime.clock import Clock, SystemClock, WallClock
 from anyy.runtime.contexts import ContextCache
 from anyy.runtime.user_hooks import UserHooks
+from anyy.runtime.workspaces import WorkspacePolicy, session_workspace
 from anyy.storage.owner import StoreOwner
 from anyy.storage.protocol import SessionStore
 from anyy.tools.base import Delegator, ToolContext, ToolOutcome
@@ -49,7 +50,9 @@ class ToolSet(Protocol):
 
 
 class ToolSource(Protocol):
-    def tools_for(self, enabled: Sequence[str], *, codemode: bool) -> ToolSet: ...
+    def tools_for(self, enabled: Sequence[str], *, codemode: bool, workspace: Path | None = None) -> ToolSet:
+        """The tools ``enabled`` names; ``workspace``: the session's, whose skills join the profile's (N4)."""
+        ...
 
 
 @dataclass
@@ -75,7 +78,7 @@ class Deps:
     models: ModelSource
     tools: ToolSource
     system_prompt: Callable[[Session], str]  # role + Soul + memory snapshot, read at execution start
-    workdir: Path
+    workdir: Path  # the Gateway's working directory: where sessions made before workspaces (W1) work
     memory_dir: Path
     settings: RuntimeSettings = field(default_factory=RuntimeSettings)
     clock: Clock = field(default_factory=SystemClock)
@@ -91,3 +94,10 @@ class Deps:
     delegator: Callable[[str, str, str], Delegator] | None = None
     contexts: ContextCache = field(default_factory=ContextCache)  # active sessions' decoded contexts
     hooks: UserHooks | None = None  # the user's own hooks, [hooks] (N6); None: none
+    workspaces: WorkspacePolicy = field(default_factory=WorkspacePolicy)  # [workspaces]: default, roots (W1)
+
+    def workspace_of(self, session: Session) -> Path:
+        """The directory ``session`` works in (W1): its workspace (absolute, canonical), or the Gateway's
+        working directory for a session made before workspaces. Tools, the sandbox, approvals and skills
+        all read it from here."""
+        return session_workspace(session, self.workdir)

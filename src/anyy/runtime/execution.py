@@ -82,6 +82,7 @@ from anyy.runtime.file_captures import PassCaptures
 from anyy.runtime.stream_keeper import StreamKeeper, answer_saver
 from anyy.runtime.tool_watch import ToolWatch
 from anyy.runtime.user_hooks import Verdict, decide, system_with_context, with_context
+from anyy.runtime.workspaces import workspace_problem
 from anyy.storage.protocol import SessionStore
 from anyy.tools.approvals import Verdict as RuleVerdict
 from anyy.tools.approvals import denied_by_user, gate
@@ -220,6 +221,7 @@ class ExecutionRun:
         self._awaiting: asyncio.Task[Any] | None = None
         self._ready: tuple[ModelContext, Sequence[Message]] | None = None  # the checkpoint's context, as messages
         self._retry_wait: asyncio.Task[Any] | None = None
+        self.workspace: Path | None = None  # the session's, as the last checkpoint found it (W1)
         self._compactor = Compactor(deps)
         self._announce = Announcer(deps)
         self._outage_since: float | None = None  # when the store stopped answering this execution's writes
@@ -386,6 +388,10 @@ class ExecutionRun:
             if self.stop_requested:
                 return await self._finish_stopped()
             session, context = await self._checkpoint()
+            problem = self._enter_workspace(session)
+            if problem is not None:  # never a silent fallback to another folder (W1)
+                await self._set_state("failed", error=problem)
+                return Outcome.FAILED
             try:
                 blocked = await self._hooks_before_pass(session)
             except _Stopped:
@@ -442,7 +448,9 @@ class ExecutionRun:
             fresh = False
             absent = await self._servers_ready(session)
             self.granted = set(session.tools.get("approved") or ())
-            tools = self.deps.tools.tools_for(_enabled_tools(session), codemode=bool(session.tools.get("codemode")))
+            tools = self.deps.tools.tools_for(
+                _enabled_tools(session), codemode=bool(session.tools.get("codemode")), workspace=self.workspace
+            )
             if (
                 context.tokens > self.deps.settings.budget_tokens
                 and not overflow_compacted
@@ -795,14 +803,24 @@ class ExecutionRun:
             return self._ready[1]
         return await self._store(lambda s: self.deps.contexts.messages(s, self.session_id, context))
 
+    def _enter_workspace(self, session: Session) -> str | None:
+        """Check the session's workspace before a model call or a waiting batch (W1): what is wrong, or
+        None once it is the folder the tools work in."""
+        problem = workspace_problem(session, self.deps.workdir, self.deps.workspaces)
+        if problem is None:
+            self.workspace = self.deps.workspace_of(session)
+        return problem
+
     def _tool_context(self, call_id: str = "") -> ToolContext:
         settings = self.deps.settings
         delegator = self.deps.delegator
+        if self.workspace is None:  # tools run only after a checkpoint found the workspace
+            raise RuntimeError("a tool was about to run before the session's workspace was checked")
         return ToolContext(
             call_id=call_id,
             execution_id=self.execution_id,
             delegate=delegator(self.session_id, self.execution_id, call_id) if delegator and call_id else None,
-            workdir=self.deps.workdir,
+            workdir=self.workspace,
             memory_dir=self.deps.memory_dir,
             session_id=self.session_id,
             timeout=settings.tool_timeout,
@@ -1009,9 +1027,20 @@ class ExecutionRun:
         if not waiting:
             return None
         session: Session = await self._store(lambda s: s.get_session(self.session_id))
+        problem = self._enter_workspace(session)
+        if problem is not None:  # none of them runs; the next checkpoint ends the execution with the notice
+            plan = PassPlan(results={call_id: (problem, True, True) for call_id, _, _ in waiting})
+            self._appended(
+                await self._store(
+                    lambda s: s.append_entries(self.session_id, _result_entries([(c, n) for c, n, _ in waiting], plan))
+                )
+            )
+            return None
         await self._servers_ready(session)
         self.granted = set(session.tools.get("approved") or ())
-        tools = self.deps.tools.tools_for(_enabled_tools(session), codemode=bool(session.tools.get("codemode")))
+        tools = self.deps.tools.tools_for(
+            _enabled_tools(session), codemode=bool(session.tools.get("codemode")), workspace=self.workspace
+        )
         captures = PassCaptures(self.deps, self.session_id, self.execution_id)
         plan = await self._run_calls([(c, n, dict(a)) for c, n, a in waiting], tools, captures)
         results = _result_entries([(c, n) for c, n, _ in waiting], plan) + self._take_hook_notes()

@@ -1,6 +1,6 @@
 """File captures around passes (W2), rewinds (W3) and their upkeep (W4), for the runtime.
 
-- :func:`workspace_of` is the one place that says which folder a session's tools work in.
+- :func:`workspace_of` reads the folder a session's tools work in (its workspace, W1).
 - :class:`PassCaptures` captures the workspace before the first tool call of a pass that may change
   files, and again after the pass; each capture is joined to an entry in the session store only once
   the capture store has it on disk (a kill in between leaves an unjoined capture, never a broken one).
@@ -32,10 +32,10 @@ log = logging.getLogger("anyy.runtime")
 READ_ONLY_TOOLS = frozenset({"read_file", "list_dir", "web_fetch", "ask_user", "delegate", "skill", "memory"})
 
 
-def workspace_of(deps: Deps, session_id: str) -> Path:
-    """The folder ``session_id``'s tools work in (its workspace)."""
-    del session_id  # every session of a Gateway shares its working folder until sessions have their own (W1)
-    return deps.workdir
+async def workspace_of(deps: Deps, session_id: str) -> Path:
+    """The folder ``session_id``'s tools work in: its workspace (W1), read from the store."""
+    session = await deps.owner.call(lambda s: s.get_session(session_id))
+    return deps.workspace_of(session)
 
 
 def may_change_files(deps: Deps, name: str) -> bool:
@@ -65,7 +65,7 @@ class PassCaptures:
         if store is None or self.taken or self.failed or not may_change_files(self.deps, name):
             return
         self.taken = True
-        workspace = workspace_of(self.deps, self.session_id)
+        workspace = await workspace_of(self.deps, self.session_id)
         try:
             capture = await asyncio.to_thread(store.capture, workspace)
             session = await self.deps.owner.call(lambda s: s.get_session(self.session_id))
@@ -78,7 +78,7 @@ class PassCaptures:
         store = self.deps.captures
         if store is None or not self.taken or self.failed or not entries:
             return
-        workspace = workspace_of(self.deps, self.session_id)
+        workspace = await workspace_of(self.deps, self.session_id)
         try:
             capture = await asyncio.to_thread(store.capture, workspace)
             await _record(self.deps, self._new(entries[-1].id, capture.commit, "after", workspace))
@@ -150,7 +150,7 @@ async def files_diff(
         return first_on_path(store, session_id, None), state_at(store, session_id, None)
 
     base, target = await deps.owner.call(read)
-    workspace = str(workspace_of(deps, session_id))
+    workspace = str(await workspace_of(deps, session_id))
     if target is None:
         return FilesDiff(session_id=session_id, workspace=workspace, base="", target="")
 
@@ -199,7 +199,7 @@ async def target_of(deps: Deps, session_id: str, entry_id: int | None) -> FileCa
 async def preview(deps: Deps, session_id: str, entry_id: int | None) -> FilesRewind:
     captures = _captures(deps)
     target = await target_of(deps, session_id, entry_id)
-    workspace = workspace_of(deps, session_id)
+    workspace = await workspace_of(deps, session_id)
     plan: RestorePlan = await asyncio.to_thread(captures.plan, workspace, target.commit)
     shown = FilesRewind(preview=True, workspace=str(workspace), target=target.commit)
     for change in plan.changes:
@@ -215,7 +215,7 @@ async def restore(
     to ``leaving`` (the entry the session leaves), so a rewind can itself be undone."""
     captures = _captures(deps)
     target = await target_of(deps, session_id, entry_id)
-    workspace = workspace_of(deps, session_id)
+    workspace = await workspace_of(deps, session_id)
     if leaving:
         now = await asyncio.to_thread(captures.capture, workspace, baseline=False)
         await _record(

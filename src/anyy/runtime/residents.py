@@ -32,6 +32,7 @@ from anyy.domain.residents import (
 )
 from anyy.domain.sessions import NewSession, Origin, Session
 from anyy.profiles.names import NAME_RULE, is_valid_name
+from anyy.runtime.workspaces import chosen_workspace
 from anyy.storage.protocol import SessionStore
 from commons.ids import new_id
 
@@ -98,7 +99,10 @@ class Residents:
         check_heartbeat(spec.heartbeat_seconds)
         resident_id = new_id("res")
         origin = Origin(kind="resident", name=spec.name, resident_id=resident_id)
-        new = msgspec.structs.replace(session, kind="background", title=f"resident {spec.name}", origin=origin)
+        workspace = chosen_workspace(session.workspace, self.deps.workspaces, self.deps.workdir)  # W1
+        new = msgspec.structs.replace(
+            session, kind="background", title=f"resident {spec.name}", origin=origin, workspace=workspace
+        )
         secret = secrets.token_urlsafe(24) if spec.webhook else None
         resident = Resident(
             id=resident_id,

@@ -45,6 +45,7 @@ from anyy.runtime.memory import Trimmer
 from anyy.runtime.residents import Residents
 from anyy.runtime.session_writes import SessionWrites
 from anyy.runtime.titles import Titles, name_from_first
+from anyy.runtime.workspaces import chosen_workspace
 from anyy.storage.ownership import Control, OwnedElsewhere
 from anyy.storage.protocol import SessionStore
 from anyy.tools.approvals import DECISIONS, QUESTION_PREFIX
@@ -273,6 +274,7 @@ class Runtime(SessionWrites):
         """A new session with its first message (U1), both written in one transaction or neither; its
         settings are checked first (:func:`chosen_model`, the tools). A retry with the same key (D8) gets
         the session and submission the first one made."""
+        spec = self.placed(spec)
         self.deps.models.resolve(spec.provider, spec.model, None)
         enabled = spec.tools.get("enabled")
         if isinstance(enabled, list):  # MCP names are checked against the configured servers: no wait (N1)
@@ -591,6 +593,23 @@ class Runtime(SessionWrites):
 
         await self._require_idle(session_id, "configuring tools", queue_too=True)
         result: Session = await self._actor(session_id).submit(job)
+        return result
+
+    async def set_workspace(self, session_id: str, workspace: str) -> Session:
+        """Move the session to another workspace (W1): only while nothing runs, waits or is queued, since a
+        response in progress works in the old one. Checked as at creation (it exists here, under the roots)."""
+        chosen = chosen_workspace(workspace, self.deps.workspaces, self.deps.workdir)
+        what = "changing the workspace"
+
+        async def job() -> Session:
+            await self._require_idle(session_id, what, queue_too=True)
+            patch = SessionPatch(workspace=chosen)
+            session: Session = await self.deps.owner.call(lambda s: s.update_session(session_id, patch))
+            return session
+
+        await self._require_idle(session_id, what, queue_too=True)
+        result: Session = await self._actor(session_id).submit(job)
+        await self._announce.queue(session_id)  # says the settings changed
         return result
 
     async def set_model(

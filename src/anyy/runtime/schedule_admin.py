@@ -24,6 +24,7 @@ from anyy.runtime.assembly import new_session
 from anyy.runtime.runtime import Runtime
 from anyy.runtime.scheduler import Scheduler, WallClock, zone_of
 from anyy.runtime.views import convert
+from anyy.runtime.workspaces import chosen_workspace
 
 ALIAS = "alias"  # the provider of a virtual model (anyy.providers.registry.VIRTUAL_PROVIDER)
 
@@ -45,6 +46,7 @@ CLEARED: dict[str, Any] = {
     "model": "",
     "tools": None,
     "session_id": None,
+    "workspace": None,
     "timezone": "UTC",
     "catch_up": "skip",
 }
@@ -133,8 +135,13 @@ class ScheduleAdmin:
             changes.update(provider=schedule.provider, model=schedule.model)
         if schedule.tools is not None:
             changes["tools"] = {**spec.tools, "enabled": list(schedule.tools)}
+        changes["workspace"] = self._workspace(schedule.workspace)  # gone since: this run fails, saying so (W1)
         origin = Origin(kind="schedule", name=schedule.name, schedule_id=schedule.id, scheduled_for=scheduled_for)
         return msgspec.structs.replace(spec, origin=origin, **changes)
+
+    def _workspace(self, raw: str | None) -> str:
+        deps = self.scheduler.runtime.deps
+        return chosen_workspace(raw, deps.workspaces, deps.workdir)
 
     def _check(self, role: str, model: str) -> tuple[str, str]:
         try:
@@ -164,6 +171,7 @@ class ScheduleAdmin:
             model=model,
             tools=p.tools,
             session_id=p.session_id,
+            workspace=None if p.workspace is None else self._workspace(p.workspace),
             paused=p.paused,
             considered=now,
             next_at=next_after(timing, zone_of(timing.timezone), now),
@@ -184,6 +192,8 @@ class ScheduleAdmin:
             now = self.scheduler.clock.now()
             plain = ("name", "prompt", "role", "tools", "session_id")
             changes: dict[str, Any] = {name: given[name] for name in plain if name in given}
+            if "workspace" in given:
+                changes["workspace"] = None if given["workspace"] is None else self._workspace(given["workspace"])
             timed = {name: given[name] for name in TimingInput._fields if name in given}
             if timed:
                 timing = timing_from(TimingInput(**timed), current.timing, now)

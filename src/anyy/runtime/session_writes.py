@@ -14,6 +14,7 @@ from anyy.domain.sessions import NewSession, QueueMode, Session, SessionPatch
 from anyy.runtime.actor import Actors
 from anyy.runtime.announce import Announcer
 from anyy.runtime.deps import Deps
+from anyy.runtime.workspaces import chosen_workspace
 from anyy.storage import reads
 from anyy.storage.protocol import SessionStore
 
@@ -56,8 +57,15 @@ class SessionWrites:
 
     # -- sessions --------------------------------------------------------------------------------
     async def create_session(self, spec: NewSession) -> Session:
+        spec = self.placed(spec)
         session: Session = await self.deps.owner.call(lambda s: s.create_session(spec))
         return session
+
+    def placed(self, spec: NewSession) -> NewSession:
+        """``spec`` with its workspace checked and made canonical (W1): the one it names, else the profile's
+        default, else the Gateway's working directory; it must exist here and lie under the profile's roots."""
+        workspace = chosen_workspace(spec.workspace, self.deps.workspaces, self.deps.workdir)
+        return msgspec.structs.replace(spec, workspace=workspace)
 
     async def rename(self, session_id: str, title: str) -> Session:
         session: Session = await self.deps.owner.call(lambda s: s.update_session(session_id, SessionPatch(title=title)))

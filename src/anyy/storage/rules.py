@@ -39,6 +39,15 @@ def check_modes(steering: str, follow_up: str) -> None:
             raise InvalidInput(f"{name} mode must be one of {', '.join(QUEUE_MODES)}, not {mode!r}")
 
 
+def check_workspace(workspace: str | None) -> None:
+    """A session's workspace is an absolute path (W1); which one, and whether it exists, is the runtime's
+    business (a store may serve Gateways on several hosts)."""
+    if workspace is None:
+        return
+    if not isinstance(workspace, str) or not workspace.startswith("/") or "\0" in workspace:
+        raise InvalidInput(f"a session's workspace must be an absolute directory path, not {workspace!r}")
+
+
 def check_goal_state(state: str) -> None:
     if state not in ("active", "paused"):
         raise InvalidInput("a goal's state is 'active' or 'paused'")

@@ -10,10 +10,11 @@ import msgspec
 from anyy.domain.errors import Conflict, InvalidInput, NotFound
 from anyy.domain.schedule_records import MAX_NAME, NewSchedule, Schedule, ScheduleRun
 from anyy.domain.schedules import Timing
+from anyy.storage.rules import check_workspace
 
 SCHEDULE_COLUMNS = (
     "id, name, timing, prompt, role, provider, model, tools, session_id, paused, considered, next_at, "
-    "created_at, updated_at"
+    "workspace, created_at, updated_at"
 )
 # A run and its outcome: its submission's state, read now (a run that could not be queued failed).
 RUN_SELECT = (
@@ -37,6 +38,7 @@ def check_name(name: object) -> str:
 
 def check_new(new: NewSchedule) -> None:
     check_name(new.name)
+    check_workspace(new.workspace)
     if not new.prompt.strip():
         raise InvalidInput("prompt: a schedule needs a prompt to send at each run")
 
@@ -68,6 +70,7 @@ def schedule_values(s: Schedule | NewSchedule) -> tuple[Any, ...]:
         int(s.paused),
         s.considered,
         s.next_at,
+        s.workspace,
     )
 
 
@@ -85,6 +88,7 @@ def schedule_from_row(row: tuple[Any, ...]) -> Schedule:
         paused,
         considered,
         next_at,
+        workspace,
         created,
         updated,
     ) = row
@@ -101,6 +105,7 @@ def schedule_from_row(row: tuple[Any, ...]) -> Schedule:
         paused=bool(paused),
         considered=considered,
         next_at=next_at,
+        workspace=workspace,
         created_at=created,
         updated_at=updated,
     )

@@ -13,7 +13,7 @@ from anyy.domain.schedule_records import NewSchedule, RunClaim, Schedule, Schedu
 from anyy.storage import schedule_rules as rules
 from commons.ids import new_id
 
-_MARKS = ", ".join(["?"] * 14)
+_MARKS = ", ".join(["?"] * 15)
 _BY_REF = f"SELECT {rules.SCHEDULE_COLUMNS} FROM schedules WHERE id = ? OR name = ?"
 
 
@@ -85,8 +85,8 @@ class SchedulesSql:
                 cur = conn.execute(
                     self._sql(
                         "UPDATE schedules SET name = ?, timing = ?, prompt = ?, role = ?, provider = ?, model = ?, "
-                        "tools = ?, session_id = ?, paused = ?, considered = ?, next_at = ?, updated_at = ? "
-                        "WHERE id = ?"
+                        "tools = ?, session_id = ?, paused = ?, considered = ?, next_at = ?, workspace = ?, "
+                        "updated_at = ? WHERE id = ?"
                     ),
                     (*rules.schedule_values(schedule), self.clock(), schedule.id),
                 )

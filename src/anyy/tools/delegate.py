@@ -29,6 +29,10 @@ _TASK_SCHEMA: dict[str, Any] = {
             "items": {"type": "string"},
             "description": "The helper's tools (default: yours, without ask_user).",
         },
+        "folder": {
+            "type": "string",
+            "description": "The folder the helper works in: a subfolder of your workspace (default: yours).",
+        },
     },
     "required": ["brief"],
     "additionalProperties": False,
@@ -64,7 +68,7 @@ class DelegateTool(BuiltinTool):
 def parse_tasks(raw: Any) -> list[TaskRequest]:
     """The tasks of a call, checked; :class:`ToolFailure` names what is wrong."""
     if not isinstance(raw, list) or not raw:
-        raise ToolFailure("delegate: 'tasks' must be a non-empty list of {brief, role?, model?, tools?}")
+        raise ToolFailure("delegate: 'tasks' must be a non-empty list of {brief, role?, model?, tools?, folder?}")
     if len(raw) > MAX_TASKS:
         raise ToolFailure(f"delegate: at most {MAX_TASKS} tasks in one call, not {len(raw)}: group them")
     return [_task(index, item) for index, item in enumerate(raw, start=1)]
@@ -76,13 +80,15 @@ def _task(index: int, item: Any) -> TaskRequest:
         item = {"brief": item}
     if not isinstance(item, dict):
         raise ToolFailure(f"{where} must be an object with a 'brief', not {type(item).__name__}")
-    unknown = sorted(set(item) - {"brief", "role", "model", "tools"})
+    unknown = sorted(set(item) - {"brief", "role", "model", "tools", "folder"})
     if unknown:
-        raise ToolFailure(f"{where} has unknown key(s) {', '.join(unknown)}; it takes brief, role, model, tools")
+        raise ToolFailure(
+            f"{where} has unknown key(s) {', '.join(unknown)}; it takes brief, role, model, tools, folder"
+        )
     brief = item.get("brief")
     if not isinstance(brief, str) or not brief.strip():
         raise ToolFailure(f"{where} needs a 'brief': the text the helper starts from")
-    for key in ("role", "model"):
+    for key in ("role", "model", "folder"):
         if not isinstance(item.get(key, ""), str):
             raise ToolFailure(f"{where}: {key!r} must be a string")
     tools = item.get("tools")
@@ -93,4 +99,5 @@ def _task(index: int, item: Any) -> TaskRequest:
         role=item.get("role", ""),
         model=item.get("model", ""),
         tools=None if tools is None else tuple(tools),
+        folder=item.get("folder", ""),
     )

@@ -25,7 +25,7 @@ from anyy.tools.mcp_servers import PREFIX as MCP_PREFIX
 from anyy.tools.mcp_servers import McpServers
 from anyy.tools.memory import MemoryTool
 from anyy.tools.shell import ShellTool
-from anyy.tools.skills import SkillTool, find_skills
+from anyy.tools.skills import SkillTool, find_skills, skill_dirs
 from anyy.tools.web_fetch import WebFetchTool
 
 # Every built-in tool by name, in the order the model is shown them.
@@ -131,20 +131,27 @@ class BuiltinToolSource:
     it now (not started yet, down, or its list changed) is left out, so that a session outlives them.
     """
 
-    def __init__(self, servers: McpServers | None = None, skill_dirs: Sequence[Path] = ()) -> None:
+    def __init__(
+        self, servers: McpServers | None = None, skill_dirs: Sequence[Path] = (), *, profile_skills: Path | None = None
+    ) -> None:
         self.servers = servers
         self.skill_dirs = tuple(skill_dirs)
+        self.profile_skills = profile_skills  # with a workspace: its skill folders, then these (W1)
 
-    def tools_for(self, enabled: Sequence[str], *, codemode: bool) -> ToolSet:
-        """The session's tools; ``skill`` joins them whenever there are skills (N4)."""
+    def tools_for(self, enabled: Sequence[str], *, codemode: bool, workspace: Path | None = None) -> ToolSet:
+        """The session's tools; ``skill`` joins them whenever there are skills (N4): those of the session's
+        ``workspace`` and the profile's."""
         if isinstance(enabled, str):
             enabled = [enabled]
         wanted = [name for name in enabled if name.startswith(MCP_PREFIX)]
         builtin: list[Tool] = [
             BUILTIN_TOOLS[name]() for name in check_tool_names([n for n in enabled if n not in wanted and n != "skill"])
         ]
-        if self.skill_dirs and find_skills(self.skill_dirs):
-            builtin.append(SkillTool(self.skill_dirs))
+        dirs = self.skill_dirs
+        if workspace is not None and self.profile_skills is not None:
+            dirs = skill_dirs(self.profile_skills, workspace)
+        if dirs and find_skills(dirs):
+            builtin.append(SkillTool(dirs))
         return ToolSet([*builtin, *self._mcp_tools(wanted)], codemode=codemode)
 
     def _mcp_tools(self, wanted: Sequence[str]) -> list[Tool]:

@@ -108,8 +108,10 @@ class AnyyApp(App[None]):
         locate: Locator | None = None,
         history_page: int = HISTORY_PAGE,
         profile: Profile | None = None,
+        workspace: str | None = None,
     ) -> None:
         super().__init__()
+        self.workspace = workspace  # a new session's (W1): the directory the TUI was started in, or --cwd
         self.alt_enter = read_alt_enter()  # ESC CR (tmux, xterm) is Alt+Enter, not Enter
         self.link = GatewayLink(address, locate or address_locator(address.profile), self.post_message)
         self.requested_session = session_id
@@ -213,7 +215,7 @@ class AnyyApp(App[None]):
 
     async def open_draft(self) -> None:
         """A new session, shown but not created until its first message (U1): :mod:`anyy.tui.draft`."""
-        draft, budget = draft_session(self.profile, self.role)
+        draft, budget = draft_session(self.profile, self.role, self.workspace)
         await self._unsubscribe()
         self.draft_defaults = draft
         self.state.session = draft

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+import msgspec
+
 from anyy.api import methods as m
-from anyy.api.params import ClearParams, NavigateParams, SessionRef
+from anyy.api.params import ClearParams, NavigateParams, SessionRef, SettingsParams
 from anyy.api.sessions import TreeView
 from anyy.client.errors import GatewayError
+from anyy.client.workspace import client_workspace, shown
+from anyy.domain.errors import InvalidInput
 from anyy.tui import settings
 from anyy.tui.attachments import AttachError, upload
 from anyy.tui.host import Host
@@ -34,6 +38,7 @@ class Commands:
             "/provider": model.provider,
             "/model": model.model,
             "/effort": model.effort,
+            "/cwd": self.cwd,
             "/attach": self.attach,
             "/detach": self.detach,
             "/continue": self.continue_queue,
@@ -56,6 +61,28 @@ class Commands:
         await self.host.conversation.clear()
         await self.host.open_draft()
         await self.host.say("New session: it is named after your first message.")
+
+    async def cwd(self, argument: str) -> None:
+        """``/cwd``: say the session's workspace; ``/cwd DIR``: move it there (W1), a draft at once, a session
+        only while idle (the Gateway refuses otherwise). A relative DIR is taken from the TUI's directory."""
+        session = self.state.session
+        if session is None:
+            return
+        if not argument:
+            await self.host.say(f"This session works in {shown(session.workspace)}.")
+            return
+        try:
+            path = client_workspace(argument)
+            if self.host.drafting:
+                changed = msgspec.structs.replace(session, workspace=path)
+            else:
+                params = SettingsParams(session_id=session.id, workspace=path)
+                changed = await self.host.call(m.SESSION_SETTINGS, params)
+        except (GatewayError, InvalidInput) as exc:
+            await self.host.say(f"/cwd: not changed: {exc}")
+            return
+        self.state.session = changed
+        await self.host.say(f"This session now works in {shown(changed.workspace)}.")
 
     async def attach(self, argument: str) -> None:
         """Upload a file for the next message (``/attach PATH``)."""

@@ -28,9 +28,10 @@ class DraftRefused(Exception):
     """A choice the Gateway would refuse: the message says what exists."""
 
 
-def draft_session(profile: Profile, role: str | None) -> tuple[Session, int]:
+def draft_session(profile: Profile, role: str | None, workspace: str | None = None) -> tuple[Session, int]:
     """The session ``session.create`` would make now for ``role`` (checked: an unknown role is the profile's
-    clear error listing the roles), not created; and its context budget, as ``session.get`` says it."""
+    clear error listing the roles) in ``workspace`` (W1), not created; and its context budget, as
+    ``session.get`` says it."""
     role_name = role or "default"
     profile.load_role(role_name)
     config = profile.load_config()
@@ -51,6 +52,7 @@ def draft_session(profile: Profile, role: str | None) -> tuple[Session, int]:
         forked_from=None,
         created_at=now,
         updated_at=now,
+        workspace=workspace,
     ), config.compaction.budget_tokens
 
 
@@ -103,9 +105,11 @@ def _check(catalog: Models, listed: dict[str, list[str]], provider: str, model: 
 
 
 def creation(draft: Session, defaults: Session) -> NewSessionParams:
-    """The ``new`` of the first send's ``session.send``: the draft's role, and its provider, model and effort
-    when they differ from ``defaults`` (the draft as first shown: the profile's values)."""
+    """The ``new`` of the first send's ``session.send``: the draft's role and workspace (W1), and its provider,
+    model and effort when they differ from ``defaults`` (the draft as first shown: the profile's values)."""
     changed = (draft.provider, draft.model, draft.effort) != (defaults.provider, defaults.model, defaults.effort)
     if not changed:
-        return NewSessionParams(role=draft.role)
-    return NewSessionParams(role=draft.role, provider=draft.provider, model=draft.model, effort=draft.effort)
+        return NewSessionParams(role=draft.role, workspace=draft.workspace)
+    return NewSessionParams(
+        role=draft.role, provider=draft.provider, model=draft.model, effort=draft.effort, workspace=draft.workspace
+    )

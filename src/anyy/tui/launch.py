@@ -13,9 +13,12 @@ class TuiError(AnyyError):
     pass
 
 
-def run_tui(profile: Profile, *, resume: str | None = None, role: str | None = None) -> None:
+def run_tui(
+    profile: Profile, *, resume: str | None = None, role: str | None = None, workspace: str | None = None
+) -> None:
     address, note = ensure_gateway(profile)
-    app = AnyyApp(address, session_id=resume, role=role, note=note, locate=lambda: read_address(profile))
+    locate = lambda: read_address(profile)  # noqa: E731
+    app = AnyyApp(address, session_id=resume, role=role, note=note, locate=locate, workspace=workspace)
     app.run()
     if app.failure is not None:
         raise TuiError(app.failure)

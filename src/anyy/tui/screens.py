@@ -47,6 +47,7 @@ COMMANDS: dict[str, str] = {
     "/provider": "this session's provider (/provider NAME, or pick one)",
     "/model": "this session's model (/model NAME, or pick one)",
     "/effort": "this session's reasoning effort (/effort low|medium|high|default, or pick one)",
+    "/cwd": "this session's workspace, where its tools work (/cwd DIR to move an idle session there)",
     "/attach": "attach a file to the next message (/attach PATH; listed above the editor)",
     "/detach": "remove an attached file (/detach N), or all of them (/detach)",
     "/continue": "start the items left waiting in the queue after a stop or a failure",

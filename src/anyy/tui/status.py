@@ -1,12 +1,12 @@
 """The status line: the session's role and provider/model (effort), how full its context is and what the
-last response used, the session id, and, on the right, what the session is doing.
+last response used, the session id, its workspace (W1), and, on the right, what the session is doing.
 
 It shows the app's :class:`SessionState` and redraws itself when a field it shows changes. The context
 fill is what the model re-read for the last response on the current path (``session.get``
 ``context_tokens``, then each recorded answer's usage) against the compaction budget; past the budget, the
 Gateway summarises older entries. ``↑`` counts the tokens the last response read (its whole prompt, with
 what came from the provider's cache in brackets when it says), ``↓`` those it wrote: the Dashboard's words.
-The state keeps its place at the right: the rest is cut short (the id first) on a narrow terminal."""
+The state keeps its place at the right: the rest is cut short (the workspace first) on a narrow terminal."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from textual.containers import Horizontal
 from textual.timer import Timer
 from textual.widgets import Static
 
+from anyy.client.workspace import shown
 from anyy.tui.state import SessionState
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -118,7 +119,8 @@ class StatusLine(Horizontal):
         fill = self.fill()
         if fill:
             parts.append(fill)
-        parts.append(s.id or "new session")  # last: the first part cut short on a narrow terminal
+        parts.append(s.id or "new session")
+        parts.append(shown(s.workspace))  # last: the first part cut short on a narrow terminal (W1)
         return " · ".join(parts)
 
     def describe(self) -> str:

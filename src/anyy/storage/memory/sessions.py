@@ -50,6 +50,7 @@ class SessionsPart(MemoryCore):
         self._check_open()
         rules.check_kind(new.kind)
         rules.check_modes(new.steering_mode, new.follow_up_mode)
+        rules.check_workspace(new.workspace)
         return self._add_session(
             Session(
                 id=new_id("ses"),
@@ -68,6 +69,7 @@ class SessionsPart(MemoryCore):
                 created_at=self.clock(),
                 updated_at=self.clock(),
                 origin=new.origin,
+                workspace=new.workspace,
             ),
             fork_point=None,
         )
@@ -119,6 +121,8 @@ class SessionsPart(MemoryCore):
         goal = changes.get("goal")
         if goal is not None:
             rules.check_goal_state(goal.state)
+        if "workspace" in changes:
+            rules.check_workspace(changes["workspace"])
         session = record.session
         rules.check_modes(
             changes.get("steering_mode", session.steering_mode), changes.get("follow_up_mode", session.follow_up_mode)

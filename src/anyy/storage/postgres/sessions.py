@@ -12,7 +12,7 @@ from anyy.domain.errors import InvalidInput
 from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
 from anyy.domain.sessions import NewSession, Page, Session, SessionKind, SessionPatch
 from anyy.storage.postgres.core import HEAD_SQL, PgCore
-from anyy.storage.rules import check_kind, check_modes
+from anyy.storage.rules import check_kind, check_modes, check_workspace
 from anyy.storage.sqlite.rows import SESSION_COLUMNS, session_from_row
 from commons.ids import new_id
 
@@ -20,20 +20,20 @@ _json = msgspec.json.Encoder()
 _LOCK_BY_ID = "SELECT 1 FROM sessions WHERE id = %s AND status = 'active' FOR UPDATE"
 _INSERT_SESSION = (
     "INSERT INTO sessions (id, kind, title, role, provider, model, effort, tools, steering_mode, follow_up_mode, "
-    "head, forked_from, fork_point, created_at, updated_at, origin) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING num"
+    "head, forked_from, fork_point, created_at, updated_at, origin, workspace) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING num"
 )
 
 # A fork at the head, reading the source's row inside the insert; the new row as ``session_from_row`` takes it
 # (its head: the fork point, NULL before the first entry).
 _FORK_AT_HEAD = (
     "INSERT INTO sessions (id, kind, title, role, provider, model, effort, tools, steering_mode, follow_up_mode, "
-    "head, forked_from, fork_point, created_at, updated_at, origin) "
+    "head, forked_from, fork_point, created_at, updated_at, origin, workspace) "
     "SELECT %s, kind, CASE WHEN %s::text IS NOT NULL THEN %s WHEN title <> '' THEN title || ' (fork)' ELSE '' END, "
     f"role, provider, model, effort, tools, steering_mode, follow_up_mode, coalesce(h.head, 0), %s, h.head, %s, %s, "
-    f"NULL FROM sessions, LATERAL (SELECT {HEAD_SQL} AS head) h WHERE id = %s AND status = 'active' "
+    f"NULL, workspace FROM sessions, LATERAL (SELECT {HEAD_SQL} AS head) h WHERE id = %s AND status = 'active' "
     "RETURNING id, kind, title, role, provider, model, effort, tools, steering_mode, follow_up_mode, goal, "
-    "fork_point, forked_from, created_at, updated_at, origin"
+    "fork_point, forked_from, created_at, updated_at, origin, workspace"
 )
 
 
@@ -54,6 +54,7 @@ class SessionsPart(PgCore):
         """Inside a transaction: a new session's row; its id and number."""
         check_kind(new.kind)
         check_modes(new.steering_mode, new.follow_up_mode)
+        check_workspace(new.workspace)
         now = self.clock()
         session_id = new_id("ses")
         tools = _json.encode(new.tools).decode()
@@ -76,6 +77,7 @@ class SessionsPart(PgCore):
                 now,
                 now,
                 _json.encode(new.origin).decode() if new.origin else None,
+                new.workspace,
             ),
         )
         if num > entry_ids.MAX_SESSION_NUMBER:
@@ -132,6 +134,8 @@ class SessionsPart(PgCore):
                     raise InvalidInput("a goal's state is 'active' or 'paused'")
             else:
                 columns[name] = value
+        if "workspace" in changes:
+            check_workspace(changes["workspace"])
         current = self.get_session(session_id)
         check_modes(
             columns.get("steering_mode", current.steering_mode),
@@ -187,17 +191,17 @@ class SessionsPart(PgCore):
             conn.execute(_LOCK_BY_ID, (session_id,))
             row = conn.execute(
                 f"SELECT num, {HEAD_SQL}, kind, title, role, provider, model, effort, tools, steering_mode, "
-                "follow_up_mode FROM sessions WHERE id = %s AND status = 'active'",
+                "follow_up_mode, workspace FROM sessions WHERE id = %s AND status = 'active'",
                 (session_id,),
             ).fetchone()
             if row is None:
                 self._nums.pop(session_id, None)
                 raise self._missing_session(session_id)
-            num, head, kind, old_title, *settings = row
+            num, head, kind, old_title, *settings, workspace = row
             if not self._in_tree(num, head, at):
                 raise self._missing_entry(session_id, at)
             fork_title = title if title is not None else (f"{old_title} (fork)" if old_title else "")
             values = (new_session_id, kind, fork_title, *settings, at, session_id, at)
-            conn.execute(_INSERT_SESSION, (*values, now, now, None))
+            conn.execute(_INSERT_SESSION, (*values, now, now, None, workspace))
         # What was just committed, without reading it back.
-        return session_from_row((*values[:10], None, at, session_id, now, now, None))
+        return session_from_row((*values[:10], None, at, session_id, now, now, None, workspace))

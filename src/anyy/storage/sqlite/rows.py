@@ -13,7 +13,7 @@ from anyy.storage.sqlite.core import HEAD_SQL
 
 SESSION_COLUMNS = (
     "id, kind, title, role, provider, model, effort, tools, steering_mode, follow_up_mode, goal, "
-    f"{HEAD_SQL}, forked_from, created_at, updated_at, origin"
+    f"{HEAD_SQL}, forked_from, created_at, updated_at, origin, workspace"
 )
 ENTRY_COLUMNS = "id, parent, kind, text, data, obj, created_at"
 SUBMISSION_COLUMNS = (
@@ -46,6 +46,7 @@ def session_from_row(row: tuple[Any, ...]) -> Session:
         created,
         updated,
         origin,
+        workspace,
     ) = row
     return Session(
         id=sid,
@@ -64,6 +65,7 @@ def session_from_row(row: tuple[Any, ...]) -> Session:
         created_at=created,
         updated_at=updated,
         origin=_origin.decode(origin) if origin else None,
+        workspace=workspace,
     )
 
 

@@ -37,11 +37,13 @@ class SessionsPart(StoreCore):
         """Inside a write transaction: a new session's row; its id and number."""
         check_kind(new.kind)
         check_modes(new.steering_mode, new.follow_up_mode)
+        rules.check_workspace(new.workspace)
         now = self.clock()
         session_id = new_id("ses")
         cur = conn.execute(
             "INSERT INTO sessions (id, kind, title, role, provider, model, effort, tools, steering_mode, "
-            "follow_up_mode, created_at, updated_at, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "follow_up_mode, created_at, updated_at, origin, workspace) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 session_id,
                 new.kind,
@@ -56,6 +58,7 @@ class SessionsPart(StoreCore):
                 now,
                 now,
                 _json.encode(new.origin).decode() if new.origin else None,
+                new.workspace,
             ),
         )
         num = cur.lastrowid
@@ -109,6 +112,8 @@ class SessionsPart(StoreCore):
                     rules.check_goal_state(value.state)
             else:
                 columns[name] = value
+        if "workspace" in changes:
+            rules.check_workspace(changes["workspace"])
         current = self.get_session(session_id)
         check_modes(
             columns.get("steering_mode", current.steering_mode),
@@ -142,7 +147,7 @@ class SessionsPart(StoreCore):
             num = self._session_num(session_id)
             row = conn.execute(
                 f"SELECT {HEAD_SQL}, kind, title, role, provider, model, effort, tools, steering_mode, "
-                "follow_up_mode FROM sessions WHERE num = ?",
+                "follow_up_mode, workspace FROM sessions WHERE num = ?",
                 (num,),
             ).fetchone()
             head = row[0]
@@ -152,8 +157,8 @@ class SessionsPart(StoreCore):
             fork_title = title if title is not None else (f"{row[2]} (fork)" if row[2] else "")
             cur = conn.execute(
                 "INSERT INTO sessions (id, kind, title, role, provider, model, effort, tools, steering_mode, "
-                "follow_up_mode, head, forked_from, fork_point, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "follow_up_mode, workspace, head, forked_from, fork_point, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     new_session_id,
                     row[1],
