@@ -989,7 +989,8 @@ class ExecutionRun:
                 self.approved_once[call_id] = question.text if question is not None else ""
                 if decision == "session":
                     # The grant is for what the user read: recorded only if the call is still that one.
-                    workdir = self._tool_context().workdir
+                    session = await self._store(lambda s: s.get_session(self.session_id))
+                    workdir = self.workspace or self.deps.workspace_of(session)
                     verdict, _ = await self._gate(
                         call_id, asked[1], asked[2], workdir, approved=self.approved_once[call_id]
                     )

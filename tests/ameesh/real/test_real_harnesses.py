@@ -138,11 +138,9 @@ def test_h2_a_runner_killed_mid_turn_is_restarted_on_the_same_session(real: Real
     answer = thread(real, "bob", "answer")[-1]
     prompts = user_prompts(real.turns()[-1].body)
     assert prompts.count("turn 2 HOLD: which word?") == 1  # H13: the killed turn's prompt is not sent twice
-    if real.name == "codex":  # the thread kept the prompt of the killed turn: a cue to answer it
-        assert prompts[-2:] == ["turn 2 HOLD: which word?", CONTINUE_CUE]
-        assert f"«{CONTINUE_CUE}» · first: «turn 1: remember PINEAPPLE»" in answer
-    else:  # rewound to before it, sent again
-        assert "«turn 2 HOLD: which word?» · first: «turn 1: remember PINEAPPLE»" in answer
+    # Rewound to before it (Codex too: a rollback marker in its rollout drops the killed turn), sent again.
+    assert CONTINUE_CUE not in prompts
+    assert "«turn 2 HOLD: which word?» · first: «turn 1: remember PINEAPPLE»" in answer
     assert any("was ended" in text for text in thread(real, "bob", "recovered"))
     assert real.ameesh.json("status")["waiting"] == 0
 
@@ -188,8 +186,8 @@ def test_h2_a_thread_id_codex_announced_is_on_record_before_the_first_turn_ends(
     assert real.ameesh.json("show", "bob")["session_id"] == sid
     assert [s["session_id"] for s in real.ameesh.json("sessions", "bob")] == [sid]
     last: Received = real.turns()[-1]
-    # The killed turn left its prompt in the thread: it is not sent again, a cue to answer it is (H13).
-    assert user_prompts(last.body) == ["turn 1 HOLD: remember PINEAPPLE", CONTINUE_CUE]
+    # The killed turn is rolled back in Codex's rollout, and its prompt sent again, once (H13).
+    assert user_prompts(last.body) == ["turn 1 HOLD: remember PINEAPPLE"]
     assert os.path.basename(real.ameesh.json("show", "bob")["workdir"]) == "main"
     assert Path(real.ameesh.json("show", "bob")["workdir"]).is_dir()
 
