@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -93,7 +94,12 @@ def test_r3_a_retry_shows_its_countdown_and_cancel_retry_or_escape_ends_it(dashb
         page.keyboard.press("Escape")
     expect(retry).to_have_count(0)
     expect(page.locator("body")).not_to_have_class("busy")
+    # The page may settle a moment before the Gateway has recorded the end: wait for the record.
+    deadline = time.monotonic() + 60
     ended = live.call("session.execution", {"session_id": session_id, "execution_id": execution})
+    while ended["state"] == "retry_wait" and time.monotonic() < deadline:
+        time.sleep(0.05)
+        ended = live.call("session.execution", {"session_id": session_id, "execution_id": execution})
     assert ended["state"] == "interrupted"
     why = "retry wait was cancelled" if how == "button" else "stopped by the user"
     assert why in (ended["note"] or "")

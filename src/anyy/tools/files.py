@@ -43,7 +43,12 @@ def _write_check(context: ToolContext, name: str) -> WriteCheck | None:
 def _refuse_hidden(workdir: Path, raw: str, hidden: Sequence[str], path: Path | None = None) -> None:
     """Refuse a path the sandbox hides (N7): ``path`` as walked, else ``raw`` as it resolves now."""
     root = Path(os.path.realpath(workdir))
-    why = refusal(path or Path(os.path.realpath(root / os.path.expanduser(raw))), raw, hidden, root)
+    if path is None:
+        try:
+            path = Path(os.path.realpath(root / os.path.expanduser(raw)))
+        except OSError:  # a folder on the way is being swapped: the check on the walked file decides (N3)
+            return
+    why = refusal(path, raw, hidden, root)
     if why:
         raise ToolFailure(why)
 
