@@ -76,6 +76,19 @@ async def test_m6_shell_cancellation_kills_process_group(context: ToolContext, w
     assert process_ended(sleep_pid)
 
 
+async def test_m6_shell_cancellation_kills_a_session_the_command_started(context: ToolContext, workdir: Path) -> None:
+    # What the sandbox's own init is to the group's leader (bubblewrap's --new-session): a child in a session
+    # of its own, which a kill of the leader's group alone leaves running once the leader is gone.
+    fifo = make_fifo(workdir / "ready")
+    command = "setsid sleep 600 & echo $! > ready; wait"
+    call = asyncio.create_task(ShellTool().run({"command": command}, context))
+    (session_leader,) = map(int, (await read_fifo(fifo)).split())
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert process_ended(session_leader)
+
+
 async def test_m6_shell_stops_background_processes_when_the_command_ends(context: ToolContext) -> None:
     # The background sleep holds the output pipe and never ends by itself: the call returns only because
     # the tool does not wait for it (the wait_for is a failure deadline, not a window).

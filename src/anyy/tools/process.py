@@ -68,9 +68,42 @@ def end_leftover(pid: int, started: int | None) -> bool:
 
 
 def kill_process_group(pgid: int) -> None:
+    """Kill the group led by ``pgid``, and the sessions its leader started beneath it.
+
+    The sandbox's own init (bubblewrap's ``--new-session``) runs in a session of its own, a child of the
+    group's leader. It is meant to die with the leader (``--die-with-parent``), but a leader killed before
+    that holds leaves it running, orphaned: with the tool inside, or waiting forever for a set-up step the
+    leader never did. So while the leader still runs, the group is stopped first (a stopped leader starts
+    nothing more), its children and the groups they lead are killed (the sandbox's init takes its whole pid
+    namespace with it), then the group.
+    """
     # The group may already be gone (everything exited); that is the outcome we wanted anyway.
     with contextlib.suppress(ProcessLookupError, PermissionError):
+        if process_start_ticks(pgid) is not None:  # the leader runs: it may have children of its own
+            os.killpg(pgid, signal.SIGSTOP)
+            for child, leads_group in _children(pgid):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(child, signal.SIGKILL)
+                    if leads_group:
+                        os.killpg(child, signal.SIGKILL)
         os.killpg(pgid, signal.SIGKILL)
+
+
+def _children(parent: int) -> list[tuple[int, bool]]:
+    """The children of ``parent``, each with whether it leads a process group of its own."""
+    found: list[tuple[int, bool]] = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()  # from field 3, the state, on
+        pid = int(entry.name)
+        if int(fields[1]) == parent:  # the parent's pid; field 5 is the process group
+            found.append((pid, int(fields[2]) == pid))
+    return found
 
 
 async def run_in_process_group(
@@ -92,7 +125,7 @@ async def run_in_process_group(
     cannot be started (a missing working directory) is a :class:`ToolFailure`. ``on_start(pid)`` hears of
     the process (its group) as soon as it runs, ``on_output`` of its output as it comes (D3).
     """
-    transport, protocol = await _spawn(argv, cwd=cwd, stdin=stdin, pass_fds=pass_fds, env=env)
+    transport, protocol = await _started(argv, cwd=cwd, stdin=stdin, pass_fds=pass_fds, env=env)
     loop = asyncio.get_running_loop()
     process = asyncio.subprocess.Process(transport, protocol, loop)
     if on_start is not None:
@@ -119,6 +152,24 @@ async def run_in_process_group(
     return ProcessResult(
         output=output.text(), returncode=transport.get_returncode(), timed_out=timed_out, timeout=timeout
     )
+
+
+async def _started(
+    argv: Sequence[str], *, cwd: Path, stdin: int, pass_fds: Sequence[int], env: dict[str, str] | None
+) -> tuple[asyncio.SubprocessTransport, _ExitAwareProtocol]:
+    """The program, started. A cancellation while it starts waits for the start to finish, then kills the
+    group as every other way out does (asyncio's own clean-up would kill the leader alone)."""
+    spawning = asyncio.ensure_future(_spawn(argv, cwd=cwd, stdin=stdin, pass_fds=pass_fds, env=env))
+    try:
+        return await asyncio.shield(spawning)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            transport, protocol = await spawning
+            kill_process_group(transport.get_pid())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(protocol.exited), _DRAIN_SECONDS)
+            transport.close()
+        raise
 
 
 async def _spawn(
