@@ -46,6 +46,21 @@ async def until(app: AnyyApp, condition: Callable[[], bool], timeout: float = TI
         await asyncio.sleep(LOOK_EVERY)
 
 
+async def click_on(pilot: Any, widget: Any, timeout: float = TIMEOUT) -> None:
+    """Click ``widget`` once the click lands on it. Pilot clicks where the widget was last laid out: on a
+    loaded machine a refresh still pending (a stream below it growing, the view following the bottom) can
+    move it, and the click then reaches whatever is there now; that click is not counted, and the widget is
+    clicked again once the screen is refreshed."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        await pilot.pause()
+        if await pilot.click(widget):
+            return
+        if loop.time() >= deadline:
+            raise TimeoutError(f"a click on {widget!r} did not land on it within {timeout:g} s")
+
+
 async def opened(app: AnyyApp) -> None:
     await until(app, lambda: bool(app.state.session) and app.status.state != "connecting")
 

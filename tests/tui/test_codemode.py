@@ -17,7 +17,7 @@ from anyy.tui.conversation import Message
 from anyy.tui.tool_activity import ToolActivity, call_text
 from tests.cli.live import GatewayProcess, StartGateway
 from tests.fakes.model_server import FakeModelServer, Reply, ToolCall
-from tests.tui.pilot import TIMEOUT, make_app, opened, type_text, until
+from tests.tui.pilot import TIMEOUT, click_on, make_app, opened, type_text, until
 
 pytestmark = pytest.mark.anyio
 
@@ -123,7 +123,7 @@ async def test_m6_codemode_inner_calls_shown_under_the_script(start_gateway: Sta
             assert activity.collapsed
             assert "what the calls returned" in shown
 
-            await pilot.click(activity)  # expanded: each call with the beginning of what it returned
+            await click_on(pilot, activity)  # expanded: each call with the beginning of what it returned
             await until(app, lambda: activity.expanded, TIMEOUT)
             expanded = str(activity.render()).splitlines()
             first = expanded.index("  ↳ shell(command=echo hello from the script) → ok")

@@ -15,7 +15,7 @@ from anyy.tui.conversation import Message
 from anyy.tui.status import tokens
 from anyy.tui.tool_activity import ToolActivity
 from tests.cli.live import GatewayProcess, StartGateway
-from tests.tui.pilot import TIMEOUT, make_app, opened, type_text, until
+from tests.tui.pilot import TIMEOUT, click_on, make_app, opened, type_text, until
 
 pytestmark = pytest.mark.anyio
 
@@ -154,7 +154,7 @@ async def test_tool_output_collapsible(start_gateway: StartGateway) -> None:
         assert "28 more lines" in shown  # 30 numbers and the exit code, 3 shown
         assert activity.collapsed
 
-        await pilot.click(activity)  # a click shows the whole result
+        await click_on(pilot, activity)  # a click shows the whole result
         await until(app, lambda: activity.expanded, TIMEOUT)
         shown = str(activity.render())
         assert "│ 30\n" in shown
