@@ -2,21 +2,63 @@
 
 A rotation goes through four durable steps recorded in ``agents.rotation_state`` (see :mod:`ameesh.runner`):
 the summary turn in the old session, the summary in the thread, the old session closed, the next turn
-opening a new one on the summary. These functions take the :class:`~ameesh.runner.Runner` that plays the
-agent (its registry, its way of playing a turn).
+opening a new one on the summary. These functions take the runner that plays the agent (its registry, its
+way of playing a turn), as the :class:`Player` protocol says: :class:`ameesh.runner.Runner` is one, and this
+module does not import it (the runner imports this one).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ameesh import paths
-from ameesh.harnesses import Harness, TurnRequest
+from ameesh.harnesses import Harness, TurnRequest, TurnResult
 from ameesh.registry import Registry
 
-if TYPE_CHECKING:
-    from ameesh.runner import Runner
+if TYPE_CHECKING:  # types only: the commands that load this module need neither at run time
+    from ameesh.canon import Canon
+    from ameesh.rows import Agent
+
+
+class Player(Protocol):
+    """What a rotation needs of the runner that plays the agent."""
+
+    reg: Registry
+    root: Path
+    canons: dict[str, Canon]
+    harness_for: Callable[[str, Path], Harness]
+
+    def current_session(self, agent: Agent) -> tuple[str | None, str | None]: ...
+
+    def settings_for(self, agent: Agent) -> dict[str, Any]: ...
+
+    async def play_turn(
+        self,
+        name: str,
+        harness: Harness,
+        request: TurnRequest,
+        on_session: Callable[[str], None] | None = None,
+        label: str = "summary",
+    ) -> TurnResult: ...
+
+    def record(
+        self,
+        name: str,
+        result: TurnResult,
+        *,
+        sid: str | None,
+        lot: str | None,
+        kind: str,
+        prompt: str,
+        outcome: str | None = None,
+    ) -> None: ...
+
+    async def rotate(
+        self, name: str, harness: Harness, settings: dict[str, Any], *, must_close: bool = False
+    ) -> bool: ...
+
 
 SUMMARY_PROMPT = (
     "Your session is about to be rotated. Write a self-contained resume summary for your successor: the state "
@@ -42,7 +84,7 @@ def with_summary(summary: str, text: str) -> str:
 
 
 async def rotate(
-    runner: Runner, name: str, harness: Harness, settings: dict[str, Any], *, must_close: bool = False
+    runner: Player, name: str, harness: Harness, settings: dict[str, Any], *, must_close: bool = False
 ) -> bool:
     """Carry the agent's rotation on from its recorded step; False if the summary failed.
 
@@ -73,7 +115,7 @@ async def rotate(
 
 
 async def summarise(
-    runner: Runner, name: str, harness: Harness, settings: dict[str, Any], sid: str, *, must_close: bool
+    runner: Player, name: str, harness: Harness, settings: dict[str, Any], sid: str, *, must_close: bool
 ) -> str | None:
     """(1) the summary turn, played in the old session (under the model it was opened with, when its ids
     belong to one); the summary, or None when it failed or was empty: then the session is kept (and the
@@ -122,7 +164,7 @@ async def summarise(
     return None
 
 
-def close(runner: Runner, name: str, sid: str, reason: str, *, opening: str | None) -> None:
+def close(runner: Player, name: str, sid: str, reason: str, *, opening: str | None) -> None:
     """(3) close the session, keeping it in the history; the next turn opens one (on ``opening``)."""
     runner.reg.close_session(name, sid, reason)
     values: dict[str, Any] = {"session_id": None, "session_lot": None, "rotation_state": "closed"}
@@ -163,7 +205,7 @@ def restart(registry: Registry, root: Path, name: str, brief: str | None = None)
     return old
 
 
-async def restart_with_summary(runner: Runner, name: str) -> tuple[str | None, bool]:
+async def restart_with_summary(runner: Player, name: str) -> tuple[str | None, bool]:
     """Rotate the agent's session now with a resume summary (H8's steps, played at once); the old id and
     whether the summary was written (a failed one keeps the session)."""
     reg = runner.reg
