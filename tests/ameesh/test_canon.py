@@ -70,6 +70,21 @@ def test_h10_set_refuses_anything_over_a_cap_naming_it(ameesh: Ameesh) -> None:
     assert ameesh("set", "bob", "bogus=1", ok=False).exit_code == 2
 
 
+def test_h10_an_effort_one_step_over_the_cap_is_refused_and_the_cap_itself_allowed(ameesh: Ameesh) -> None:
+    # The case people meet: max_effort = "high" and the next level up ("xhigh"), not the far end of the scale.
+    canon = ameesh.root / "canon.toml"
+    canon.parent.mkdir(parents=True)
+    canon.write_text(CANON, encoding="utf-8")
+    ameesh.monkeypatch.setenv("AMEESH_CANON", str(canon))
+    ameesh.add("bob")
+    over = ameesh("set", "bob", "effort=xhigh", ok=False)
+    assert over.exit_code == 1
+    assert "roles.build.max_effort = high" in over.output
+    assert ameesh.json("show", "bob")["settings"]["effort"] is None
+    ameesh("set", "bob", "effort=high")
+    assert ameesh.json("show", "bob")["effective"]["effort"] == "high"
+
+
 def test_h10_an_invalid_canon_is_reported(ameesh: Ameesh) -> None:
     canon = ameesh.root / "canon.toml"
     canon.parent.mkdir(parents=True)
