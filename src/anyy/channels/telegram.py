@@ -20,18 +20,24 @@ TELEGRAM_API = "https://api.telegram.org"
 TEXT_LIMIT = 4096  # the Bot API's longest message text
 
 
-class _Redact(logging.Filter):
-    """Hides a token in the records of the HTTP client's logger (it logs each request's URL)."""
+_SECRETS: set[str] = set()  # the tokens of the channels running in this process
+_made = logging.getLogRecordFactory()
 
-    def __init__(self, secret: str) -> None:
-        super().__init__()
-        self.secret = secret
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if self.secret in message:
-            record.msg, record.args = message.replace(self.secret, "<token>"), None
-        return True
+def _redacting_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+    """Every log record of the process, a token it would carry replaced: the HTTP client logs each
+    request's URL (where the Bot API puts the token), and the library logs its URLs at debug level."""
+    record = _made(*args, **kwargs)
+    if _SECRETS:
+        try:
+            message = record.getMessage()
+        except Exception:  # arguments that do not fit the message: logging reports it when it formats
+            return record
+        if any(secret in message for secret in _SECRETS):
+            for secret in _SECRETS:
+                message = message.replace(secret, "<token>")
+            record.msg, record.args = message, None
+    return record
 
 
 class TelegramLink:
@@ -42,7 +48,6 @@ class TelegramLink:
         self.settings = settings
         self._token = token
         self._bot: Any = None
-        self._filter = _Redact(token)
 
     def _clean(self, exc: BaseException) -> str:
         return (str(exc) or type(exc).__name__).replace(self._token, "<token>")
@@ -50,8 +55,9 @@ class TelegramLink:
     async def open(self) -> None:
         telegram = await asyncio.to_thread(importlib.import_module, "telegram")
         request_module = await asyncio.to_thread(importlib.import_module, "telegram.request")
-        for logger in ("httpx", "telegram"):
-            logging.getLogger(logger).addFilter(self._filter)
+        _SECRETS.add(self._token)
+        if logging.getLogRecordFactory() is not _redacting_factory:
+            logging.setLogRecordFactory(_redacting_factory)
         base = (self.settings.api_url or TELEGRAM_API).rstrip("/")
         poll = self.settings.poll_seconds
         self._bot = telegram.Bot(
@@ -90,10 +96,9 @@ class TelegramLink:
         return str(sent.message_id)
 
     async def aclose(self) -> None:
-        for logger in ("httpx", "telegram"):
-            logging.getLogger(logger).removeFilter(self._filter)
         if self._bot is not None:
             await self._bot.shutdown()
+        _SECRETS.discard(self._token)
 
 
 def _message(update: Any) -> Message:

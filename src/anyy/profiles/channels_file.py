@@ -8,13 +8,13 @@ a provider.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
 from typing import Annotated, Literal
 
 import msgspec
-import msgspec.toml
 
 from anyy.domain.channels import DEFAULT_RIGHTS, check_rights
 from anyy.domain.errors import InvalidInput
@@ -84,7 +84,19 @@ def save_channels(profile_dir: Path, channels: dict[str, ChannelSettings]) -> No
         "# anyy channels (docs/channels.md): written by `anyy channel add` and `remove`; edit freely.\n"
         "# Tokens are never written here: token_env names the Gateway's environment variable holding one.\n\n"
     )
-    body = msgspec.toml.encode(ChannelsFile(channels=dict(sorted(channels.items())))).decode()
+    body = "\n".join(_table(name, settings) for name, settings in sorted(channels.items()))
     tmp = path.with_suffix(".toml.tmp")
     tmp.write_text(header + body, encoding="utf-8")
     os.replace(tmp, path)
+
+
+def _table(name: str, settings: ChannelSettings) -> str:
+    """One ``[channels.NAME]`` table: strings, integers and lists of strings (a JSON string is a valid TOML
+    basic string; msgspec's TOML writer needs a library anyy does not otherwise use)."""
+    lines = [f"[channels.{name}]"]
+    for key, value in msgspec.to_builtins(settings).items():
+        if isinstance(value, bool | int):
+            lines.append(f"{key} = {str(value).lower()}")
+        else:
+            lines.append(f"{key} = {json.dumps(value, ensure_ascii=False)}")
+    return "\n".join(lines) + "\n"
