@@ -19,6 +19,7 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,6 +113,13 @@ class FakeTelegram:
         with self._lock:
             if not self._lock.wait_for(lambda: len(self.sent) >= count, timeout):
                 raise AssertionError(f"the bot sent {len(self.sent)} messages, not {count}: {self.sent}")
+            return list(self.sent)
+
+    def wait_until(self, done: Callable[[list[Sent]], bool], timeout: float = 60.0) -> list[Sent]:
+        """Once ``done`` holds of what the bot sent: all it sent."""
+        with self._lock:
+            if not self._lock.wait_for(lambda: done(list(self.sent)), timeout):
+                raise AssertionError("the bot did not send what was expected:\n" + "\n".join(s.text for s in self.sent))
             return list(self.sent)
 
     def wait_polled(self, offset: int, timeout: float = 30.0) -> None:

@@ -182,11 +182,24 @@ class Channels:
             running.state, running.error = "failed", _say(exc)
             log.error("channel %s not started: %s", name, running.error)
             return
-        for inbound in await self._store(lambda s: s.unanswered_inbound(name)):
+        unanswered: list[Inbound] = await self._store(lambda s: s.unanswered_inbound(name))
+        for inbound in unanswered:
             self._watch(running, inbound)
+        await self._continue(running, unanswered)
         running.tasks.append(asyncio.create_task(self._deliver(running), name=f"channel-{name}-out"))
         running.wake.set()
         await self._poll(running)
+
+    async def _continue(self, running: Running, unanswered: list[Inbound]) -> None:
+        """Messages accepted before a restart and not started yet are started now: a restart starts no
+        queue by itself, but each of these was accepted to be answered, and nobody watches the queue."""
+        for inbound in unanswered:
+            if inbound.submission_id is None:
+                continue
+            submission: Submission = await self._store(functools.partial(_submission, inbound.submission_id))
+            if submission.state == "pending":
+                await self.runtime.continue_queue(running.session_id)
+                return
 
     async def _target(self, settings: ChannelSettings) -> str:
         if settings.session:
@@ -370,8 +383,11 @@ class Channels:
                 texts.append(entry.text.strip())
         answer = "\n\n".join(reversed(texts))
         if submission.state != "completed":
-            note = f"(the agent's work ended {submission.state.replace('_', ' ')}"
-            note += f": {submission.error})" if submission.error else ")"
+            quoted = " ".join(submission.text.split())
+            quoted = quoted if len(quoted) <= 40 else quoted[:39] + "…"
+            note = f"(the agent's work on «{quoted}» ended {submission.state.replace('_', ' ')}"
+            note += f": {submission.error}" if submission.error else ""
+            note += "; send it again to retry)" if submission.state == "interrupted" else ")"
             answer = f"{answer}\n\n{note}" if answer else note
         return answer or "(the agent answered with no text)"
 
@@ -456,6 +472,10 @@ class Channels:
         if found is None:
             raise NotFound(f"no channel {name!r}: `anyy channel list` shows them")
         return found
+
+
+def _submission(submission_id: str, store: SessionStore) -> Submission:
+    return store.get_submission(submission_id)
 
 
 def _queue(store: SessionStore, *, replies: list[Reply]) -> None:
