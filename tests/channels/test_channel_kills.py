@@ -9,6 +9,7 @@ bounds such repeats by the number of kills and checks that each repeat is the sa
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from pathlib import Path
@@ -29,6 +30,10 @@ KILLS = 8
 def _answered(sent: list[Sent]) -> list[str]:
     """The message names the replies answer (or say were interrupted), in the order they were sent."""
     return [found[1] for found in (re.search(r"«(m\d{3})»", s.text) for s in sent) if found]
+
+
+def _at_least(count: int, sent: list[Sent]) -> bool:
+    return len(set(_answered(sent))) >= count
 
 
 def test_l3_telegram_messages_answered_once_in_order_across_sigkills(
@@ -62,7 +67,7 @@ def test_l3_telegram_messages_answered_once_in_order_across_sigkills(
             said += per_round
             # Kill at once, or once some replies went out: the kill lands before, during or after the work.
             want = min(len(set(_answered(telegram.sent))) + chance.randint(0, per_round), said)
-            telegram.wait_until(lambda sent, want=want: len(set(_answered(sent))) >= want)
+            telegram.wait_until(functools.partial(_at_least, want))
             gateway.kill()
             gateway.start()
         for name in names[said:]:
