@@ -198,6 +198,20 @@ def test_l3_telegram_a_restart_neither_loses_nor_repeats_a_message(tmp_path: Pat
     assert profile == second.profile.path
 
 
+def test_l3_telegram_a_message_delivered_again_is_not_answered_again(live: LiveGateway, telegram: FakeTelegram) -> None:
+    session_id = _session(live)
+    _channel(live, telegram, session_id)
+    _paired(live, telegram)
+    live.model.enqueue("Once.", "Twice.")
+    first = telegram.say(OWNER, "one")
+    assert telegram.wait_sent(3)[2].text == "Once."
+    telegram.redeliver(first)
+    telegram.say(OWNER, "two")
+    assert telegram.wait_sent(4)[3].text == "Twice."
+    assert [e["text"] for e in _history(live, session_id) if e["kind"] == "user"] == ["one", "two"]
+    assert len(telegram.sent) == 4
+
+
 def test_l1_telegram_a_wrong_token_is_reported_without_the_token(tmp_path: Path, telegram: FakeTelegram) -> None:
     live = LiveGateway(tmp_path)
     live.channel_env = {"TG_TOKEN": "999:wrong-token-value"}

@@ -45,6 +45,8 @@ class FakeTelegram:
         self.token = token
         self._lock = threading.Condition()
         self._updates: list[dict[str, Any]] = []  # not yet confirmed, in update_id order
+        self._served: dict[int, dict[str, Any]] = {}  # every update, by id
+        self._again: list[dict[str, Any]] = []  # confirmed updates to serve once more
         self._next_update = 100
         self._next_message = 1
         self.sent: list[Sent] = []
@@ -85,23 +87,29 @@ class FakeTelegram:
             message_id = self._next_message
             self._next_message += 1
             chat = chat_id if chat_id is not None else user_id
-            self._updates.append(
-                {
-                    "update_id": update_id,
-                    "message": {
-                        "message_id": message_id,
-                        "date": int(time.time()),
-                        "chat": {"id": chat, "type": "private" if chat == user_id else "group"},
-                        "from": {"id": user_id, "is_bot": False, "first_name": f"user{user_id}", "username": username}
-                        if username
-                        else {"id": user_id, "is_bot": False, "first_name": f"user{user_id}"},
-                        "text": text,
-                    },
-                }
-            )
+            update: dict[str, Any] = {
+                "update_id": update_id,
+                "message": {
+                    "message_id": message_id,
+                    "date": int(time.time()),
+                    "chat": {"id": chat, "type": "private" if chat == user_id else "group"},
+                    "from": {"id": user_id, "is_bot": False, "first_name": f"user{user_id}", "username": username}
+                    if username
+                    else {"id": user_id, "is_bot": False, "first_name": f"user{user_id}"},
+                    "text": text,
+                },
+            }
+            self._updates.append(update)
+            self._served[update_id] = update
             self._lock.notify_all()
         self._poke()
         return update_id
+
+    def redeliver(self, update_id: int) -> None:
+        """Serve an update again although it was confirmed (a platform may deliver twice)."""
+        with self._lock:
+            self._again.append(self._served[update_id])
+        self._poke()
 
     def _poke(self) -> None:
         loop, arrived = self._loop, self._arrived
@@ -152,9 +160,10 @@ class FakeTelegram:
         while True:
             self._arrived.clear()
             with self._lock:
-                if offset is not None:
-                    self._updates = [u for u in self._updates if u["update_id"] >= int(offset)]  # confirmed
-                found = list(self._updates[: int(params.get("limit") or 100)])
+                if offset is not None:  # confirmed: below the offset, forgotten
+                    self._updates = [u for u in self._updates if u["update_id"] >= int(offset)]
+                found = [*self._again, *self._updates][: int(params.get("limit") or 100)]
+                self._again.clear()
                 if not self.offsets or self.offsets[-1] != offset:
                     self.offsets.append(offset)
                     self._lock.notify_all()

@@ -42,6 +42,7 @@ log = logging.getLogger("anyy.channels")
 
 FINAL_STATES = frozenset({"completed", "failed", "interrupted", "timed_out", "cancelled", "cleared"})
 MAX_BACKOFF = 300.0
+CLOSE_GRACE = 10.0  # seconds a stopping channel lets the reply being sent finish
 APPROVAL_WORDS = {"yes": "once", "y": "once", "once": "once", "always": "session", "session": "session"}
 APPROVAL_WORDS |= {"no": "deny", "n": "deny", "deny": "deny"}
 
@@ -91,6 +92,8 @@ class Running:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     watchers: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    sender: asyncio.Task[None] | None = None  # the outbox's task
+    closing: bool = False
 
 
 def telegram_link(name: str, settings: ChannelSettings, token: str) -> Link:
@@ -148,7 +151,14 @@ class Channels:
         running.tasks.append(asyncio.create_task(self._run(running), name=f"channel-{name}"))
 
     async def _stop(self, name: str) -> None:
+        """Stop polling and watching at once; a reply being sent is let finish and recorded (cancelled
+        between the platform's answer and the record, it would be sent again at the next start)."""
         running = self.running.pop(name)
+        running.closing = True
+        running.wake.set()
+        if running.sender is not None:
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError, Exception):
+                await asyncio.wait_for(asyncio.shield(running.sender), CLOSE_GRACE)
         tasks = [*running.tasks, *running.watchers.values()]
         for task in tasks:
             task.cancel()
@@ -186,7 +196,8 @@ class Channels:
         for inbound in unanswered:
             self._watch(running, inbound)
         await self._continue(running, unanswered)
-        running.tasks.append(asyncio.create_task(self._deliver(running), name=f"channel-{name}-out"))
+        running.sender = asyncio.create_task(self._deliver(running), name=f"channel-{name}-out")
+        running.tasks.append(running.sender)
         running.wake.set()
         await self._poll(running)
 
@@ -394,7 +405,7 @@ class Channels:
     # -- outbound ----------------------------------------------------------------------------------
     async def _deliver(self, running: Running) -> None:
         assert running.link is not None
-        while True:
+        while not running.closing:
             running.wake.clear()
             due_in = await self._send_due(running)
             if due_in is None:
@@ -409,6 +420,8 @@ class Channels:
         name = running.name
         pending: list[Reply] = await self._store(lambda s: s.pending_replies(name))
         for reply in pending:
+            if running.closing:
+                return None
             now = self.deps.wall.now()
             if reply.next_at > now:
                 return reply.next_at - now
