@@ -78,6 +78,12 @@ class FakeTelegram:
         self._thread.join(10)
         self._socket.close()
 
+    def __enter__(self) -> FakeTelegram:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     # -- what users do -----------------------------------------------------------------------------
     def say(self, user_id: int, text: str, *, chat_id: int | None = None, username: str = "") -> int:
         """A user writes to the bot; the update's id."""
