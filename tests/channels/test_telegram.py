@@ -233,3 +233,27 @@ async def _settled_state(live: LiveGateway) -> dict[str, Any]:
     await running.tasks[0]
     state, error = live.gateway.channels.status("tg")
     return {"state": state, "error": error}
+
+
+def test_l3_telegram_an_approval_is_answered_from_the_chat(tmp_path: Path, telegram: FakeTelegram) -> None:
+    live = LiveGateway(tmp_path)
+    live.channel_env = dict(ENV)
+    config = live.profile.config_path
+    config.write_text(config.read_text() + '\n[tools.approval]\nwrite_file = "ask"\n')
+    with live:
+        session_id = _session(live)
+        _channel(live, telegram, session_id)
+        _paired(live, telegram)
+        call = ToolCallEvent(call_id="w1", name="write_file", arguments={"path": "note.txt", "content": "hi"})
+        live.model.enqueue([call], "Written.")
+        telegram.say(OWNER, "write the note")
+        asked = telegram.wait_sent(3)[2].text
+        assert asked.startswith("Approval needed:")
+        assert asked.endswith("Answer yes (once), always (for this session) or no.")
+        telegram.say(OWNER, "maybe")
+        assert telegram.wait_sent(4)[3].text.startswith("Answer the approval with yes")
+        telegram.say(OWNER, "yes")
+        assert telegram.wait_sent(5)[4].text == "Written."
+        results = [e for e in _history(live, session_id) if e["kind"] == "tool_result"]
+        assert len(results) == 1
+        assert "denied" not in results[0]["text"].lower()
