@@ -40,6 +40,7 @@ import pytest
 import uvicorn
 from websockets.sync.client import ClientConnection, connect
 
+from anyy.channels.service import Channels
 from anyy.client.protocol import Reply
 from anyy.client.sync import Client
 from anyy.client.sync import connect as connect_client
@@ -98,6 +99,7 @@ class LiveGateway:
         self.sock: socket.socket | None = None
         self.gateway: Gateway | None = None
         self.dispatcher: Dispatcher | None = None
+        self.channel_env: dict[str, str] | None = None  # the channels' environment (L1); None: the process's
         if serve:
             self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -151,6 +153,8 @@ class LiveGateway:
             self.gateway = Gateway(
                 profile=self.profile, deps=deps, runtime=runtime, token=self.token, schedules=schedules
             )
+            self.gateway.channels = Channels(runtime, self.profile.path, environ=self.channel_env)
+            await self.gateway.channels.start()
             self.dispatcher = Dispatcher(self.gateway, TABLE)
             serving: asyncio.Task[None] | None = None
             if self.serve:
@@ -170,6 +174,8 @@ class LiveGateway:
         if serving is not None and self._server is not None:
             self._server.should_exit = True
             await serving
+        if self.gateway is not None and self.gateway.channels is not None:
+            await self.gateway.channels.aclose()
         await schedules.scheduler.aclose()
         await runtime.aclose()
         await deps.owner.aclose()

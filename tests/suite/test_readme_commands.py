@@ -50,6 +50,14 @@ SKIPPED: dict[str, str] = {
     'export AMEESH_ACP_AGENT="opencode acp"': "a real ACP agent",
     "ameesh add alice --harness claude --dir ~/src/myrepo": "a repository of your own and Claude Code",
     "ameesh add carol --harness codex --dir ~/src/myrepo": "a repository of your own and Codex",
+    "export TELEGRAM_BOT_TOKEN=": "a real bot token from Telegram's @BotFather",
+    "anyy channel add phone": (
+        "the channel polls api.telegram.org (network); tests/channels/test_channel_cli.py runs these commands "
+        "against a loopback Bot API server"
+    ),
+    "anyy gateway start                             # the channel starts polling": "the Telegram steps (network)",
+    "anyy channel pair K7QX2M9P": "a code the bot gave (tests/channels/test_channel_cli.py pairs)",
+    "anyy channel list                              # state, senders": "the Telegram steps (network)",
     "anyy sessions rewind ID ENTRY": (
         "ENTRY is an entry the reader picks in the tree (tests/workspaces/test_cli_files.py runs a rewind)"
     ),

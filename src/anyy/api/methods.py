@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from anyy.api import channels as ch
 from anyy.api import params as p
 from anyy.api import schedules as sch
 from anyy.api.entries import EntryView
@@ -147,6 +148,15 @@ SCHEDULE_RUN_NOW: MethodSpec[sch.ScheduleRef, sch.ScheduleRun] = MethodSpec(
 SCHEDULE_RUNS: MethodSpec[sch.ScheduleRunsParams, list[sch.ScheduleRun]] = MethodSpec(
     "schedule.runs", sch.ScheduleRunsParams, list[sch.ScheduleRun]
 )
+
+CHANNEL_LIST: MethodSpec[p.NoParams, list[ch.Channel]] = MethodSpec("channel.list", p.NoParams, list[ch.Channel])
+CHANNEL_GET: MethodSpec[ch.ChannelRef, ch.ChannelDetail] = MethodSpec("channel.get", ch.ChannelRef, ch.ChannelDetail)
+CHANNEL_PAIR: MethodSpec[ch.ChannelPairParams, ch.ChannelSender] = MethodSpec(
+    "channel.pair", ch.ChannelPairParams, ch.ChannelSender
+)
+CHANNEL_UNPAIR: MethodSpec[ch.ChannelUnpairParams, int] = MethodSpec("channel.unpair", ch.ChannelUnpairParams, int)
+CHANNEL_RELOAD: MethodSpec[p.NoParams, list[str]] = MethodSpec("channel.reload", p.NoParams, list[str])
+CHANNEL_FORGET: MethodSpec[ch.ChannelRef, None] = MethodSpec("channel.forget", ch.ChannelRef, None)
 
 METHODS: dict[str, MethodSpec[Any, Any]] = {
     spec.name: spec for spec in list(globals().values()) if isinstance(spec, MethodSpec)

@@ -16,6 +16,7 @@ import click
 
 from anyy import __version__
 from anyy.cli.backup_commands import backup, restore
+from anyy.cli.channel_commands import channel
 from anyy.cli.chat_command import chat
 from anyy.cli.context import PROFILE_HELP, CliState, selected_profile
 from anyy.cli.dashboard_command import dashboard
@@ -108,6 +109,7 @@ main.add_command(resident)
 main.add_command(doctor)
 main.add_command(schedule)
 main.add_command(hooks)
+main.add_command(channel)
 
 
 if __name__ == "__main__":

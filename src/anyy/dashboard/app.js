@@ -5,6 +5,7 @@
 import { renderMarkdown } from "./markdown.js";
 import { CONFLICT, Rpc, fragmentParams, takeToken } from "./rpc.js";
 import { activityNode, listLinks, originText, runItems, showList, taskItems, when } from "./background.js";
+import { showChannels } from "./channels.js";
 import { contextLabel, usageLabel, usageOf } from "./usage.js";
 
 const PAGE = 50; // sessions and history entries per page
@@ -190,6 +191,7 @@ function selectTab(kind) {
     tab.setAttribute("aria-selected", String(tab.dataset.kind === kind));
   }
   if ($("search").value.trim()) runSearch().catch(report);
+  showChannels(state.rpc, kind === "background").catch(report); // L1: the channels, on the Background tab
   return resetSessions();
 }
 

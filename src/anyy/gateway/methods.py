@@ -2,6 +2,7 @@
 
 from anyy.gateway import (
     methods_backup,
+    methods_channels,
     methods_delegation,
     methods_misc,
     methods_queue,
@@ -15,6 +16,7 @@ from anyy.gateway.table import TABLE
 __all__ = [
     "TABLE",
     "methods_backup",
+    "methods_channels",
     "methods_delegation",
     "methods_misc",
     "methods_queue",

@@ -24,6 +24,7 @@ from typing import IO, Any
 
 import msgspec
 
+from anyy.channels.service import Channels
 from anyy.domain.errors import AnyyError, Conflict, InvalidInput
 from anyy.gateway.app import create_app
 from anyy.gateway.dispatcher import Dispatcher
@@ -151,6 +152,9 @@ async def serve(
         await schedules.scheduler.start()
         token = secrets.token_urlsafe(32)
         gateway = Gateway(profile=profile, deps=deps, runtime=runtime, token=token, schedules=schedules)
+        channels = Channels(runtime, profile.path)  # L1: each configured channel polled in the background
+        await channels.start()
+        gateway.channels = channels
         app = create_app(Dispatcher(gateway, TABLE), token)
         sock = bind(host, port)
         port = sock.getsockname()[1]
@@ -176,6 +180,7 @@ async def serve(
                     address_path(profile).unlink()
             if more is not None:
                 more.unlink(missing_ok=True)
+            await channels.aclose()
             await schedules.scheduler.aclose()
             await runtime.aclose()
             await deps.owner.aclose()

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from anyy.api.events import RuntimeEvent
+from anyy.channels.service import Channels
 from anyy.gateway.codes import CodeBook
 from anyy.profiles.profile import Profile
 from anyy.runtime.bus import Subscription
@@ -29,6 +30,7 @@ class Gateway:
     started_at: float = field(default_factory=time.time)
     codes: CodeBook = field(default_factory=CodeBook)  # one-time codes that open the Dashboard (D5)
     schedules: ScheduleAdmin | None = None  # the scheduler and the schedule.* methods (K1), once started
+    channels: Channels | None = None  # the profile's channels (L1), once started
 
     async def store(self, fn: Callable[[SessionStore], T]) -> T:
         """A read of the store (one unit of work). Writes are the runtime's: it writes and announces them."""

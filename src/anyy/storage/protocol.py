@@ -19,6 +19,7 @@ from typing import Any, Protocol, TypeVar
 
 import msgspec
 
+from anyy.domain.channels import Inbound, Pairing, PendingCode, Reply
 from anyy.domain.context import ModelContext
 from anyy.domain.delegation import DelegatedTask, TaskUpdate
 from anyy.domain.entries import Entry, NewEntry
@@ -284,6 +285,48 @@ class SessionStore(Protocol):
     def claim_wake(self, resident_id: str, wake_at: float) -> bool:
         """Claim the heartbeat due at ``wake_at``, committed before it fires: True once, False for every
         later claim of the same wake (after a restart, or by another Gateway on the same store)."""
+        ...
+
+    # -- channels (L1-L3) --------------------------------------------------------------------------
+    def channel_code(self, channel: str, sender: str, conversation: str, label: str, ttl: float) -> str | None:
+        """The sender's pairing code, made now (valid ``ttl`` seconds) unless one waits already; None when
+        the channel has the most codes waiting already (the sender is refused without one)."""
+        ...
+
+    def list_channel_codes(self) -> list[PendingCode]: ...
+    def pair_with_code(self, code: str, session_id: str, rights: list[str]) -> Pairing:
+        """Approve the sender a waiting code names, with ``rights`` on ``session_id``; the code is used up.
+        The first sender of a channel is its owner. :class:`NotFound` for an unknown or expired code."""
+        ...
+
+    def get_pairing(self, channel: str, sender: str, session_id: str) -> Pairing | None: ...
+    def list_pairings(self, channel: str | None = None) -> list[Pairing]: ...
+    def unpair_sender(self, channel: str, sender: str) -> int: ...
+    def channel_position(self, channel: str) -> str:
+        """The platform's read position last committed ("" before any)."""
+        ...
+
+    def get_inbound(self, channel: str, key: str) -> Inbound | None: ...
+    def record_inbound(self, inbound: Inbound, position: str, replies: list[Reply]) -> bool:
+        """Record a handled inbound message, the read position it moves to, and any immediate replies, in
+        one transaction; False (and only the position moves) when that message was recorded already."""
+        ...
+
+    def unanswered_inbound(self, channel: str) -> list[Inbound]: ...
+    def queue_replies(self, replies: list[Reply], *, answers: str | None = None) -> None:
+        """Record replies to send (a key already recorded is left as it is), marking the inbound message
+        ``answers`` answered in the same transaction."""
+        ...
+
+    def pending_replies(self, channel: str) -> list[Reply]:
+        """Replies not delivered yet, oldest first."""
+        ...
+
+    def list_replies(self, channel: str, limit: int = 50) -> list[Reply]: ...
+    def reply_sent(self, channel: str, key: str, platform_id: str) -> None: ...
+    def reply_failed(self, channel: str, key: str, error: str, next_at: float) -> None: ...
+    def forget_channel(self, channel: str) -> None:
+        """Remove everything recorded for a channel (it was removed from the profile)."""
         ...
 
     # -- ownership: several Gateways on one store (see anyy.storage.ownership) ---------------------

@@ -8,6 +8,7 @@ from typing import TypeVar
 
 import msgspec
 
+from anyy.domain.channels import Inbound, Pairing, PendingCode, Reply
 from anyy.domain.delegation import DelegatedTask
 from anyy.domain.entries import Entry
 from anyy.domain.file_captures import FileCapture
@@ -84,6 +85,12 @@ class MemoryData(msgspec.Struct, kw_only=True):
     schedules: dict[str, Schedule] = {}
     schedule_runs: list[RunRecord] = []  # in claim order
     file_captures: list[FileCapture] = []  # in the order written (W2)
+    channel_senders: list[Pairing] = []  # L2, in pairing order
+    channel_codes: list[PendingCode] = []
+    channel_positions: dict[str, str] = {}
+    channel_inbox: dict[str, Inbound] = {}  # "channel key" → the message handled (L3)
+    channel_answered: list[str] = []  # "channel key" of inbound messages answered
+    channel_outbox: dict[str, Reply] = {}  # "channel key" → the reply, in the order recorded
 
 
 def copied(value: T) -> T:

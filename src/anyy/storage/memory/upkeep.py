@@ -32,6 +32,7 @@ class UpkeepPart(SearchPart):
         if running or pending:
             raise rules.unfinished_work(session_id, running, pending)
         record.active = False
+        data.channel_senders = [p for p in data.channel_senders if p.session_id != session_id]  # L2
         record.session.head = None
         record.fork_point = None
         for submission_id in [sid for sid, r in data.submissions.items() if r.submission.session_id == session_id]:

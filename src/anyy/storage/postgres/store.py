@@ -3,6 +3,7 @@ for the URL a profile names."""
 
 from __future__ import annotations
 
+from anyy.storage.postgres.channels import PgChannelsSql
 from anyy.storage.postgres.check import CheckPart
 from anyy.storage.postgres.delegation import PgDelegationSql
 from anyy.storage.postgres.file_captures import PgFileCapturesSql
@@ -22,6 +23,7 @@ class PostgresStore(
     PgDelegationSql,
     PgResidentsSql,
     PgFileCapturesSql,
+    PgChannelsSql,
 ):
     """Sessions, entries, submissions, executions and objects in one PostgreSQL database.
 

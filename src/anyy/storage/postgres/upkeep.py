@@ -59,6 +59,7 @@ class UpkeepPart(SearchPart):
                 "WHERE num = %s",
                 (self.clock(), num),
             )
+            conn.execute("DELETE FROM channel_senders WHERE session_id = %s", (session_id,))  # L2: its send rights
             for point in points:
                 if point and entry_ids.owner_number(point) != num:
                     self._requeue_deleted(entry_ids.owner_number(point))

@@ -7,6 +7,7 @@ from pathlib import Path
 from anyy.domain.durability import Durability
 from anyy.storage.file_captures_sql import FileCapturesSql
 from anyy.storage.ownership import SoloOwnership
+from anyy.storage.sqlite.channels import ChannelsSql
 from anyy.storage.sqlite.check import CheckPart
 from anyy.storage.sqlite.delegation import DelegationSql
 from anyy.storage.sqlite.residents import ResidentsSql
@@ -16,7 +17,15 @@ from anyy.storage.sqlite.starts import StartsPart
 
 
 class SqliteStore(
-    StartsPart, SchedulesPart, CheckPart, SnapshotPart, SoloOwnership, DelegationSql, ResidentsSql, FileCapturesSql
+    StartsPart,
+    SchedulesPart,
+    CheckPart,
+    SnapshotPart,
+    SoloOwnership,
+    DelegationSql,
+    ResidentsSql,
+    FileCapturesSql,
+    ChannelsSql,
 ):
     """Sessions, entries, submissions and executions in one ``state.db``; large bodies in ``objects/``.
 

@@ -73,6 +73,7 @@ class UpkeepPart(SearchPart):
                 "UPDATE sessions SET status = 'deleted', head = NULL, fork_point = NULL, updated_at = ? WHERE num = ?",
                 (self.clock(), num),
             )
+            conn.execute("DELETE FROM channel_senders WHERE session_id = ?", (session_id,))  # L2: its send rights
             for point in (stored_head, fork_point):
                 if point and entry_ids.owner_number(point) != num:
                     # An entry point into another range: if that session is deleted too, what it kept
