@@ -136,6 +136,7 @@ class ForkParams(Params):
     entry_id: int | None = None  # default: the head
     before: bool = False  # fork just before this user message and return its text as a draft
     title: str | None = None
+    workspace_copy: Literal["worktree", "copy"] | None = None  # the fork's own copy of the workspace (W3)
 
 
 class ClearParams(Params):

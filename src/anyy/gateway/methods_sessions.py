@@ -273,8 +273,13 @@ async def export(gw: Gateway, conn: Connection | None, p: ExportParams) -> wire.
 async def fork(gw: Gateway, conn: Connection | None, p: ForkParams) -> wire.ForkResult:
     """A new conversation from a chosen point (O(1): nothing is copied), with that path's history and
     labels; queues and running work are not copied. The original's running work is captured first;
-    once the fork is on disk it is stopped and settled (F2). If settling fails, the fork stays."""
-    forked = await gw.runtime.fork(p.session_id, p.entry_id, before=p.before, title=p.title)
+    once the fork is on disk it is stopped and settled (F2). If settling fails, the fork stays.
+    ``workspace_copy`` (W3): ``worktree`` (a git worktree of the workspace's repository, carrying its
+    uncommitted changes) or ``copy`` (a plain copy of the folder), made next to the workspace; the fork works
+    there, its files as they were at the fork's point. Deleting the fork removes that folder."""
+    forked = await gw.runtime.fork(
+        p.session_id, p.entry_id, before=p.before, title=p.title, workspace_copy=p.workspace_copy
+    )
     return views.convert(forked, wire.ForkResult)
 
 
