@@ -110,6 +110,7 @@ class NavigateParams(Params):
     # last capture are kept unless ``overwrite_hand_edits``.
     files: Literal["keep", "preview", "restore"] = "keep"
     overwrite_hand_edits: bool = False
+    conversation: bool = True  # False, with files "restore": restore the files only; the head stays (W3)
 
 
 class FilesDiffParams(Params):

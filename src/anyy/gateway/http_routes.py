@@ -25,6 +25,7 @@ DASHBOARD_FILES = {
     "markdown.js": "text/javascript; charset=utf-8",
     "usage.js": "text/javascript; charset=utf-8",
     "background.js": "text/javascript; charset=utf-8",
+    "rewind.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
 }
 DASHBOARD_HEADERS = {

@@ -228,7 +228,8 @@ async def navigate(gw: Gateway, conn: Connection | None, p: NavigateParams) -> w
     if the model finished it). Starts no response; needs an idle session. ``files`` (W3): ``preview`` moves
     nothing and lists what restoring the workspace to the entry's state would add, change and remove, and
     the files changed by hand since the agent's last capture; ``restore`` moves and restores them, keeping
-    hand-edited files unless ``overwrite_hand_edits`` (the state left is captured first: it can be restored)."""
+    hand-edited files unless ``overwrite_hand_edits`` (the state left is captured first: it can be restored).
+    ``conversation: false`` with ``files: restore`` restores the files only: the head stays where it is."""
     result = await gw.runtime.navigate(
         p.session_id,
         p.entry_id,
@@ -236,6 +237,7 @@ async def navigate(gw: Gateway, conn: Connection | None, p: NavigateParams) -> w
         before=p.before,
         files=p.files,
         overwrite_hand_edits=p.overwrite_hand_edits,
+        conversation=p.conversation,
     )
     return views.convert(result, wire.NavigateResult)
 
