@@ -123,3 +123,27 @@ def test_w3_sessions_fork_with_a_workspace_copy_from_the_command_line(tmp_path: 
         assert "Traceback" not in bad.stderr
     finally:
         gateway.stop()
+
+
+def test_w3_files_only_rewind_keeps_the_conversation_and_needs_files_restore(tmp_path: Path) -> None:
+    with LiveGateway(tmp_path, scripted_only=False) as live:
+        work = live.workdir
+        session_id = live.call("session.create")["id"]
+        live.call("session.tools.configure", {"session_id": session_id, "enabled": ["write_file"]})
+        _turn(live.call, session_id, "write a.txt: first")
+        point = live.call("session.get", {"session_id": session_id})["session"]["head"]
+        _turn(live.call, session_id, "write a.txt: second")
+        head = live.call("session.get", {"session_id": session_id})["session"]["head"]
+        with pytest.raises(RpcError, match='give files: "restore" with it'):
+            live.call("session.navigate", {"session_id": session_id, "entry_id": point, "conversation": False})
+        assert (work / "a.txt").read_text() == "second"
+        done = live.call(
+            "session.navigate",
+            {"session_id": session_id, "entry_id": point, "files": "restore", "conversation": False},
+        )
+        assert done["files"]["changed"] == ["a.txt"]
+        assert (work / "a.txt").read_text() == "first"
+        assert live.call("session.get", {"session_id": session_id})["session"]["head"] == head
+        back = {"session_id": session_id, "entry_id": head, "files": "restore", "conversation": False}
+        live.call("session.navigate", back)  # the state left was joined to the head: undone
+        assert (work / "a.txt").read_text() == "second"
