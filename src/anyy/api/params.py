@@ -110,6 +110,7 @@ class NavigateParams(Params):
     # last capture are kept unless ``overwrite_hand_edits``.
     files: Literal["keep", "preview", "restore"] = "keep"
     overwrite_hand_edits: bool = False
+    conversation: bool = True  # False, with files "restore": restore the files only; the head stays (W3)
 
 
 class FilesDiffParams(Params):
@@ -136,6 +137,7 @@ class ForkParams(Params):
     entry_id: int | None = None  # default: the head
     before: bool = False  # fork just before this user message and return its text as a draft
     title: str | None = None
+    workspace_copy: Literal["worktree", "copy"] | None = None  # the fork's own copy of the workspace (W3)
 
 
 class ClearParams(Params):

@@ -263,6 +263,7 @@ class ForkResult(msgspec.Struct, kw_only=True):
     draft: str | None
     interrupted: str | None  # the original's execution this fork stopped, if one was running
     settle_error: str | None = None  # the fork stays recorded even if stopping that work failed
+    workspace_copy: str | None = None  # the folder made for the fork's own workspace, if one was asked (W3)
 
 
 class Modes(msgspec.Struct, kw_only=True):

@@ -1,4 +1,5 @@
-"""``anyy sessions diff|rewind``: what the agent changed in a session's workspace, and taking it back (W3).
+"""``anyy sessions diff|rewind|fork``: what the agent changed in a session's workspace, taking it back, and
+a fork with its own copy of the workspace (W3).
 
 Both go through the profile's Gateway (started when none runs): the captures live in the profile's capture
 store and the Gateway is the one writer of its sessions.
@@ -93,3 +94,47 @@ def rewind_command(  # noqa: PLR0917 - click passes options by name
     click.echo(f"restored: {len(done['added'])} added, {len(done['changed'])} changed, {len(done['removed'])} removed")
     _listing("kept (changed by hand)", done["kept"], "!")
     _listing("not restored", done["not_restorable"], "!")
+
+
+@click.command("fork")
+@click.argument("session_id", metavar="ID")
+@click.argument("entry_id", metavar="[ENTRY]", type=int, required=False)
+@click.option("--before", is_flag=True, help="Fork just before the user message ENTRY (its text is printed).")
+@click.option("--title", default=None, help="The fork's title.")
+@click.option(
+    "--workspace-copy",
+    "copy",
+    type=click.Choice(["worktree", "copy"]),
+    default=None,
+    help="Give the fork its own copy of the workspace, next to it: a git worktree of its repository (with the "
+    "uncommitted changes) or a plain copy. Without it the fork works in the same folder.",
+)
+@with_profile
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def fork_command(  # noqa: PLR0917 - click passes options by name
+    profile: Profile,
+    session_id: str,
+    entry_id: int | None,
+    before: bool,
+    title: str | None,
+    copy: str | None,
+    as_json: bool,
+) -> None:
+    """Start a new session from ENTRY of session ID (default: its head), with that path's history. With
+    --workspace-copy the two can edit files in parallel; deleting the fork removes its copy."""
+    params: dict[str, Any] = {"session_id": session_id, "entry_id": entry_id, "before": before, "title": title}
+    if copy is not None:
+        params["workspace_copy"] = copy
+    forked = gateway_call(profile, "session.fork", params)
+    if as_json:
+        echo_json(forked)
+        return
+    session = forked["session"]
+    click.echo(f"forked {session_id} as {session['id']}")
+    click.echo(f"workspace {session.get('workspace') or '(the Gateway folder)'}")
+    if forked.get("workspace_copy"):
+        click.echo(f"  its own {copy} at {forked['workspace_copy']} (removed when the fork is deleted)")
+    if forked.get("draft"):
+        click.echo(f"draft: {forked['draft']}")
+    if forked.get("settle_error"):
+        click.echo(f"the original's running work was not settled: {forked['settle_error']}", err=True)

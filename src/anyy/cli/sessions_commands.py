@@ -12,7 +12,7 @@ import click
 from anyy.cli import render
 from anyy.cli.context import with_profile
 from anyy.cli.export_command import export_command
-from anyy.cli.files_commands import diff_command, rewind_command
+from anyy.cli.files_commands import diff_command, fork_command, rewind_command
 from anyy.cli.output import echo_json, entry_record
 from anyy.cli.session_reads import open_reader
 from anyy.domain.sessions import SESSION_KINDS, SessionKind
@@ -152,3 +152,4 @@ sessions.add_command(export_command)
 
 sessions.add_command(diff_command)
 sessions.add_command(rewind_command)
+sessions.add_command(fork_command)

@@ -7,6 +7,7 @@ import { CONFLICT, Rpc, fragmentParams, takeToken } from "./rpc.js";
 import { activityNode, listLinks, originText, runItems, showList, taskItems, when } from "./background.js";
 import { showChannels } from "./channels.js";
 import { contextLabel, usageLabel, usageOf } from "./usage.js";
+import { installRewind } from "./rewind.js";
 
 const PAGE = 50; // sessions and history entries per page
 const $ = (id) => document.getElementById(id);
@@ -1552,6 +1553,12 @@ async function main() {
   const status = await state.rpc.call("gateway.status");
   $("profile").textContent = status.profile;
   await Promise.all([loadModels().then(() => state.session && showHeader()), selectTab("chat")]);
+  installRewind({
+    rpc: () => state.rpc,
+    session: () => state.session,
+    reopen: (id) => openSession(id, null, { push: false }),
+    notice,
+  });
   const wanted = fragmentParams().get("session");
   if (wanted) await openSession(wanted, null, { push: false });
   else if (NARROW.matches) setDrawer(true); // a phone opens on the lists

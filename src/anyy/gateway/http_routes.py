@@ -26,6 +26,7 @@ DASHBOARD_FILES = {
     "usage.js": "text/javascript; charset=utf-8",
     "background.js": "text/javascript; charset=utf-8",
     "channels.js": "text/javascript; charset=utf-8",
+    "rewind.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
 }
 DASHBOARD_HEADERS = {

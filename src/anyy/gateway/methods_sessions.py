@@ -228,7 +228,8 @@ async def navigate(gw: Gateway, conn: Connection | None, p: NavigateParams) -> w
     if the model finished it). Starts no response; needs an idle session. ``files`` (W3): ``preview`` moves
     nothing and lists what restoring the workspace to the entry's state would add, change and remove, and
     the files changed by hand since the agent's last capture; ``restore`` moves and restores them, keeping
-    hand-edited files unless ``overwrite_hand_edits`` (the state left is captured first: it can be restored)."""
+    hand-edited files unless ``overwrite_hand_edits`` (the state left is captured first: it can be restored).
+    ``conversation: false`` with ``files: restore`` restores the files only: the head stays where it is."""
     result = await gw.runtime.navigate(
         p.session_id,
         p.entry_id,
@@ -236,6 +237,7 @@ async def navigate(gw: Gateway, conn: Connection | None, p: NavigateParams) -> w
         before=p.before,
         files=p.files,
         overwrite_hand_edits=p.overwrite_hand_edits,
+        conversation=p.conversation,
     )
     return views.convert(result, wire.NavigateResult)
 
@@ -273,8 +275,13 @@ async def export(gw: Gateway, conn: Connection | None, p: ExportParams) -> wire.
 async def fork(gw: Gateway, conn: Connection | None, p: ForkParams) -> wire.ForkResult:
     """A new conversation from a chosen point (O(1): nothing is copied), with that path's history and
     labels; queues and running work are not copied. The original's running work is captured first;
-    once the fork is on disk it is stopped and settled (F2). If settling fails, the fork stays."""
-    forked = await gw.runtime.fork(p.session_id, p.entry_id, before=p.before, title=p.title)
+    once the fork is on disk it is stopped and settled (F2). If settling fails, the fork stays.
+    ``workspace_copy`` (W3): ``worktree`` (a git worktree of the workspace's repository, carrying its
+    uncommitted changes) or ``copy`` (a plain copy of the folder), made next to the workspace; the fork works
+    there, its files as they were at the fork's point. Deleting the fork removes that folder."""
+    forked = await gw.runtime.fork(
+        p.session_id, p.entry_id, before=p.before, title=p.title, workspace_copy=p.workspace_copy
+    )
     return views.convert(forked, wire.ForkResult)
 
 

@@ -17,6 +17,7 @@ from anyy.runtime.deps import Deps, RuntimeSettings
 from anyy.runtime.prompt import read_memory, system_prompt
 from anyy.runtime.tooling import mcp_specs, tool_environment, tool_policy
 from anyy.runtime.user_hooks import UserHooks
+from anyy.runtime.workspace_forks import REGISTRY as FORKS_REGISTRY
 from anyy.runtime.workspaces import policy_from
 from anyy.storage.owner import StoreOwner
 from anyy.storage.protocol import SessionStore
@@ -113,6 +114,7 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
         return f"config.toml re-read: {fresh.model.provider}/{fresh.model.model} by default"
 
     deps.reload_settings = reload_settings
+    deps.forks_dir = profile.path / FORKS_REGISTRY
     try:
         deps.captures = CaptureStore(profile.path / CAPTURES_DIR)
     except CaptureError as exc:  # no git: the sessions work, without file captures (said at each rewind)

@@ -90,6 +90,7 @@ class Deps:
     tool_servers: McpServers | None = None  # the profile's MCP servers (N1)
     captures: CaptureStore | None = None  # the profile's file captures (W2); None: off
     captures_off: str = ""  # why they are off, for people
+    forks_dir: Path | None = None  # the record of the folders made for forks' own workspaces (W3)
     # (session, execution, call) → what starts a delegate call's children (K2); None: no delegation.
     delegator: Callable[[str, str, str], Delegator] | None = None
     contexts: ContextCache = field(default_factory=ContextCache)  # active sessions' decoded contexts

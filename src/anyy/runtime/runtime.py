@@ -518,12 +518,16 @@ class Runtime(SessionWrites):
         before: bool = False,
         files: str = "keep",
         overwrite_hand_edits: bool = False,
+        conversation: bool = True,
     ) -> NavigateResult:
         """Move the head (durably) to an entry of the tree (T1, T2). ``before`` moves to just before
         it and hands its text back as a draft; ``summarize`` carries a summary of the branch left.
         It starts no response, and earlier and sibling branches stay in the tree. ``files`` (W3):
         ``preview`` moves nothing and says what restoring the workspace would change; ``restore``
-        restores it to its state at the entry (hand edits kept unless ``overwrite_hand_edits``)."""
+        restores it to its state at the entry (hand edits kept unless ``overwrite_hand_edits``); with
+        ``conversation`` False only the files are restored and the head stays."""
+        if not conversation and files != "restore":
+            raise InvalidInput('conversation: false restores the files only: give files: "restore" with it')
 
         async def job() -> NavigateResult:
             owner = self.deps.owner
@@ -545,6 +549,9 @@ class Runtime(SessionWrites):
                 rewound = await file_captures.restore(
                     self.deps, session_id, new_head, leaving=leaving, overwrite_hand_edits=overwrite_hand_edits
                 )
+                if not conversation:  # the files only: the conversation stays where it is
+                    current = await owner.call(lambda s: s.get_session(session_id))
+                    return NavigateResult(session=current, draft=draft, summary_applied=False, note=None, files=rewound)
             new_path: list[Entry] = await owner.call(lambda s: s.path(session_id, to=new_head)) if new_head else []
             shared = {e.id for e in new_path}
             branch = [e for e in old_path if e.id not in shared]

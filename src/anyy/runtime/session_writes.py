@@ -5,12 +5,15 @@ response). Mixed into :class:`anyy.runtime.runtime.Runtime`: the Gateway's handl
 
 from __future__ import annotations
 
+import asyncio
+
 import msgspec
 
 from anyy.domain.entries import Attachment, EntryKind
 from anyy.domain.errors import Conflict, InvalidInput
 from anyy.domain.queue import Submission, SubmissionKind
 from anyy.domain.sessions import NewSession, QueueMode, Session, SessionPatch
+from anyy.runtime import workspace_forks
 from anyy.runtime.actor import Actors
 from anyy.runtime.announce import Announcer
 from anyy.runtime.deps import Deps
@@ -24,6 +27,7 @@ class Forked(msgspec.Struct, kw_only=True):
     draft: str | None  # the user message forked before, for the editor
     interrupted: str | None  # the original's execution this fork stopped, if one was running
     settle_error: str | None = None  # the fork stays recorded even if stopping that work failed
+    workspace_copy: str | None = None  # the folder made for the fork's own copy of the workspace (W3)
 
 
 class WaitingOn(msgspec.Struct, kw_only=True, frozen=True):
@@ -73,10 +77,18 @@ class SessionWrites:
         return session
 
     async def fork(
-        self, session_id: str, entry_id: int | None = None, *, before: bool = False, title: str | None = None
+        self,
+        session_id: str,
+        entry_id: int | None = None,
+        *,
+        before: bool = False,
+        title: str | None = None,
+        workspace_copy: workspace_forks.ForkHow | None = None,
     ) -> Forked:
         """A new session from a chosen point (F1, O(1)); the original's running work is captured first and,
-        once the fork is on disk, stopped and settled (F2). If settling fails, the fork stays."""
+        once the fork is on disk, stopped and settled (F2). If settling fails, the fork stays.
+        ``workspace_copy`` (W3): the fork works in its own copy of the workspace, a git worktree or a plain
+        copy (:mod:`anyy.runtime.workspace_forks`), made before the fork is recorded."""
         captured = self.running_execution(session_id)
         draft, point = None, entry_id
         if before:
@@ -92,7 +104,25 @@ class SessionWrites:
             # Before the very first message: the fork starts empty.
             return store.set_head(forked.id, None) if before and point is None else forked
 
-        session: Session = await self.deps.owner.call(make)
+        made = None
+        if workspace_copy is not None:
+            parent = await self.deps.owner.call(lambda s: s.get_session(session_id))
+            workspace, made = await workspace_forks.make_copy(self.deps, parent, workspace_copy)
+            try:
+                chosen = workspace_forks.checked(self.deps, workspace)
+
+                def make_in_copy(store: SessionStore) -> Session:
+                    forked = make(store)
+                    return store.update_session(forked.id, SessionPatch(workspace=chosen))
+
+                session: Session = await self.deps.owner.call(make_in_copy)
+                workspace_forks.remember(self.deps, session.id, made, workspace_copy)
+            except BaseException:
+                await asyncio.to_thread(workspace_forks.discard, made, workspace_copy)
+                raise
+            await workspace_forks.rewind_copy(self.deps, session, parent)
+        else:
+            session = await self.deps.owner.call(make)
         interrupted, settle_error = captured, None
         if captured is not None:
             try:
@@ -100,7 +130,10 @@ class SessionWrites:
                 await self.wait_settled(session_id, captured)
             except Exception as exc:  # the fork is recorded whatever happens to the old work
                 settle_error = f"{type(exc).__name__}: {exc}"
-        return Forked(session=session, draft=draft, interrupted=interrupted, settle_error=settle_error)
+        copy = str(made) if made is not None else None
+        return Forked(
+            session=session, draft=draft, interrupted=interrupted, settle_error=settle_error, workspace_copy=copy
+        )
 
     async def delete(self, session_id: str) -> None:
         """Delete a session; with work unfinished (running, waiting for an answer, or queued) it is a
@@ -108,6 +141,7 @@ class SessionWrites:
         if self.running_execution(session_id) is not None:
             raise Conflict(f"session {session_id} has a response running: stop it and clear its queue first")
         await self.deps.owner.call(lambda s: s.delete_session(session_id))
+        await workspace_forks.release(self.deps, session_id)  # a fork's own copy of the workspace (W3)
         self.deps.contexts.forget(session_id)
         actor = self._actors.pop(session_id, None)
         if actor is not None:

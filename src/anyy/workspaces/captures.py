@@ -6,8 +6,9 @@ workspace and ``GIT_INDEX_FILE`` at a private index per workspace (``indexes/<ke
 work tree's ``.git`` folder by itself, so the user's index, HEAD, refs and objects are never read or
 written. What this buys:
 
-- **O(changed files)**: the private index keeps each file's stat data, so ``git add -A`` hashes only
-  the files whose stat changed; unchanged files cost one ``lstat``.
+- **O(changed files)**: the private index keeps each file's stat data, so one ``git ls-files -m -o`` (a
+  walk of the folder, an ``lstat`` per file, nothing read) lists what changed, and only those paths are
+  hashed into the index (``update-index --stdin``).
 - **Dedup**: blobs and trees are content-addressed; a capture whose tree equals the workspace's last
   one reuses that commit.
 - ``.gitignore`` of the workspace is honoured (ignored files are neither captured nor restored).
@@ -239,7 +240,10 @@ class CaptureStore:
         large: list[LargeFile] = []
         budget = self.capture_cap
         copied = 0
+        real_dirs: dict[str, bool] = {}
         for path in candidates:
+            if not _reachable(workspace, path, real_dirs):
+                continue  # beyond a symlink swapped in: dropped below
             try:
                 info = (workspace / path).lstat()
             except FileNotFoundError:
@@ -258,6 +262,19 @@ class CaptureStore:
             if path not in listed and _same_file(workspace / path, item):
                 large.append(item)
                 listed.add(path)
+        # Only the paths ``ls-files`` listed go to the index (no second walk of the folder): new and changed
+        # ones are hashed and added, removed ones dropped. A nested repository (``sub/``) is added as git
+        # does, as a link to its commit.
+        gone = {p for p in candidates if p not in listed and not _reachable(workspace, p, real_dirs)}
+        todo = [path.rstrip("/") for path in candidates if path not in listed and path not in gone]
+        listed |= gone  # beyond a symlink or a file now (git refuses those paths): out of the index
+        if todo:
+            self._run(
+                ["update-index", "-z", "--add", "--remove", "--replace", "--stdin"],
+                workspace=workspace,
+                index=index,
+                stdin=_join0(todo),
+            )
         if listed:
             self._run(
                 ["update-index", "-z", "--force-remove", "--stdin"],
@@ -265,13 +282,6 @@ class CaptureStore:
                 index=index,
                 stdin=_join0(sorted(listed)),
             )
-        specs = [":/"] + [f":(top,exclude,literal){p}" for p in sorted(listed)]
-        self._run(
-            [*self._excludes(workspace, index), "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"],
-            workspace=workspace,
-            index=index,
-            stdin=_join0(specs),
-        )
         tree = self._run(["write-tree"], workspace=workspace, index=index).decode().strip()
         large.sort(key=lambda item: item.path)
         manifest = _manifest(large)
@@ -580,6 +590,23 @@ def _split0(raw: bytes) -> list[str]:
 
 def _join0(paths: Iterable[str]) -> bytes:
     return b"".join(os.fsencode(p) + b"\0" for p in paths)
+
+
+def _reachable(workspace: Path, path: str, real_dirs: dict[str, bool]) -> bool:
+    """Whether every folder on the way to ``path`` is a real folder (not a symlink, a file or missing)."""
+    parts = path.rstrip("/").split("/")[:-1]
+    for depth in range(1, len(parts) + 1):
+        folder = "/".join(parts[:depth])
+        known = real_dirs.get(folder)
+        if known is None:
+            try:
+                known = (os.lstat(workspace / folder).st_mode & 0o170000) == 0o040000
+            except OSError:
+                known = False
+            real_dirs[folder] = known
+        if not known:
+            return False
+    return True
 
 
 def _is_regular(mode: int) -> bool:

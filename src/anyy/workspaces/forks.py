@@ -26,7 +26,7 @@ from anyy.workspaces.captures import CaptureError, CaptureStore, git_path
 ForkHow = Literal["worktree", "copy"]
 
 
-def fork_workspace(captures: CaptureStore, source: Path, target: Path, how: ForkHow) -> Path:
+def fork_workspace(captures: CaptureStore | None, source: Path, target: Path, how: ForkHow) -> Path:
     source = source.resolve()
     if not source.is_dir():
         raise InvalidInput(f"the workspace {source} is not a folder: there is nothing to copy for the fork")
@@ -36,13 +36,15 @@ def fork_workspace(captures: CaptureStore, source: Path, target: Path, how: Fork
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
         return target
-    top = _toplevel(source)
+    top = repository_top(source)
     if top is None:
         raise InvalidInput(f"the workspace {source} is not in a git repository: fork it with a copy instead")
+    if captures is None:
+        raise InvalidInput("a worktree fork carries the uncommitted changes through the file captures, which are off")
     done = subprocess.run(  # noqa: S603 - git, found on PATH, with our own arguments
         [git_path(), "-C", str(top), "worktree", "add", "--detach", "--quiet", str(target), "HEAD"],
         capture_output=True,
-        env=_user_env(),
+        env=user_env(),
         check=False,
     )
     if done.returncode != 0:
@@ -58,16 +60,16 @@ def fork_workspace(captures: CaptureStore, source: Path, target: Path, how: Fork
     return workspace
 
 
-def _user_env() -> dict[str, str]:
+def user_env() -> dict[str, str]:
     """The user's own git settings, without a repository forced on git from outside."""
     return {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
 
 
-def _toplevel(folder: Path) -> Path | None:
+def repository_top(folder: Path) -> Path | None:
     done = subprocess.run(  # noqa: S603 - git, found on PATH, with our own arguments
         [git_path(), "-C", str(folder), "rev-parse", "--show-toplevel"],
         capture_output=True,
-        env=_user_env(),
+        env=user_env(),
         check=False,
     )
     out = done.stdout.decode().strip()
