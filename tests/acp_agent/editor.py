@@ -51,6 +51,11 @@ class Editor:
             await asyncio.wait_for(self._changed.wait_for(lambda: found() is not None), timeout)
             return found()
 
+    async def wait_text(self, part: str, timeout: float = TIMEOUT) -> None:
+        """Until the agent's message chunks, joined, hold ``part`` (the model streams word by word)."""
+        async with self._changed:
+            await asyncio.wait_for(self._changed.wait_for(lambda: part in self.text()), timeout)
+
     def kinds(self, session_id: str | None = None) -> list[str]:
         return [u.session_update for s, u in self.updates if session_id is None or s == session_id]
 

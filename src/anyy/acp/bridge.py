@@ -74,7 +74,7 @@ from anyy.profiles.gateway_address import Address
 APPROVAL_PREFIX = "Approval needed:"  # how the Gateway words a tool's request for approval (session.approve)
 WAIT_SLICE = 300.0  # seconds per session.wait
 REPLY_GRACE = 10.0
-HISTORY_PAGE = 1000
+HISTORY_PAGE = 500  # the most session.history gives at once
 EFFORTS = ("default", "low", "medium", "high")
 # A submission's states that end a prompt turn (suspended: a question or an approval waits).
 SETTLED = frozenset({"completed", "suspended", "failed", "interrupted", "cleared", "cancelled", "timed_out"})
