@@ -55,6 +55,13 @@ async def test_e1_new_session_in_cwd_streams_the_answer_and_tool_calls(
         kinds = editor.kinds(sid)
         assert kinds.index("tool_call") < kinds.index("tool_call_update") < kinds.index("agent_message_chunk")
 
+        listed = await conn.list_sessions(cwd=str(project.resolve()))
+        assert [(s.session_id, s.cwd) for s in listed.sessions] == [(sid, str(project.resolve()))]
+        editor.clear()
+        resumed = await conn.resume_session(session_id=sid, cwd=str(project), mcp_servers=[])
+        assert resumed.config_options
+        assert editor.updates == []  # resume replays nothing: the editor has the conversation
+
 
 async def test_e1_starts_the_gateway_and_says_so_on_stderr_only(home: Path) -> None:
     created = run(home, "profile", "create", "default")
