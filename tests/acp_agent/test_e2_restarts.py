@@ -56,6 +56,7 @@ async def test_e2_session_reloads_whole_after_editor_and_gateway_are_killed(
 
         def queued() -> None:
             with live.client() as client:
+                client.call("events.subscribe", {"session_id": sid})  # wait_queued waits on queue_changed
                 wait_queued(client, sid, LATE)  # accepted: durable in the Gateway's queue
 
         await asyncio.to_thread(queued)  # the test's loop goes on carrying the editor's messages
