@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from anyy import __version__
+from anyy.cli.acp_command import acp
 from anyy.cli.backup_commands import backup, restore
 from anyy.cli.channel_commands import channel
 from anyy.cli.chat_command import chat
@@ -110,6 +111,7 @@ main.add_command(doctor)
 main.add_command(schedule)
 main.add_command(hooks)
 main.add_command(channel)
+main.add_command(acp)
 
 
 if __name__ == "__main__":
