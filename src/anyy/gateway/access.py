@@ -49,25 +49,36 @@ class Access:
         return bool(presented) and hmac.compare_digest(presented.encode(), self.token.encode())
 
 
-def own_origins(server: tuple[str, int] | None) -> set[str]:
-    """The origins of pages this Gateway served: its own address, and ``localhost`` on loopback."""
+def own_origins(server: tuple[str, int] | None, *, secure: bool = False) -> set[str]:
+    """The origins of pages this Gateway served: its own address, and ``localhost`` on loopback; over TLS
+    (O1) ``https`` ones only."""
     if server is None:
         return set()
     host, port = server[0], server[1]
     shown = f"[{host}]" if ":" in host else host
-    origins = {f"http://{shown}:{port}"}
+    scheme = "https" if secure else "http"
+    origins = {f"{scheme}://{shown}:{port}"}
     try:
         loopback = ipaddress.ip_address(host).is_loopback
     except ValueError:
         loopback = host == "localhost"
     if loopback:
-        origins |= {f"http://localhost:{port}", f"http://127.0.0.1:{port}", f"http://[::1]:{port}"}
+        origins |= {f"{scheme}://localhost:{port}", f"{scheme}://127.0.0.1:{port}", f"{scheme}://[::1]:{port}"}
     return origins
 
 
-def foreign(origin: str | None, server: tuple[str, int] | None) -> bool:
-    """A browser page of another site (a client that is not a browser sends no Origin)."""
-    return origin is not None and origin.lower() not in own_origins(server)
+def foreign(origin: str | None, server: tuple[str, int] | None, scheme: str = "http", host: str = "") -> bool:
+    """A browser page of another site (a client that is not a browser sends no Origin).
+
+    Over TLS the page may also have been opened by a name of the Gateway's certificate (``https://box.lan``):
+    an Origin equal to ``https://`` + the request's Host is its own, as the browser checked that name against
+    the certificate (a rebound DNS name fails that check, which is why plain HTTP does not allow it)."""
+    if origin is None:
+        return False
+    secure = scheme in ("https", "wss")
+    if secure and host and origin.lower() == f"https://{host.lower()}":
+        return False
+    return origin.lower() not in own_origins(server, secure=secure)
 
 
 def token_of(headers: dict[str, str], query: dict[str, str]) -> str:

@@ -11,16 +11,42 @@ the user visits can drive the Gateway; clients that are not browsers send no Ori
 from __future__ import annotations
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.routing import Route, WebSocketRoute
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from anyy.gateway.access import MAX_IN_FLIGHT, Access, InFlight
 from anyy.gateway.dispatcher import Dispatcher
 from anyy.gateway.hooks import hook_route
 from anyy.gateway.http_routes import HttpRoutes
 from anyy.gateway.ws_route import WebSocketRoutes
+from anyy.profiles.tls import HSTS as HSTS_VALUE
+
+HSTS = HSTS_VALUE.encode()
 
 
-def create_app(dispatcher: Dispatcher, token: str, *, max_in_flight: int = MAX_IN_FLIGHT) -> Starlette:
+class StrictTransport:
+    """Over TLS (O1), every HTTP answer tells the browser to come back over HTTPS only (HSTS)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("scheme") != "https":
+            await self.app(scope, receive, send)
+            return
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), (b"strict-transport-security", HSTS)]}
+            await send(message)
+
+        await self.app(scope, receive, sending)
+
+
+def create_app(
+    dispatcher: Dispatcher, token: str, *, max_in_flight: int = MAX_IN_FLIGHT, tls: bool = False
+) -> Starlette:
     access = Access(dispatcher=dispatcher, token=token, in_flight=InFlight(max_in_flight))
     config = dispatcher.gateway.profile.load_config()  # read at start: webhooks' limits, the upload quota
     http = HttpRoutes(access, upload_quota=config.gateway.upload_quota << 20)
@@ -36,5 +62,6 @@ def create_app(dispatcher: Dispatcher, token: str, *, max_in_flight: int = MAX_I
             Route("/", http.dashboard_index, methods=["GET"]),
             Route("/dashboard/{name}", http.dashboard_asset, methods=["GET"]),
             WebSocketRoute("/ws", WebSocketRoutes(access).serve),
-        ]
+        ],
+        middleware=[Middleware(StrictTransport)] if tls else [],
     )

@@ -80,7 +80,10 @@ class HttpRoutes:
         page this Gateway served may ask: a browser always sends its Origin, so a request without one (a
         local program that read the code from a command line) is refused like a foreign page (G5)."""
         origin = request.headers.get("origin")
-        if origin is None or foreign(origin, request.scope.get("server")):
+        scope = request.scope
+        if origin is None or foreign(
+            origin, scope.get("server"), scope.get("scheme", "http"), request.headers.get("host", "")
+        ):
             log.warning("code exchange refused: origin %r is not this Gateway's", (origin or "none")[:100])
             return JSONResponse(
                 {"error": "refused: only the Dashboard page this Gateway served may trade a code (Origin)"},

@@ -34,6 +34,7 @@ from anyy.gateway.state import Gateway
 from anyy.profiles.config import GatewaySettings
 from anyy.profiles.gateway_address import Address, address_path, read_address, write_address, write_more_address
 from anyy.profiles.profile import Profile
+from anyy.profiles.tls import TlsFiles, require_tls
 from anyy.runtime.assembly import build_deps, warm_providers
 from anyy.runtime.runtime import Runtime
 from anyy.runtime.schedule_admin import scheduling_for
@@ -131,10 +132,12 @@ async def serve(
     port: int = 0,
     ready_fd: int | None = None,
     on_ready: Callable[[Address], None] | None = None,
+    tls: TlsFiles | None = None,
 ) -> None:
     """Run the Gateway of ``profile`` until SIGTERM or SIGINT; ``on_ready`` is told its address once it
-    listens (``anyy gateway run`` prints it)."""
+    listens (``anyy gateway run`` prints it). Beyond loopback, only with ``tls`` (O1)."""
     profile.require()
+    require_tls(host, tls)
     from anyy.profiles.store import store_backend
 
     with profile_lock(profile, shared=store_backend(profile) == "postgresql") as primary:
@@ -151,11 +154,17 @@ async def serve(
         await schedules.scheduler.start()
         token = secrets.token_urlsafe(32)
         gateway = Gateway(profile=profile, deps=deps, runtime=runtime, token=token, schedules=schedules)
-        app = create_app(Dispatcher(gateway, TABLE), token)
+        app = create_app(Dispatcher(gateway, TABLE), token, tls=tls is not None)
         sock = bind(host, port)
         port = sock.getsockname()[1]
         address = Address(
-            profile=profile.name, pid=os.getpid(), host=host, port=port, token=token, started_at=time.time()
+            profile=profile.name,
+            pid=os.getpid(),
+            host=host,
+            port=port,
+            token=token,
+            started_at=time.time(),
+            tls_cert=str(tls.cert) if tls else "",
         )
         more: Path | None = None
         if primary:
@@ -166,7 +175,7 @@ async def serve(
         _announce(profile, address, len(recovered), ready_fd)
         if on_ready is not None:
             on_ready(address)
-        server = _server_class()(_uvicorn_config(app, limits))
+        server = _server_class()(_uvicorn_config(app, limits, tls))
         try:
             await server.serve(sockets=[sock])
         finally:
@@ -192,11 +201,13 @@ def _announce(profile: Profile, address: Address, recovered: int, ready_fd: int 
         os.close(ready_fd)
 
 
-def _uvicorn_config(app: Any, limits: GatewaySettings) -> Any:
+def _uvicorn_config(app: Any, limits: GatewaySettings, tls: TlsFiles | None = None) -> Any:
     import uvicorn
 
     return uvicorn.Config(
         app,
+        ssl_certfile=str(tls.cert) if tls else None,
+        ssl_keyfile=str(tls.key) if tls else None,
         log_config=None,
         access_log=False,
         lifespan="off",

@@ -39,7 +39,8 @@ def _encoded_event(event: RuntimeEvent) -> bytes:
 async def _admitted(access: Access, ws: WebSocket) -> bool:
     """Accept the connection; a foreign page or a missing token is told why and closed."""
     await ws.accept()
-    if foreign(ws.headers.get("origin"), ws.scope.get("server")):
+    scope, headers = ws.scope, ws.headers
+    if foreign(headers.get("origin"), scope.get("server"), scope.get("scheme", "http"), headers.get("host", "")):
         # A page of another site (or a rebound DNS name) tries to use the user's Gateway.
         await ws.close(code=FORBIDDEN_ORIGIN, reason="cross-origin WebSocket refused")
         return False
