@@ -11,6 +11,7 @@ import httpx
 import pytest
 import trustme
 from websockets.sync.client import connect as ws_connect
+from websockets.typing import Origin
 
 from anyy.profiles.gateway_address import read_address
 from anyy.profiles.profile import get_profile
@@ -84,11 +85,11 @@ def test_o1_profile_ca_https_and_wss_with_real_handshake(home: Path, start_gatew
     # WebSocket over TLS: the page's own https origin is let in; http and foreign origins are not.
     ws_url = f"wss://{HOST}:{address.port}/ws"
     headers = {"Authorization": f"Bearer {address.token}"}
-    with ws_connect(ws_url, ssl=trust, additional_headers=headers, origin=base, proxy=None) as ws:  # type: ignore[call-overload]
+    with ws_connect(ws_url, ssl=trust, additional_headers=headers, origin=Origin(base), proxy=None) as ws:
         ws.send(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "gateway.status", "params": {}}))
         assert json.loads(ws.recv(timeout=30))["id"] == 7
     for origin in (f"http://{HOST}:{address.port}", "https://evil.example"):
-        with ws_connect(ws_url, ssl=trust, additional_headers=headers, origin=origin, proxy=None) as ws:  # type: ignore[call-overload]
+        with ws_connect(ws_url, ssl=trust, additional_headers=headers, origin=Origin(origin), proxy=None) as ws:
             with pytest.raises(Exception):  # noqa: B017, PT011 - closed with 4403 whatever the library raises
                 ws.recv(timeout=30)
             assert ws.close_code == 4403

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from anyy.api import devices as dv
 from anyy.api import params as p
 from anyy.api import schedules as sch
 from anyy.api.entries import EntryView
@@ -147,6 +148,9 @@ SCHEDULE_RUN_NOW: MethodSpec[sch.ScheduleRef, sch.ScheduleRun] = MethodSpec(
 SCHEDULE_RUNS: MethodSpec[sch.ScheduleRunsParams, list[sch.ScheduleRun]] = MethodSpec(
     "schedule.runs", sch.ScheduleRunsParams, list[sch.ScheduleRun]
 )
+DEVICES_PAIR: MethodSpec[dv.PairParams, dv.Pairing] = MethodSpec("devices.pair", dv.PairParams, dv.Pairing)
+DEVICES_LIST: MethodSpec[p.NoParams, dv.DeviceList] = MethodSpec("devices.list", p.NoParams, dv.DeviceList)
+DEVICES_REVOKE: MethodSpec[dv.DeviceRef, dv.Device] = MethodSpec("devices.revoke", dv.DeviceRef, dv.Device)
 
 METHODS: dict[str, MethodSpec[Any, Any]] = {
     spec.name: spec for spec in list(globals().values()) if isinstance(spec, MethodSpec)

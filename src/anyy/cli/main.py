@@ -19,6 +19,7 @@ from anyy.cli.backup_commands import backup, restore
 from anyy.cli.chat_command import chat
 from anyy.cli.context import PROFILE_HELP, CliState, selected_profile
 from anyy.cli.dashboard_command import dashboard
+from anyy.cli.devices_commands import devices
 from anyy.cli.doctor_command import doctor
 from anyy.cli.gateway_commands import gateway
 from anyy.cli.hooks_commands import hooks
@@ -108,6 +109,7 @@ main.add_command(resident)
 main.add_command(doctor)
 main.add_command(schedule)
 main.add_command(hooks)
+main.add_command(devices)
 
 
 if __name__ == "__main__":

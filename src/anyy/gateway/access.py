@@ -8,6 +8,7 @@ import ipaddress
 from dataclasses import dataclass
 
 from anyy.gateway.dispatcher import Dispatcher
+from anyy.gateway.remote import Caller, RemoteAccess
 from commons import jsonrpc
 
 UNAUTHORIZED_MESSAGE = (
@@ -43,10 +44,18 @@ class Access:
     dispatcher: Dispatcher
     token: str
     in_flight: InFlight
+    remote: RemoteAccess | None = None  # paired devices (O2); None: the profile's token only
 
     def authorized(self, headers: dict[str, str], query: dict[str, str]) -> bool:
         presented = token_of(headers, query)
         return bool(presented) and hmac.compare_digest(presented.encode(), self.token.encode())
+
+    def identify(self, headers: dict[str, str], query: dict[str, str], cookies: dict[str, str]) -> Caller | None:
+        """The owner (the profile's token), a live paired device (its cookie), or None."""
+        if self.authorized(headers, query):
+            return Caller()
+        device = self.remote.device_of(cookies) if self.remote is not None else None
+        return Caller(device=device) if device is not None else None
 
 
 def own_origins(server: tuple[str, int] | None, *, secure: bool = False) -> set[str]:

@@ -19,7 +19,9 @@ from anyy.gateway.access import MAX_IN_FLIGHT, Access, InFlight
 from anyy.gateway.dispatcher import Dispatcher
 from anyy.gateway.hooks import hook_route
 from anyy.gateway.http_routes import HttpRoutes
+from anyy.gateway.remote import RemoteAccess
 from anyy.gateway.ws_route import WebSocketRoutes
+from anyy.profiles.devices import DeviceBook
 from anyy.profiles.tls import HSTS as HSTS_VALUE
 
 HSTS = HSTS_VALUE.encode()
@@ -47,7 +49,10 @@ class StrictTransport:
 def create_app(
     dispatcher: Dispatcher, token: str, *, max_in_flight: int = MAX_IN_FLIGHT, tls: bool = False
 ) -> Starlette:
-    access = Access(dispatcher=dispatcher, token=token, in_flight=InFlight(max_in_flight))
+    gateway = dispatcher.gateway
+    if gateway.remote is None:
+        gateway.remote = RemoteAccess(book=DeviceBook.of(gateway.profile))
+    access = Access(dispatcher=dispatcher, token=token, in_flight=InFlight(max_in_flight), remote=gateway.remote)
     config = dispatcher.gateway.profile.load_config()  # read at start: webhooks' limits, the upload quota
     http = HttpRoutes(access, upload_quota=config.gateway.upload_quota << 20)
     return Starlette(
@@ -55,6 +60,7 @@ def create_app(
             Route("/rpc", http.rpc, methods=["POST"]),
             Route("/health", http.health, methods=["GET"]),
             Route("/auth/exchange", http.exchange, methods=["POST"]),
+            Route("/auth/pair", http.pair, methods=["POST"]),  # a device trades a pairing code (O2)
             Route("/upload", http.upload, methods=["POST"]),
             Route(
                 "/hooks/{name}", hook_route(dispatcher, config.webhooks), methods=["POST"]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from importlib import resources
@@ -14,6 +15,7 @@ from anyy.domain.errors import StorageFull
 from anyy.gateway.access import Access, foreign, unauthorized_reply
 from anyy.gateway.dispatcher import MAX_FRAME_BYTES
 from anyy.gateway.markdown_html import warm_up
+from anyy.gateway.remote import COOKIE, Caller, PairingRefused
 from anyy.storage.protocol import ObjectRef, SessionStore
 from commons import jsonrpc
 
@@ -53,18 +55,27 @@ class HttpRoutes:
             name: resources.files("anyy.dashboard").joinpath(name).read_bytes() for name in DASHBOARD_FILES
         }
 
-    def _refused(self, request: Request) -> Response | None:
-        if self.access.authorized(dict(request.headers), dict(request.query_params)):
-            return None
+    def _caller(self, request: Request) -> Caller | Response:
+        caller = self.access.identify(dict(request.headers), dict(request.query_params), request.cookies)
+        if caller is not None and caller.device is not None and _foreign_page(request):
+            caller = None  # a device's cookie sent by another site's page (cross-site request forgery)
+        if caller is not None:
+            return caller
         return Response(unauthorized_reply(), status_code=401, media_type="application/json")
 
+    def _refused(self, request: Request) -> Response | None:
+        caller = self._caller(request)
+        return caller if isinstance(caller, Response) else None
+
     async def rpc(self, request: Request) -> Response:
-        refused = self._refused(request)
-        if refused is not None:
-            return refused
+        caller = self._caller(request)
+        if isinstance(caller, Response):
+            return caller
         body, size = await _read_body(request, MAX_FRAME_BYTES)
         if body is None:
             return _too_large(size, at_least=True)
+        if self.access.remote is not None and (no := self.access.remote.refusal(caller, body)) is not None:
+            return Response(no, status_code=403, media_type="application/json")
         dispatcher, in_flight = self.access.dispatcher, self.access.in_flight
         if not in_flight.take():
             busy = dispatcher.busy(body, "too many calls in flight")
@@ -100,6 +111,39 @@ class HttpRoutes:
                 {"error": "this code is unknown, used or expired: run `anyy dashboard` again"}, status_code=401
             )
         return JSONResponse({"token": self.access.token}, headers={"Cache-Control": "no-store"})
+
+    async def pair(self, request: Request) -> Response:
+        """A device trades a pairing secret (the QR code's link) or short code for its own credential (O2),
+        set as an HttpOnly cookie: ``{"code": "...", "name": "Ada's phone"}``. Not from another site's page."""
+        if _foreign_page(request):
+            return JSONResponse({"error": "refused: pair from the page this Gateway served (Origin)"}, 403)
+        body, _ = await _read_body(request, 4 * MAX_CODE_BYTES)
+        try:
+            asked = json.loads(body or b"")
+            code, name = str(asked.get("code", "")), str(asked.get("name", ""))
+        except (ValueError, AttributeError):
+            return JSONResponse({"error": 'give {"code": "THE-CODE", "name": "a name for this device"}'}, 400)
+        remote = self.access.remote
+        if remote is None or not code or len(code) > MAX_CODE_BYTES:
+            return JSONResponse({"error": "give the pairing code `anyy devices pair` shows"}, 400)
+        try:
+            device, credential = remote.pair(code, name)
+        except PairingRefused as exc:
+            log.warning("pairing refused from %s: %s", _peer(request), exc)
+            return JSONResponse({"error": str(exc)}, status_code=exc.status)
+        reply = JSONResponse(
+            {"device": {"id": device.id, "name": device.name, "scope": device.scope}},
+            headers={"Cache-Control": "no-store"},
+        )
+        reply.set_cookie(
+            COOKIE,
+            credential,
+            max_age=400 * 86400,
+            httponly=True,
+            secure=request.url.scheme == "https",
+            samesite="strict",
+        )
+        return reply
 
     async def upload(self, request: Request) -> Response:
         """A file for a message (Q2): stored once in the profile's objects by its hash; the reply is the
@@ -168,6 +212,17 @@ class HttpRoutes:
         if name not in self.dashboard or name == "index.html":
             return Response("not found", status_code=404, media_type="text/plain")
         return self._dashboard_file(name)
+
+
+def _foreign_page(request: Request) -> bool:
+    scope = request.scope
+    return foreign(
+        request.headers.get("origin"), scope.get("server"), scope.get("scheme", "http"), request.headers.get("host", "")
+    )
+
+
+def _peer(request: Request) -> str:
+    return request.client.host if request.client else "?"
 
 
 async def _read_body(request: Request, limit: int) -> tuple[bytes | None, int]:

@@ -3,6 +3,7 @@
 from anyy.gateway import (
     methods_backup,
     methods_delegation,
+    methods_devices,
     methods_misc,
     methods_queue,
     methods_render,
@@ -16,6 +17,7 @@ __all__ = [
     "TABLE",
     "methods_backup",
     "methods_delegation",
+    "methods_devices",
     "methods_misc",
     "methods_queue",
     "methods_render",

@@ -34,7 +34,7 @@ from anyy.gateway.state import Gateway
 from anyy.profiles.config import GatewaySettings
 from anyy.profiles.gateway_address import Address, address_path, read_address, write_address, write_more_address
 from anyy.profiles.profile import Profile
-from anyy.profiles.tls import TlsFiles, require_tls
+from anyy.profiles.tls import TlsFiles, ca_fingerprint, is_loopback, require_tls
 from anyy.runtime.assembly import build_deps, warm_providers
 from anyy.runtime.runtime import Runtime
 from anyy.runtime.schedule_admin import scheduling_for
@@ -171,6 +171,7 @@ async def serve(
             write_address(profile, address)
         else:  # one more Gateway of a shared store leaves the profile's published address alone
             more = write_more_address(profile, address)
+        remote_urls(gateway, host, port, tls)
         await runtime.cluster.set_address(address.url)
         _announce(profile, address, len(recovered), ready_fd)
         if on_ready is not None:
@@ -189,6 +190,23 @@ async def serve(
             await runtime.aclose()
             await deps.owner.aclose()
             log.info("gateway stopped")
+
+
+def remote_urls(gateway: Gateway, host: str, port: int, tls: TlsFiles | None) -> None:
+    """What a pairing device is told to open (O2): this Gateway's address (on a wildcard, each of this
+    machine's addresses and its name), and the fingerprint of the profile CA it should trust."""
+    if gateway.remote is None:
+        return
+    scheme = "https" if tls else "http"
+    hosts = [host]
+    if host in ("0.0.0.0", "::"):  # noqa: S104 - a wildcard read, not bound
+        hosts = [socket.gethostname()]
+        with contextlib.suppress(OSError):
+            hosts += sorted({str(i[4][0]) for i in socket.getaddrinfo(socket.gethostname(), None)})
+        hosts = [h for h in hosts if not is_loopback(h)] or ["127.0.0.1"]
+    gateway.remote.urls = [f"{scheme}://{f'[{h}]' if ':' in h else h}:{port}" for h in hosts]
+    if tls is not None and tls.ca is not None:
+        gateway.remote.ca_fingerprint = ca_fingerprint(tls.ca.read_bytes())
 
 
 def _announce(profile: Profile, address: Address, recovered: int, ready_fd: int | None) -> None:

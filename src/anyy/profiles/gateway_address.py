@@ -4,12 +4,15 @@ is ready and removed when it stops. Clients read it to find the Gateway and its 
 from __future__ import annotations
 
 import os
-import ssl
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from anyy.profiles.profile import Profile
+
+if TYPE_CHECKING:
+    import ssl
 
 ADDRESS_FILE = "gateway.json"
 
