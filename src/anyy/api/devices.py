@@ -36,6 +36,7 @@ class Device(msgspec.Struct, kw_only=True):
     paired_at: float
     last_seen: float | None = None
     revoked_at: float | None = None
+    push_kinds: list[str] = []  # what it is told by Web Push (O3): question, approval, failed; none: no push
 
 
 class DeviceRef(Params):

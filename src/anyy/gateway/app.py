@@ -19,6 +19,7 @@ from anyy.gateway.access import MAX_IN_FLIGHT, Access, InFlight
 from anyy.gateway.dispatcher import Dispatcher
 from anyy.gateway.hooks import hook_route
 from anyy.gateway.http_routes import HttpRoutes
+from anyy.gateway.push_routes import PushRoutes
 from anyy.gateway.remote import RemoteAccess
 from anyy.gateway.ws_route import WebSocketRoutes
 from anyy.profiles.devices import DeviceBook
@@ -55,12 +56,15 @@ def create_app(
     access = Access(dispatcher=dispatcher, token=token, in_flight=InFlight(max_in_flight), remote=gateway.remote)
     config = dispatcher.gateway.profile.load_config()  # read at start: webhooks' limits, the upload quota
     http = HttpRoutes(access, upload_quota=config.gateway.upload_quota << 20)
+    push = PushRoutes(access, http._caller)
     return Starlette(
         routes=[
             Route("/rpc", http.rpc, methods=["POST"]),
             Route("/health", http.health, methods=["GET"]),
             Route("/auth/exchange", http.exchange, methods=["POST"]),
             Route("/auth/pair", http.pair, methods=["POST"]),  # a device trades a pairing code (O2)
+            Route("/push/key", push.key, methods=["GET"]),  # Web Push to paired devices (O3)
+            Route("/push/subscribe", push.subscribe, methods=["POST"]),
             Route("/upload", http.upload, methods=["POST"]),
             Route(
                 "/hooks/{name}", hook_route(dispatcher, config.webhooks), methods=["POST"]

@@ -30,6 +30,7 @@ from anyy.gateway.dispatcher import Dispatcher
 from anyy.gateway.guard import ACCEPT_BURST, guarded_protocol, raise_fd_limit
 from anyy.gateway.logs import setup_logging
 from anyy.gateway.methods import TABLE
+from anyy.gateway.push import push_loop
 from anyy.gateway.state import Gateway
 from anyy.profiles.config import GatewaySettings
 from anyy.profiles.gateway_address import Address, address_path, read_address, write_address, write_more_address
@@ -177,9 +178,11 @@ async def serve(
         if on_ready is not None:
             on_ready(address)
         server = _server_class()(_uvicorn_config(app, limits, tls))
+        pushing = asyncio.create_task(push_loop(gateway))  # Web Push to paired devices (O3)
         try:
             await server.serve(sockets=[sock])
         finally:
+            pushing.cancel()
             with contextlib.suppress(FileNotFoundError):
                 current = read_address(profile)
                 if current is not None and current.pid == os.getpid():

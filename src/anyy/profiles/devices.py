@@ -26,9 +26,24 @@ MAX_NAME = 64
 TOUCH_EVERY = 60.0  # seconds between two writes of one device's last-seen time
 
 
+PUSH_KINDS = ("question", "approval", "failed")
+
+
+class PushTarget(msgspec.Struct, kw_only=True):
+    """Where a device's browser takes Web Push messages (its push service's endpoint and keys, O3), which
+    kinds it wants, and whether a message may carry the conversation's text."""
+
+    endpoint: str
+    p256dh: str
+    auth: str
+    kinds: list[str] = msgspec.field(default_factory=lambda: list(PUSH_KINDS))
+    content: bool = False
+
+
 class _Stored(msgspec.Struct, kw_only=True):
     device: Device
     secret_sha256: str = ""
+    push: PushTarget | None = None
 
 
 class _File(msgspec.Struct, kw_only=True):
@@ -102,8 +117,24 @@ class DeviceBook:
         if stored.device.revoked_at is None:
             stored.device.revoked_at = time.time()
             stored.secret_sha256 = ""
+            stored.push = None
+            stored.device.push_kinds = []
             self._save()
         return stored.device
+
+    def set_push(self, device_id: str, target: PushTarget | None) -> None:
+        stored = self._entries[device_id]
+        stored.push = target
+        stored.device.push_kinds = list(target.kinds) if target is not None else []
+        self._save()
+
+    def push_targets(self, kind: str) -> list[tuple[Device, PushTarget]]:
+        """The live devices that take pushes of ``kind``."""
+        return [
+            (s.device, s.push)
+            for s in self._entries.values()
+            if s.push is not None and s.device.revoked_at is None and kind in s.push.kinds
+        ]
 
     def touch(self, device_id: str) -> None:
         """Note that the device was seen now; written at most once a minute per device."""
