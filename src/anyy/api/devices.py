@@ -45,3 +45,19 @@ class DeviceRef(Params):
 
 class DeviceList(msgspec.Struct, kw_only=True):
     devices: list[Device]
+
+
+class Exposure(msgspec.Struct, kw_only=True):
+    """How the profile's Gateway is reachable (O4): where it listens, with what TLS, by which devices."""
+
+    running: bool
+    host: str = ""
+    loopback: bool = True
+    tls: str = ""  # "profile CA", "own certificate", or "" (plain HTTP, loopback only)
+    ca_fingerprint: str = ""
+    devices: int = 0  # live paired devices
+    revoked: int = 0
+    push_devices: int = 0
+    last_device_use: float | None = None
+    pairing_open: int = 0  # offers not yet used (the running Gateway only)
+    refused_addresses: int = 0  # addresses refused now for too many authentication failures

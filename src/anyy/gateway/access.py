@@ -50,12 +50,24 @@ class Access:
         presented = token_of(headers, query)
         return bool(presented) and hmac.compare_digest(presented.encode(), self.token.encode())
 
-    def identify(self, headers: dict[str, str], query: dict[str, str], cookies: dict[str, str]) -> Caller | None:
-        """The owner (the profile's token), a live paired device (its cookie), or None."""
+    def identify(
+        self, headers: dict[str, str], query: dict[str, str], cookies: dict[str, str], peer: str = ""
+    ) -> Caller | None:
+        """The owner (the profile's token), a live paired device (its cookie), or None; None too for an
+        address refused for its authentication failures (:meth:`limited` says so)."""
+        if self.limited(peer):
+            return None
         if self.authorized(headers, query):
             return Caller()
         device = self.remote.device_of(cookies) if self.remote is not None else None
-        return Caller(device=device) if device is not None else None
+        if device is not None:
+            return Caller(device=device)
+        if self.remote is not None and self.remote.limit_failures and peer:
+            self.remote.failures.failed(peer)
+        return None
+
+    def limited(self, peer: str) -> bool:
+        return bool(peer) and self.remote is not None and self.remote.failures.blocked(peer)
 
 
 def own_origins(server: tuple[str, int] | None, *, secure: bool = False) -> set[str]:
@@ -95,6 +107,13 @@ def token_of(headers: dict[str, str], query: dict[str, str]) -> str:
     if header.lower().startswith("bearer "):
         return header[7:].strip()
     return query.get("token", "")
+
+
+def too_many_failures_reply() -> bytes:
+    message = "too many authentication failures from this address: wait ten minutes, then use a valid credential"
+    return jsonrpc.encode(
+        jsonrpc.Response(id=None, error=jsonrpc.ErrorObject(code=jsonrpc.UNAUTHORIZED, message=message))
+    )
 
 
 def unauthorized_reply() -> bytes:

@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from anyy.domain.errors import StorageFull
-from anyy.gateway.access import Access, foreign, unauthorized_reply
+from anyy.gateway.access import Access, foreign, too_many_failures_reply, unauthorized_reply
 from anyy.gateway.dispatcher import MAX_FRAME_BYTES
 from anyy.gateway.markdown_html import warm_up
 from anyy.gateway.remote import COOKIE, Caller, PairingRefused
@@ -56,7 +56,10 @@ class HttpRoutes:
         }
 
     def _caller(self, request: Request) -> Caller | Response:
-        caller = self.access.identify(dict(request.headers), dict(request.query_params), request.cookies)
+        peer = _peer(request)
+        if self.access.limited(peer):
+            return Response(too_many_failures_reply(), status_code=429, media_type="application/json")
+        caller = self.access.identify(dict(request.headers), dict(request.query_params), request.cookies, peer)
         if caller is not None and caller.device is not None and _foreign_page(request):
             caller = None  # a device's cookie sent by another site's page (cross-site request forgery)
         if caller is not None:

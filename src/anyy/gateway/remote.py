@@ -25,13 +25,16 @@ from typing import Any
 
 import msgspec
 
-from anyy.api.devices import Device, Scope
+from anyy.api.devices import Device, Exposure, Scope
 from anyy.profiles.devices import DeviceBook, clean_name
 from commons import jsonrpc
 
 log = logging.getLogger("anyy.gateway")
 
 COOKIE = "anyy_device"
+MAX_AUTH_FAILURES = 30
+FAILURE_WINDOW = 600.0
+MAX_TRACKED = 4096
 PAIR_SECONDS = 600.0
 MAX_PAIR_FAILURES = 5
 MAX_OFFERS = 8
@@ -133,9 +136,48 @@ class Offers:
             raise PairingRefused("this pairing code expired (10 minutes): run `anyy devices pair` again", 401)
         return offer
 
+    def open_count(self) -> int:
+        now = self.clock()
+        return len({n for n, offer in self._by_hash.values() if offer.expires >= now})
+
     def _drop(self, number: int) -> None:
         for key in [k for k, (n, _) in self._by_hash.items() if n == number]:
             del self._by_hash[key]
+
+
+class FailureLimit:
+    """Authentication failures by client address (O4): past :data:`MAX_AUTH_FAILURES` within
+    :data:`FAILURE_WINDOW` seconds, that address is refused (429), even with the right credential, until
+    the window ends. Guessing a token or a device's credential is hopeless anyway (256 bits); this keeps a
+    misbehaving device or a scanner from filling the logs and the Gateway's time."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._failures: dict[str, tuple[float, int]] = {}  # address -> (window start, failures)
+
+    def blocked(self, address: str) -> bool:
+        found = self._failures.get(address)
+        if found is None:
+            return False
+        start, count = found
+        if self.clock() - start > FAILURE_WINDOW:
+            del self._failures[address]
+            return False
+        return count >= MAX_AUTH_FAILURES
+
+    def failed(self, address: str) -> None:
+        now = self.clock()
+        start, count = self._failures.get(address, (now, 0))
+        if now - start > FAILURE_WINDOW:
+            start, count = now, 0
+        self._failures[address] = (start, count + 1)
+        if count + 1 == MAX_AUTH_FAILURES:
+            log.warning("%s refused for %g s: %d authentication failures", address, FAILURE_WINDOW, count + 1)
+        if len(self._failures) > MAX_TRACKED:
+            self._failures.pop(next(iter(self._failures)))
+
+    def refused_now(self) -> int:
+        return sum(1 for address in list(self._failures) if self.blocked(address))
 
 
 @dataclass(frozen=True)
@@ -161,6 +203,8 @@ class RemoteAccess:
     urls: list[str] = field(default_factory=list)
     ca_fingerprint: str = ""
     sockets: dict[str, set[Closer]] = field(default_factory=dict)
+    failures: FailureLimit = field(default_factory=FailureLimit)
+    limit_failures: bool = False  # on a Gateway reachable from elsewhere (TLS); loopback-only ones are not
 
     def device_of(self, cookies: dict[str, str]) -> Device | None:
         credential = cookies.get(COOKIE, "")
@@ -224,3 +268,15 @@ class RemoteAccess:
         if method in DEVICE_NEVER:
             return False
         return device.scope == "operator" or method in READER_METHODS
+
+
+def exposure_now(gw: Any) -> Exposure:
+    """The profile's exposure as its files say, with what only this running Gateway knows (O4)."""
+    from anyy.profiles.exposure import exposure
+
+    found = exposure(gw.profile)
+    remote: RemoteAccess | None = gw.remote
+    if remote is not None:
+        found.pairing_open = remote.offers.open_count()
+        found.refused_addresses = remote.failures.refused_now()
+    return found

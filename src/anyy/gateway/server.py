@@ -201,6 +201,7 @@ def remote_urls(gateway: Gateway, host: str, port: int, tls: TlsFiles | None) ->
     if gateway.remote is None:
         return
     scheme = "https" if tls else "http"
+    gateway.remote.limit_failures = tls is not None  # reachable from elsewhere: failures are counted (O4)
     hosts = [host]
     if host in ("0.0.0.0", "::"):  # noqa: S104 - a wildcard read, not bound
         hosts = [socket.gethostname()]

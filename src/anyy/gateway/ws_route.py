@@ -15,7 +15,14 @@ import logging
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from anyy.api.events import RuntimeEvent
-from anyy.gateway.access import FORBIDDEN_ORIGIN, MAX_PENDING_PER_CONNECTION, Access, foreign, unauthorized_reply
+from anyy.gateway.access import (
+    FORBIDDEN_ORIGIN,
+    MAX_PENDING_PER_CONNECTION,
+    Access,
+    foreign,
+    too_many_failures_reply,
+    unauthorized_reply,
+)
 from anyy.gateway.remote import Caller
 from anyy.gateway.state import Connection
 from commons import jsonrpc
@@ -46,9 +53,11 @@ async def _admitted(access: Access, ws: WebSocket) -> Caller | None:
         # A page of another site (or a rebound DNS name) tries to use the user's Gateway.
         await ws.close(code=FORBIDDEN_ORIGIN, reason="cross-origin WebSocket refused")
         return None
-    caller = access.identify(dict(ws.headers), dict(ws.query_params), ws.cookies)
+    peer = ws.client.host if ws.client else ""
+    limited = access.limited(peer)
+    caller = None if limited else access.identify(dict(ws.headers), dict(ws.query_params), ws.cookies, peer)
     if caller is None:
-        await ws.send_bytes(unauthorized_reply())
+        await ws.send_bytes(too_many_failures_reply() if limited else unauthorized_reply())
         await ws.close(code=UNAUTHORIZED_CLOSE)
         return None
     if caller.device is not None:
