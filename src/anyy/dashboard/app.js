@@ -3,7 +3,7 @@
 // only (markdown.js). Token counts are shown by usage.js.
 
 import { renderMarkdown } from "./markdown.js";
-import { CONFLICT, Rpc, fragmentParams, takeToken } from "./rpc.js";
+import { CONFLICT, Rpc, fragmentParams, pairDevice, takeToken } from "./rpc.js";
 import { activityNode, listLinks, originText, runItems, showList, taskItems, when } from "./background.js";
 import { contextLabel, usageLabel, usageOf } from "./usage.js";
 
@@ -1526,20 +1526,20 @@ async function main() {
   wire();
   let token;
   try {
+    await pairDevice(); // #pair=… from `anyy devices pair`: this device gets its own credential (a cookie)
     token = await takeToken();
   } catch (error) {
     banner(`${error.message}`);
     return;
   }
-  if (!token) {
-    banner("No access token: open the Dashboard with `anyy dashboard` (it passes the profile's token).");
-    return;
-  }
-  state.token = token;
+  // Without the profile's token, a paired device's cookie authenticates the WebSocket.
+  state.token = token || "";
   const scheme = location.protocol === "https:" ? "wss" : "ws";
-  const url = `${scheme}://${location.host}/ws?token=${encodeURIComponent(token)}`;
+  const query = token ? `?token=${encodeURIComponent(token)}` : "";
+  const url = `${scheme}://${location.host}/ws${query}`;
   state.rpc = new Rpc(url, onEvent, (event) => {
     document.body.classList.add("offline");
+    if (event.code === 4401 && !token) return askPairingCode();
     banner(
       event.code === 4401
         ? "The Gateway refused the token (it restarts with a new one): open the Dashboard again with `anyy dashboard`."
@@ -1555,6 +1555,17 @@ async function main() {
   else if (NARROW.matches) setDrawer(true); // a phone opens on the lists
   document.body.dataset.ready = "true";
   performance.mark("anyy-ready"); // time to interactive, read by the tests
+}
+
+// Neither the profile's token nor a device credential: pair this device with the short code that
+// `anyy devices pair` shows (or open the Dashboard with `anyy dashboard` on the machine itself).
+function askPairingCode() {
+  banner("Not paired: open the Dashboard with `anyy dashboard` on the machine, or pair this device (`anyy devices pair`).");
+  const code = window.prompt("Pairing code (from `anyy devices pair` on the machine):");
+  if (!code) return;
+  pairDevice(code.trim())
+    .then(() => location.reload())
+    .catch((error) => banner(error.message));
 }
 
 main().catch(report);
