@@ -54,6 +54,12 @@ def test_o2_chromium_pairs_over_https_and_wss_then_loses_access_when_revoked(
     expect(phone.locator("body")).to_have_attribute("data-ready", "true")
     assert phone.url == f"{base}/"  # the secret left the address bar at once
     assert "pair" not in phone.evaluate("document.cookie")  # HttpOnly: the page's scripts cannot read it
+    # O3: the Dashboard is an installable web app whose service worker (for Web Push) registers on the device.
+    expect(phone.locator("body")).to_have_attribute("data-service-worker", "registered")
+    assert phone.evaluate("navigator.serviceWorker.ready.then((r) => r.scope)") == f"{base}/"
+    manifest = phone.evaluate("fetch('/manifest.webmanifest').then((r) => r.json())")
+    assert manifest["start_url"] == "/"
+    expect(phone.locator("#notify")).to_be_visible()
     devices = json.loads(run(home, "devices", "list", "--json").stdout)["devices"]
     assert len(devices) == 1
     assert run(home, "devices", "revoke", devices[0]["id"]).returncode == 0

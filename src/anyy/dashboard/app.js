@@ -1555,6 +1555,37 @@ async function main() {
   else if (NARROW.matches) setDrawer(true); // a phone opens on the lists
   document.body.dataset.ready = "true";
   performance.mark("anyy-ready"); // time to interactive, read by the tests
+  if (!token) offerNotifications().catch(() => {}); // a paired device may take Web Push (docs/remote.md)
+}
+
+// A paired device: the service worker shows the Gateway's pushes; the button asks the browser's
+// permission (it needs a tap) and hands the Gateway this browser's push subscription.
+async function offerNotifications() {
+  if (!("serviceWorker" in navigator) || !("PushManager" in window)) return;
+  const registration = await navigator.serviceWorker.register("/sw.js");
+  document.body.dataset.serviceWorker = "registered";
+  const button = $("notify");
+  button.hidden = false;
+  button.addEventListener("click", () => {
+    subscribePush(registration)
+      .then(() => {
+        button.textContent = "Notifications on";
+      })
+      .catch((error) => banner(`Notifications: ${error.message}`));
+  });
+}
+
+async function subscribePush(registration) {
+  if ((await Notification.requestPermission()) !== "granted") throw new Error("not allowed by the browser");
+  const { key } = await (await fetch("/push/key", { cache: "no-store" })).json();
+  const raw = Uint8Array.from(atob(key.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+  const subscription = await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: raw });
+  const reply = await fetch("/push/subscribe", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ subscription: subscription.toJSON() }),
+  });
+  if (!reply.ok) throw new Error((await reply.json()).error || "the Gateway refused the subscription");
 }
 
 // Neither the profile's token nor a device credential: pair this device with the short code that

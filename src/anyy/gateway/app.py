@@ -70,6 +70,8 @@ def create_app(
                 "/hooks/{name}", hook_route(dispatcher, config.webhooks), methods=["POST"]
             ),  # residents' webhooks (K3)
             Route("/", http.dashboard_index, methods=["GET"]),
+            Route("/sw.js", http.service_worker, methods=["GET"]),  # the installable Dashboard (O3)
+            Route("/manifest.webmanifest", http.manifest, methods=["GET"]),
             Route("/dashboard/{name}", http.dashboard_asset, methods=["GET"]),
             WebSocketRoute("/ws", WebSocketRoutes(access).serve),
         ],

@@ -28,13 +28,15 @@ DASHBOARD_FILES = {
     "usage.js": "text/javascript; charset=utf-8",
     "background.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
+    "sw.js": "text/javascript; charset=utf-8",  # served at /sw.js: Web Push on a paired device (O3)
+    "manifest.webmanifest": "application/manifest+json",  # served at /manifest.webmanifest
 }
 DASHBOARD_HEADERS = {
     # Only this Gateway's own scripts, styles and WebSocket; no frames, no referrer (the token lives in
     # the fragment, which browsers never send, but nothing else should leak either).
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
-        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'; manifest-src 'self'; worker-src 'self'"
     ),
     "Referrer-Policy": "no-referrer",
     "X-Content-Type-Options": "nosniff",
@@ -65,10 +67,6 @@ class HttpRoutes:
         if caller is not None:
             return caller
         return Response(unauthorized_reply(), status_code=401, media_type="application/json")
-
-    def _refused(self, request: Request) -> Response | None:
-        caller = self._caller(request)
-        return caller if isinstance(caller, Response) else None
 
     async def rpc(self, request: Request) -> Response:
         caller = self._caller(request)
@@ -153,9 +151,11 @@ class HttpRoutes:
         attachment to put in session.send. Unused uploads are swept by the store's upkeep after a day.
         The profile's objects stay within ``[gateway] upload_quota``, and a size the client claims (the
         Content-Length, ``?size=N``) must be the bytes received, else nothing is stored (G5)."""
-        refused = self._refused(request)
-        if refused is not None:
-            return refused
+        caller = self._caller(request)
+        if isinstance(caller, Response):
+            return caller
+        if caller.device is not None and caller.device.scope == "reader":
+            return JSONResponse({"error": "this device's scope (reader) does not send files"}, status_code=403)
         name = (request.query_params.get("name") or "").strip()
         if not name or len(name) > 255 or any(c in name for c in "/\\\0"):
             return JSONResponse({"error": "name: give the file's name (?name=FILE, no slashes)"}, status_code=400)
@@ -209,6 +209,12 @@ class HttpRoutes:
     async def dashboard_index(self, request: Request) -> Response:
         warm_up()  # the page will ask for its Markdown soon
         return self._dashboard_file("index.html")
+
+    async def service_worker(self, request: Request) -> Response:
+        return self._dashboard_file("sw.js")
+
+    async def manifest(self, request: Request) -> Response:
+        return self._dashboard_file("manifest.webmanifest")
 
     async def dashboard_asset(self, request: Request) -> Response:
         name = request.path_params["name"]
