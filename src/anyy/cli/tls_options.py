@@ -34,11 +34,11 @@ def tls_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def tls_argv(host: str | None, own_ca: bool, cert: str | None, key: str | None, names: tuple[str, ...]) -> list[str]:
     """The Gateway's arguments for these options; refused at once when a bind beyond loopback has no TLS."""
-    from anyy.profiles.tls import is_loopback, require_tls
+    from anyy.profiles.tls import is_address, require_tls
 
     wants_tls = own_ca or cert is not None or key is not None or bool(names)
-    if host is not None and not is_loopback(host) and not wants_tls:
-        require_tls(host, None)
+    if host is not None and is_address(host) and not wants_tls:
+        require_tls(host, None)  # a name is checked by the Gateway once bound (a wrong one is said as such)
     argv = ["--tls"] if own_ca else []
     if cert is not None:
         argv += ["--tls-cert", cert]

@@ -35,7 +35,7 @@ from anyy.gateway.state import Gateway
 from anyy.profiles.config import GatewaySettings
 from anyy.profiles.gateway_address import Address, address_path, read_address, write_address, write_more_address
 from anyy.profiles.profile import Profile
-from anyy.profiles.tls import TlsFiles, ca_fingerprint, is_loopback, require_tls
+from anyy.profiles.tls import TlsFiles, ca_fingerprint, is_address, is_loopback, require_tls
 from anyy.runtime.assembly import build_deps, warm_providers
 from anyy.runtime.runtime import Runtime
 from anyy.runtime.schedule_admin import scheduling_for
@@ -138,7 +138,8 @@ async def serve(
     """Run the Gateway of ``profile`` until SIGTERM or SIGINT; ``on_ready`` is told its address once it
     listens (``anyy gateway run`` prints it). Beyond loopback, only with ``tls`` (O1)."""
     profile.require()
-    require_tls(host, tls)
+    if is_address(host):
+        require_tls(host, tls)
     from anyy.profiles.store import store_backend
 
     with profile_lock(profile, shared=store_backend(profile) == "postgresql") as primary:
@@ -157,6 +158,11 @@ async def serve(
         gateway = Gateway(profile=profile, deps=deps, runtime=runtime, token=token, schedules=schedules)
         app = create_app(Dispatcher(gateway, TABLE), token, tls=tls is not None)
         sock = bind(host, port)
+        try:
+            require_tls(host, tls)  # a name: refused once known to be an address of this machine
+        except InvalidInput:
+            sock.close()
+            raise
         port = sock.getsockname()[1]
         address = Address(
             profile=profile.name,

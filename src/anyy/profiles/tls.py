@@ -54,6 +54,15 @@ def is_loopback(host: str) -> bool:
         return False  # a name: it may resolve to anything, so it is treated as reachable
 
 
+def is_address(host: str) -> bool:
+    """An IP address written out (a name is only checked once bound: a wrong one is said as such)."""
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
 def require_tls(host: str, tls: TlsFiles | None) -> None:
     """InvalidInput, saying how to fix it, for a Gateway bound beyond loopback without TLS."""
     if tls is None and not is_loopback(host):
