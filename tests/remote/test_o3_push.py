@@ -124,7 +124,7 @@ def test_o3_push_when_a_question_waits_decrypted_with_the_subscription_keys(
     allowed = {"subscription": private.subscription, "kinds": ["question"], "content": True}
     assert laptop.post(f"{base}/push/subscribe", json=allowed).json() == {"kinds": ["question"], "content": True}
     listed = {d["name"]: d["push_kinds"] for d in json.loads(run(home, "devices", "list", "--json").stdout)["devices"]}
-    assert listed == {"phone": ["question", "approval", "failed"], "laptop": ["question"]}
+    assert listed == {"phone": ["question", "approval", "failed", "finished"], "laptop": ["question"]}
 
     with gateway.client() as client:
         session = client.call("session.create", {"title": "deploy notes"})["id"]
@@ -168,3 +168,26 @@ def test_o3_subscription_checked(home: Path, start_gateway: StartGateway) -> Non
         trust_env=False,
     )
     assert owner.status_code == 400
+
+
+def test_o3_a_long_turn_that_ends_unwatched_is_told_a_short_or_watched_one_is_not() -> None:
+    from anyy.api.events import ExecutionStateChanged
+    from anyy.gateway.push import LONG_TURN, Turns
+
+    now = [0.0]
+    turns = Turns(clock=lambda: now[0])
+
+    def state(execution: str, value: str) -> ExecutionStateChanged:
+        return ExecutionStateChanged(session_id="s", execution_id=execution, state=value)  # type: ignore[arg-type]
+
+    nobody, someone = (lambda _: False), (lambda _: True)
+    assert turns.kind(state("long", "running"), nobody) is None
+    assert turns.kind(state("short", "running"), nobody) is None
+    assert turns.kind(state("watched", "running"), nobody) is None
+    now[0] += LONG_TURN
+    assert turns.kind(state("long", "completed"), nobody) == "finished"
+    assert turns.kind(state("watched", "completed"), someone) is None
+    now[0] += 1
+    assert turns.kind(state("short2", "running"), nobody) is None
+    assert turns.kind(state("short2", "completed"), nobody) is None
+    assert turns.kind(state("short", "suspended"), nobody) == "approval"  # no question: an approval waits

@@ -14,6 +14,8 @@ import base64
 import json
 import logging
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,31 @@ TITLES = {
     "question": "A question is waiting",
     "approval": "An approval is waiting",
     "failed": "A run failed",
+    "finished": "A long turn ended",
 }
+LONG_TURN = 120.0  # seconds: a turn that ends after this long, while no client watches its session, is told
+
+
+class Turns:
+    """When executions started running, to tell a long turn that ended while nobody watched (O3)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.started: dict[str, float] = {}
+
+    def kind(self, event: RuntimeEvent, watched: Callable[[str], bool]) -> str | None:
+        """What to push for this event, if anything; ``watched(session_id)``: a client follows it now."""
+        found = kind_of(event)
+        if not isinstance(event, ExecutionStateChanged):
+            return found
+        if event.state in ("running", "retry_wait"):
+            self.started.setdefault(event.execution_id, self.clock())
+            return found
+        began = self.started.pop(event.execution_id, None)
+        if found is not None or event.state != "completed" or began is None:
+            return found
+        long = self.clock() - began >= LONG_TURN
+        return "finished" if long and not watched(event.session_id) else None
 
 
 def vapid_path(profile: Profile) -> Path:
@@ -144,10 +170,11 @@ async def deliver(gw: Gateway, event: ExecutionStateChanged, kind: str) -> None:
 async def push_loop(gw: Gateway) -> None:
     """Follow every session's events for the Gateway's life and push what waits (O3)."""
     subscription = gw.deps.bus.subscribe(None, states_only=True)  # no text deltas built for it
+    turns = Turns()
     try:
         while True:
             event = await subscription.get()
-            kind = kind_of(event)
+            kind = turns.kind(event, gw.deps.bus.listened)
             if kind is not None and isinstance(event, ExecutionStateChanged):
                 try:
                     await deliver(gw, event, kind)

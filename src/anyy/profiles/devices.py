@@ -26,7 +26,7 @@ MAX_NAME = 64
 TOUCH_EVERY = 60.0  # seconds between two writes of one device's last-seen time
 
 
-PUSH_KINDS = ("question", "approval", "failed")
+PUSH_KINDS = ("question", "approval", "failed", "finished")
 
 
 class PushTarget(msgspec.Struct, kw_only=True):
