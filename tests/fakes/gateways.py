@@ -527,7 +527,11 @@ def start_gateway(home: Path) -> Iterator[StartGateway]:
     started: list[GatewayProcess] = []
 
     def begin(
-        profile: str = "default", config_extra: str = "", retries: bool = True, max_retries: int | None = None
+        profile: str = "default",
+        config_extra: str = "",
+        retries: bool = True,
+        max_retries: int | None = None,
+        start_args: tuple[str, ...] = (),
     ) -> GatewayProcess:
         created = run(home, "profile", "create", profile)
         assert created.returncode == 0, created.stderr
@@ -538,7 +542,7 @@ def start_gateway(home: Path) -> Iterator[StartGateway]:
         if max_retries is not None:
             text = text.replace("max_retries = 3", f"max_retries = {max_retries}", 1)
         config.write_text(text + config_extra)
-        done = run(home, "gateway", "start", "--profile", profile)
+        done = run(home, "gateway", "start", "--profile", profile, *start_args)
         assert done.returncode == 0, done.stderr
         live = GatewayProcess(home=home, profile=profile)
         started.append(live)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
+from anyy.api.devices import Exposure
+
 
 class ProviderInfo(msgspec.Struct, kw_only=True):
     """One provider as a selector shows it. ``models`` empty: any model name is accepted."""
@@ -59,6 +61,7 @@ class Status(msgspec.Struct, kw_only=True):
     service: list[ServiceGateway] = []  # with a shared store: every Gateway of the service, this one too
     held: Held = msgspec.field(default_factory=Held)  # what is kept in memory now (D13)
     hooks: list[str] = []  # the user's hooks that are not run now, and why (N6): untrusted, changed, missing
+    exposure: Exposure | None = None  # how it is reachable: address, TLS, devices (O4)
 
 
 class Subscribed(msgspec.Struct, kw_only=True):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from anyy.api import channels as ch
+from anyy.api import devices as dv
 from anyy.api import params as p
 from anyy.api import schedules as sch
 from anyy.api.entries import EntryView
@@ -148,6 +149,9 @@ SCHEDULE_RUN_NOW: MethodSpec[sch.ScheduleRef, sch.ScheduleRun] = MethodSpec(
 SCHEDULE_RUNS: MethodSpec[sch.ScheduleRunsParams, list[sch.ScheduleRun]] = MethodSpec(
     "schedule.runs", sch.ScheduleRunsParams, list[sch.ScheduleRun]
 )
+DEVICES_PAIR: MethodSpec[dv.PairParams, dv.Pairing] = MethodSpec("devices.pair", dv.PairParams, dv.Pairing)
+DEVICES_LIST: MethodSpec[p.NoParams, dv.DeviceList] = MethodSpec("devices.list", p.NoParams, dv.DeviceList)
+DEVICES_REVOKE: MethodSpec[dv.DeviceRef, dv.Device] = MethodSpec("devices.revoke", dv.DeviceRef, dv.Device)
 
 CHANNEL_LIST: MethodSpec[p.NoParams, list[ch.Channel]] = MethodSpec("channel.list", p.NoParams, list[ch.Channel])
 CHANNEL_GET: MethodSpec[ch.ChannelRef, ch.ChannelDetail] = MethodSpec("channel.get", ch.ChannelRef, ch.ChannelDetail)

@@ -94,7 +94,12 @@ def upload(client: Client, path: Path) -> Attachment:
     address = client.address
     target = f"/upload?name={urllib.parse.quote(path.name)}"
     headers = {"Authorization": f"Bearer {address.token}", "Content-Type": media_type}
-    conn = http.client.HTTPConnection(address.host, address.port, timeout=UPLOAD_TIMEOUT)
+    context = address.ssl_context()
+    conn = (
+        http.client.HTTPSConnection(address.dialled, address.port, timeout=UPLOAD_TIMEOUT, context=context)
+        if context is not None
+        else http.client.HTTPConnection(address.host, address.port, timeout=UPLOAD_TIMEOUT)
+    )
     try:
         conn.request("POST", target, body=data, headers=headers)
         reply = conn.getresponse()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import click
+import msgspec
 
 from anyy.cli.context import with_profile
 from anyy.cli.output import echo_json
@@ -47,15 +48,19 @@ def doctor(profile: Profile, repair: bool, as_json: bool) -> None:
     wrong, 1 otherwise. Checking works while the Gateway runs; repairing needs it stopped.
     """
     from anyy.profiles.doctor import doctor as run_doctor  # imported here: it opens the store
+    from anyy.profiles.exposure import exposure, exposure_lines
 
     report = run_doctor(profile, repair=repair)
+    exposed = exposure(profile)  # how the Gateway is reachable (O4)
     if as_json:
-        echo_json(report)
+        echo_json({**msgspec.to_builtins(report), "exposure": exposed})
     else:
         where = "PostgreSQL" if report.backend == "postgresql" else "SQLite"
         click.echo(f"anyy doctor: profile {report.profile} ({where} store)")
         for finding in report.findings:
             click.echo(_line(finding))
+        for line in exposure_lines(exposed):
+            click.echo(line)
         if not report.left:
             tail = f"repaired {report.repaired} problem(s); nothing left" if report.repaired else "no problem found"
             click.echo(tail)

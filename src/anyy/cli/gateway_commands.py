@@ -21,6 +21,7 @@ import click
 
 from anyy.cli.context import with_profile
 from anyy.cli.output import echo_json
+from anyy.cli.tls_options import tls_argv, tls_options
 from anyy.domain.errors import AnyyError
 from anyy.profiles.gateway_address import Address, address_path, read_address
 
@@ -67,13 +68,25 @@ def gateway() -> None:
     metavar="SECONDS",
     help="How long to wait for the Gateway to be ready.",
 )
-def start_command(profile: Profile, host: str | None, port: int | None, wait_seconds: float) -> None:
-    """Start the profile's Gateway in the background and print where it listens."""
+@tls_options
+def start_command(  # noqa: PLR0917 - click passes options by name
+    profile: Profile,
+    host: str | None,
+    port: int | None,
+    wait_seconds: float,
+    own_ca: bool,
+    tls_cert: str | None,
+    tls_key: str | None,
+    tls_names: tuple[str, ...],
+) -> None:
+    """Start the profile's Gateway in the background and print where it listens. Beyond loopback (--host)
+    it speaks TLS only: --tls, or --tls-cert and --tls-key (docs/remote.md)."""
     from anyy.client.errors import GatewayStartFailed
     from anyy.client.launch import launch_gateway, output_path
 
+    more = tls_argv(host, own_ca, tls_cert, tls_key, tls_names)
     try:
-        address = launch_gateway(profile, host=host, port=port, timeout=wait_seconds)
+        address = launch_gateway(profile, host=host, port=port, timeout=wait_seconds, more=more)
     except GatewayStartFailed as exc:
         raise GatewayError(str(exc)) from None
     click.echo(
@@ -280,11 +293,21 @@ def _read(path: Path) -> Address | None:
     metavar="URL",
     help="A PostgreSQL URL: run one more Gateway of the service that shares this store (docs/scaling.md).",
 )
-def run_command(profile: Profile, host: str | None, port: int | None, store: str | None) -> None:
+@tls_options
+def run_command(  # noqa: PLR0917 - click passes options by name
+    profile: Profile,
+    host: str | None,
+    port: int | None,
+    store: str | None,
+    own_ca: bool,
+    tls_cert: str | None,
+    tls_key: str | None,
+    tls_names: tuple[str, ...],
+) -> None:
     """Run the profile's Gateway in the foreground until Ctrl+C (or SIGTERM); it says where it listens. With
     ``--store`` (or a PostgreSQL [store] url), several Gateways may run at once: they share the sessions."""
     profile.require()
-    argv = [*_gateway_argv(profile, host, port), "--announce"]
+    argv = [*_gateway_argv(profile, host, port), *tls_argv(host, own_ca, tls_cert, tls_key, tls_names), "--announce"]
     if store is not None:
         from anyy.storage.choose import POSTGRES_SCHEMES
 

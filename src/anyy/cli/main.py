@@ -21,6 +21,7 @@ from anyy.cli.channel_commands import channel
 from anyy.cli.chat_command import chat
 from anyy.cli.context import PROFILE_HELP, CliState, selected_profile
 from anyy.cli.dashboard_command import dashboard
+from anyy.cli.devices_commands import devices
 from anyy.cli.doctor_command import doctor
 from anyy.cli.gateway_commands import gateway
 from anyy.cli.hooks_commands import hooks
@@ -112,6 +113,7 @@ main.add_command(schedule)
 main.add_command(hooks)
 main.add_command(channel)
 main.add_command(acp)
+main.add_command(devices)
 
 
 if __name__ == "__main__":

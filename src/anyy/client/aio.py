@@ -55,7 +55,10 @@ class AsyncClient:
     ) -> AsyncClient:
         """Connected with the address's token, or GatewayUnavailable."""
         try:
-            ws = await ws_connect(address.ws_url, **connection_options(address.token, timeout=timeout, agent=agent))
+            ws = await ws_connect(
+                address.ws_url,
+                **connection_options(address.token, timeout=timeout, agent=agent, ssl=address.ssl_context()),
+            )
         except (OSError, TimeoutError, InvalidHandshake) as exc:
             raise connect_failed(address.profile, address.pid, address.url, exc) from None
         return cls(ws, address, on_event, on_closed)

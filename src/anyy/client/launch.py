@@ -29,7 +29,12 @@ def output_path(profile: Profile) -> Path:
 
 
 def launch_gateway(
-    profile: Profile, *, host: str | None = None, port: int | None = None, timeout: float = START_TIMEOUT
+    profile: Profile,
+    *,
+    host: str | None = None,
+    port: int | None = None,
+    timeout: float = START_TIMEOUT,
+    more: list[str] | None = None,
 ) -> Address:
     """Start the profile's Gateway and return its address once it is ready; GatewayStartFailed with what
     it said (e.g. that one already runs, and where) when it did not start."""
@@ -41,6 +46,7 @@ def launch_gateway(
         argv += ["--host", host]
     if port is not None:
         argv += ["--port", str(port)]
+    argv += more or []  # e.g. the TLS options (O1)
     read_end, write_end = os.pipe()
     try:
         with open(out_path, "ab") as out:

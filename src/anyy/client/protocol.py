@@ -26,9 +26,11 @@ Event: TypeAlias = RuntimeEvent
 Method: TypeAlias = MethodSpec[Any, Any] | str  # a method of anyy.api (its result typed), or a bare name
 
 
-def connection_options(token: str, *, timeout: float, agent: str) -> dict[str, Any]:
-    """How both front ends open their WebSocket (the websockets library's ``connect`` arguments)."""
-    return {
+def connection_options(token: str, *, timeout: float, agent: str, ssl: Any = None) -> dict[str, Any]:
+    """How both front ends open their WebSocket (the websockets library's ``connect`` arguments); ``ssl``: the
+    context pinning a TLS Gateway's certificate (O1)."""
+    extra = {} if ssl is None else {"ssl": ssl}
+    return extra | {
         "additional_headers": {"Authorization": f"Bearer {token}"},
         "open_timeout": timeout,
         "max_size": MAX_FRAME,

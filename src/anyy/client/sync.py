@@ -95,7 +95,9 @@ def connect(address: Address, *, timeout: float = CONNECT_TIMEOUT, agent: str = 
 
     A Gateway that does not answer (its gateway.json outlived it) is GatewayUnavailable, at once."""
     try:
-        ws_context = ws_connect(address.ws_url, **connection_options(address.token, timeout=timeout, agent=agent))
+        ws_context = ws_connect(
+            address.ws_url, **connection_options(address.token, timeout=timeout, agent=agent, ssl=address.ssl_context())
+        )
     except (OSError, TimeoutError, InvalidHandshake) as exc:
         raise connect_failed(address.profile, address.pid, address.url, exc) from None
     with ws_context as ws:

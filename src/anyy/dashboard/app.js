@@ -3,7 +3,7 @@
 // only (markdown.js). Token counts are shown by usage.js.
 
 import { renderMarkdown } from "./markdown.js";
-import { CONFLICT, Rpc, fragmentParams, takeToken } from "./rpc.js";
+import { CONFLICT, Rpc, fragmentParams, pairDevice, takeToken } from "./rpc.js";
 import { activityNode, listLinks, originText, runItems, showList, taskItems, when } from "./background.js";
 import { showChannels } from "./channels.js";
 import { contextLabel, usageLabel, usageOf } from "./usage.js";
@@ -1529,20 +1529,20 @@ async function main() {
   wire();
   let token;
   try {
+    await pairDevice(); // #pair=… from `anyy devices pair`: this device gets its own credential (a cookie)
     token = await takeToken();
   } catch (error) {
     banner(`${error.message}`);
     return;
   }
-  if (!token) {
-    banner("No access token: open the Dashboard with `anyy dashboard` (it passes the profile's token).");
-    return;
-  }
-  state.token = token;
+  // Without the profile's token, a paired device's cookie authenticates the WebSocket.
+  state.token = token || "";
   const scheme = location.protocol === "https:" ? "wss" : "ws";
-  const url = `${scheme}://${location.host}/ws?token=${encodeURIComponent(token)}`;
+  const query = token ? `?token=${encodeURIComponent(token)}` : "";
+  const url = `${scheme}://${location.host}/ws${query}`;
   state.rpc = new Rpc(url, onEvent, (event) => {
     document.body.classList.add("offline");
+    if (event.code === 4401 && !token) return askPairingCode();
     banner(
       event.code === 4401
         ? "The Gateway refused the token (it restarts with a new one): open the Dashboard again with `anyy dashboard`."
@@ -1564,6 +1564,48 @@ async function main() {
   else if (NARROW.matches) setDrawer(true); // a phone opens on the lists
   document.body.dataset.ready = "true";
   performance.mark("anyy-ready"); // time to interactive, read by the tests
+  if (!token) offerNotifications().catch(() => {}); // a paired device may take Web Push (docs/remote.md)
+}
+
+// A paired device: the service worker shows the Gateway's pushes; the button asks the browser's
+// permission (it needs a tap) and hands the Gateway this browser's push subscription.
+async function offerNotifications() {
+  if (!("serviceWorker" in navigator) || !("PushManager" in window)) return;
+  const registration = await navigator.serviceWorker.register("/sw.js");
+  document.body.dataset.serviceWorker = "registered";
+  const button = $("notify");
+  button.hidden = false;
+  button.addEventListener("click", () => {
+    subscribePush(registration)
+      .then(() => {
+        button.textContent = "Notifications on";
+      })
+      .catch((error) => banner(`Notifications: ${error.message}`));
+  });
+}
+
+async function subscribePush(registration) {
+  if ((await Notification.requestPermission()) !== "granted") throw new Error("not allowed by the browser");
+  const { key } = await (await fetch("/push/key", { cache: "no-store" })).json();
+  const raw = Uint8Array.from(atob(key.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+  const subscription = await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: raw });
+  const reply = await fetch("/push/subscribe", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ subscription: subscription.toJSON() }),
+  });
+  if (!reply.ok) throw new Error((await reply.json()).error || "the Gateway refused the subscription");
+}
+
+// Neither the profile's token nor a device credential: pair this device with the short code that
+// `anyy devices pair` shows (or open the Dashboard with `anyy dashboard` on the machine itself).
+function askPairingCode() {
+  banner("Not paired: open the Dashboard with `anyy dashboard` on the machine, or pair this device (`anyy devices pair`).");
+  const code = window.prompt("Pairing code (from `anyy devices pair` on the machine):");
+  if (!code) return;
+  pairDevice(code.trim())
+    .then(() => location.reload())
+    .catch((error) => banner(error.message));
 }
 
 main().catch(report);

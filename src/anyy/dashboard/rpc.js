@@ -36,6 +36,25 @@ export async function takeToken() {
   return sessionStorage.getItem(TOKEN_KEY);
 }
 
+// A paired device (docs/remote.md): the QR code's link carries #pair=SECRET, traded at once for the
+// device's own credential, which the Gateway sets as an HttpOnly cookie (this page never holds it); the
+// short code typed by hand goes the same way. True when the device is now paired.
+export async function pairDevice(given) {
+  const code = given || fragmentParams().get("pair");
+  if (!code) return false;
+  dropFromFragment("pair");
+  const name = navigator.userAgent.match(/iPhone|iPad|Android|Macintosh|Windows|Linux/)?.[0] || "browser";
+  const reply = await fetch("/auth/pair", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ code, name }),
+    cache: "no-store",
+  });
+  const body = await reply.json();
+  if (!reply.ok) throw new Error(body.error || "the Gateway refused the pairing code");
+  return true;
+}
+
 // -- JSON-RPC over the WebSocket --------------------------------------------------------------------
 export class RpcError extends Error {
   constructor(error) {

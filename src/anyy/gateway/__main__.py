@@ -14,6 +14,7 @@ from anyy.profiles.disk import full_disk_message
 from anyy.profiles.gateway_address import Address
 from anyy.profiles.home import anyy_home, selected_profile_name
 from anyy.profiles.profile import get_profile
+from anyy.profiles.tls import tls_files
 
 
 def _announce(address: Address) -> None:
@@ -31,6 +32,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ready-fd", type=int, default=None, help="write the address here once ready")
     parser.add_argument("--store", default=None, help="a PostgreSQL URL shared with the service's other Gateways")
     parser.add_argument("--announce", action="store_true", help="say on stdout where it listens once ready")
+    parser.add_argument("--tls", action="store_true", help="TLS with a certificate of the profile's own CA")
+    parser.add_argument("--tls-cert", default=None, help="TLS with your certificate (PEM, with its chain)")
+    parser.add_argument("--tls-key", default=None, help="the key of --tls-cert (PEM)")
+    parser.add_argument("--tls-name", action="append", default=[], help="one more name the CA's certificate carries")
     args = parser.parse_args(argv)
     if args.store:
         os.environ["ANYY_STORE_URL"] = args.store
@@ -43,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         profile = get_profile(anyy_home(), selected_profile_name(args.profile))
         on_ready = _announce if args.announce else None
-        asyncio.run(serve(profile, host=args.host, port=args.port, ready_fd=args.ready_fd, on_ready=on_ready))
+        tls = tls_files(profile, args.host, args.tls, args.tls_cert, args.tls_key, tuple(args.tls_name))
+        asyncio.run(serve(profile, host=args.host, port=args.port, ready_fd=args.ready_fd, on_ready=on_ready, tls=tls))
     except AnyyError as exc:
         _report(f"error: {exc}", report_fd)
         return 1

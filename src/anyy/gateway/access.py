@@ -8,6 +8,7 @@ import ipaddress
 from dataclasses import dataclass
 
 from anyy.gateway.dispatcher import Dispatcher
+from anyy.gateway.remote import Caller, RemoteAccess
 from commons import jsonrpc
 
 UNAUTHORIZED_MESSAGE = (
@@ -43,31 +44,62 @@ class Access:
     dispatcher: Dispatcher
     token: str
     in_flight: InFlight
+    remote: RemoteAccess | None = None  # paired devices (O2); None: the profile's token only
 
     def authorized(self, headers: dict[str, str], query: dict[str, str]) -> bool:
         presented = token_of(headers, query)
         return bool(presented) and hmac.compare_digest(presented.encode(), self.token.encode())
 
+    def identify(
+        self, headers: dict[str, str], query: dict[str, str], cookies: dict[str, str], peer: str = ""
+    ) -> Caller | None:
+        """The owner (the profile's token), a live paired device (its cookie), or None; None too for an
+        address refused for its authentication failures (:meth:`limited` says so)."""
+        if self.limited(peer):
+            return None
+        if self.authorized(headers, query):
+            return Caller()
+        device = self.remote.device_of(cookies) if self.remote is not None else None
+        if device is not None:
+            return Caller(device=device)
+        if self.remote is not None and self.remote.limit_failures and peer:
+            self.remote.failures.failed(peer)
+        return None
 
-def own_origins(server: tuple[str, int] | None) -> set[str]:
-    """The origins of pages this Gateway served: its own address, and ``localhost`` on loopback."""
+    def limited(self, peer: str) -> bool:
+        return bool(peer) and self.remote is not None and self.remote.failures.blocked(peer)
+
+
+def own_origins(server: tuple[str, int] | None, *, secure: bool = False) -> set[str]:
+    """The origins of pages this Gateway served: its own address, and ``localhost`` on loopback; over TLS
+    (O1) ``https`` ones only."""
     if server is None:
         return set()
     host, port = server[0], server[1]
     shown = f"[{host}]" if ":" in host else host
-    origins = {f"http://{shown}:{port}"}
+    scheme = "https" if secure else "http"
+    origins = {f"{scheme}://{shown}:{port}"}
     try:
         loopback = ipaddress.ip_address(host).is_loopback
     except ValueError:
         loopback = host == "localhost"
     if loopback:
-        origins |= {f"http://localhost:{port}", f"http://127.0.0.1:{port}", f"http://[::1]:{port}"}
+        origins |= {f"{scheme}://localhost:{port}", f"{scheme}://127.0.0.1:{port}", f"{scheme}://[::1]:{port}"}
     return origins
 
 
-def foreign(origin: str | None, server: tuple[str, int] | None) -> bool:
-    """A browser page of another site (a client that is not a browser sends no Origin)."""
-    return origin is not None and origin.lower() not in own_origins(server)
+def foreign(origin: str | None, server: tuple[str, int] | None, scheme: str = "http", host: str = "") -> bool:
+    """A browser page of another site (a client that is not a browser sends no Origin).
+
+    Over TLS the page may also have been opened by a name of the Gateway's certificate (``https://box.lan``):
+    an Origin equal to ``https://`` + the request's Host is its own, as the browser checked that name against
+    the certificate (a rebound DNS name fails that check, which is why plain HTTP does not allow it)."""
+    if origin is None:
+        return False
+    secure = scheme in ("https", "wss")
+    if secure and host and origin.lower() == f"https://{host.lower()}":
+        return False
+    return origin.lower() not in own_origins(server, secure=secure)
 
 
 def token_of(headers: dict[str, str], query: dict[str, str]) -> str:
@@ -75,6 +107,13 @@ def token_of(headers: dict[str, str], query: dict[str, str]) -> str:
     if header.lower().startswith("bearer "):
         return header[7:].strip()
     return query.get("token", "")
+
+
+def too_many_failures_reply() -> bytes:
+    message = "too many authentication failures from this address: wait ten minutes, then use a valid credential"
+    return jsonrpc.encode(
+        jsonrpc.Response(id=None, error=jsonrpc.ErrorObject(code=jsonrpc.UNAUTHORIZED, message=message))
+    )
 
 
 def unauthorized_reply() -> bytes:

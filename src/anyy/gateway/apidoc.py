@@ -68,6 +68,12 @@ Beside JSON-RPC, three plain HTTP routes:
   `Origin`, so from the Dashboard's page: a request without one, or with another, is 403): answers
   `{{"token": …}}` once, within two minutes. This is how `anyy dashboard` opens the Dashboard without
   putting the token on a browser's command line.
+- **`POST /auth/pair`** (body: `{{"code": …, "name": …}}`, the short code or the link's secret from
+  `devices.pair`; not from another site's page): pairs a device once, within ten minutes, and sets its
+  credential as an HttpOnly, `SameSite=Strict` cookie (`anyy_device`), which then authenticates `/rpc`,
+  `/upload` and `/ws` in place of the token (docs/remote.md). Unknown, used or expired: 401; after five
+  wrong codes every open offer is withdrawn and the answer is 429. A device's scope limits the methods it
+  may call (403 otherwise); no device may call `dashboard.code` or `devices.pair`.
 - **`POST /hooks/NAME`** (a resident's webhook, K3; with the *resident's* secret, `Authorization: Bearer
   SECRET`, not the token, or signed: docs/background.md; the body, UTF-8, at most 64 KiB, is the
   message): queues the body as a follow-up of the resident's session and answers 202

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from importlib import resources
@@ -11,9 +12,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from anyy.domain.errors import StorageFull
-from anyy.gateway.access import Access, foreign, unauthorized_reply
+from anyy.gateway.access import Access, foreign, too_many_failures_reply, unauthorized_reply
 from anyy.gateway.dispatcher import MAX_FRAME_BYTES
 from anyy.gateway.markdown_html import warm_up
+from anyy.gateway.remote import COOKIE, Caller, PairingRefused
 from anyy.storage.protocol import ObjectRef, SessionStore
 from commons import jsonrpc
 
@@ -28,13 +30,15 @@ DASHBOARD_FILES = {
     "channels.js": "text/javascript; charset=utf-8",
     "rewind.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
+    "sw.js": "text/javascript; charset=utf-8",  # served at /sw.js: Web Push on a paired device (O3)
+    "manifest.webmanifest": "application/manifest+json",  # served at /manifest.webmanifest
 }
 DASHBOARD_HEADERS = {
     # Only this Gateway's own scripts, styles and WebSocket; no frames, no referrer (the token lives in
     # the fragment, which browsers never send, but nothing else should leak either).
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
-        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'; manifest-src 'self'; worker-src 'self'"
     ),
     "Referrer-Policy": "no-referrer",
     "X-Content-Type-Options": "nosniff",
@@ -55,18 +59,26 @@ class HttpRoutes:
             name: resources.files("anyy.dashboard").joinpath(name).read_bytes() for name in DASHBOARD_FILES
         }
 
-    def _refused(self, request: Request) -> Response | None:
-        if self.access.authorized(dict(request.headers), dict(request.query_params)):
-            return None
+    def _caller(self, request: Request) -> Caller | Response:
+        peer = _peer(request)
+        if self.access.limited(peer):
+            return Response(too_many_failures_reply(), status_code=429, media_type="application/json")
+        caller = self.access.identify(dict(request.headers), dict(request.query_params), request.cookies, peer)
+        if caller is not None and caller.device is not None and _foreign_page(request):
+            caller = None  # a device's cookie sent by another site's page (cross-site request forgery)
+        if caller is not None:
+            return caller
         return Response(unauthorized_reply(), status_code=401, media_type="application/json")
 
     async def rpc(self, request: Request) -> Response:
-        refused = self._refused(request)
-        if refused is not None:
-            return refused
+        caller = self._caller(request)
+        if isinstance(caller, Response):
+            return caller
         body, size = await _read_body(request, MAX_FRAME_BYTES)
         if body is None:
             return _too_large(size, at_least=True)
+        if self.access.remote is not None and (no := self.access.remote.refusal(caller, body)) is not None:
+            return Response(no, status_code=403, media_type="application/json")
         dispatcher, in_flight = self.access.dispatcher, self.access.in_flight
         if not in_flight.take():
             busy = dispatcher.busy(body, "too many calls in flight")
@@ -82,7 +94,10 @@ class HttpRoutes:
         page this Gateway served may ask: a browser always sends its Origin, so a request without one (a
         local program that read the code from a command line) is refused like a foreign page (G5)."""
         origin = request.headers.get("origin")
-        if origin is None or foreign(origin, request.scope.get("server")):
+        scope = request.scope
+        if origin is None or foreign(
+            origin, scope.get("server"), scope.get("scheme", "http"), request.headers.get("host", "")
+        ):
             log.warning("code exchange refused: origin %r is not this Gateway's", (origin or "none")[:100])
             return JSONResponse(
                 {"error": "refused: only the Dashboard page this Gateway served may trade a code (Origin)"},
@@ -100,14 +115,49 @@ class HttpRoutes:
             )
         return JSONResponse({"token": self.access.token}, headers={"Cache-Control": "no-store"})
 
+    async def pair(self, request: Request) -> Response:
+        """A device trades a pairing secret (the QR code's link) or short code for its own credential (O2),
+        set as an HttpOnly cookie: ``{"code": "...", "name": "Ada's phone"}``. Not from another site's page."""
+        if _foreign_page(request):
+            return JSONResponse({"error": "refused: pair from the page this Gateway served (Origin)"}, 403)
+        body, _ = await _read_body(request, 4 * MAX_CODE_BYTES)
+        try:
+            asked = json.loads(body or b"")
+            code, name = str(asked.get("code", "")), str(asked.get("name", ""))
+        except (ValueError, AttributeError):
+            return JSONResponse({"error": 'give {"code": "THE-CODE", "name": "a name for this device"}'}, 400)
+        remote = self.access.remote
+        if remote is None or not code or len(code) > MAX_CODE_BYTES:
+            return JSONResponse({"error": "give the pairing code `anyy devices pair` shows"}, 400)
+        try:
+            device, credential = remote.pair(code, name)
+        except PairingRefused as exc:
+            log.warning("pairing refused from %s: %s", _peer(request), exc)
+            return JSONResponse({"error": str(exc)}, status_code=exc.status)
+        reply = JSONResponse(
+            {"device": {"id": device.id, "name": device.name, "scope": device.scope}},
+            headers={"Cache-Control": "no-store"},
+        )
+        reply.set_cookie(
+            COOKIE,
+            credential,
+            max_age=400 * 86400,
+            httponly=True,
+            secure=request.url.scheme == "https",
+            samesite="strict",
+        )
+        return reply
+
     async def upload(self, request: Request) -> Response:
         """A file for a message (Q2): stored once in the profile's objects by its hash; the reply is the
         attachment to put in session.send. Unused uploads are swept by the store's upkeep after a day.
         The profile's objects stay within ``[gateway] upload_quota``, and a size the client claims (the
         Content-Length, ``?size=N``) must be the bytes received, else nothing is stored (G5)."""
-        refused = self._refused(request)
-        if refused is not None:
-            return refused
+        caller = self._caller(request)
+        if isinstance(caller, Response):
+            return caller
+        if caller.device is not None and caller.device.scope == "reader":
+            return JSONResponse({"error": "this device's scope (reader) does not send files"}, status_code=403)
         name = (request.query_params.get("name") or "").strip()
         if not name or len(name) > 255 or any(c in name for c in "/\\\0"):
             return JSONResponse({"error": "name: give the file's name (?name=FILE, no slashes)"}, status_code=400)
@@ -162,11 +212,28 @@ class HttpRoutes:
         warm_up()  # the page will ask for its Markdown soon
         return self._dashboard_file("index.html")
 
+    async def service_worker(self, request: Request) -> Response:
+        return self._dashboard_file("sw.js")
+
+    async def manifest(self, request: Request) -> Response:
+        return self._dashboard_file("manifest.webmanifest")
+
     async def dashboard_asset(self, request: Request) -> Response:
         name = request.path_params["name"]
         if name not in self.dashboard or name == "index.html":
             return Response("not found", status_code=404, media_type="text/plain")
         return self._dashboard_file(name)
+
+
+def _foreign_page(request: Request) -> bool:
+    scope = request.scope
+    return foreign(
+        request.headers.get("origin"), scope.get("server"), scope.get("scheme", "http"), request.headers.get("host", "")
+    )
+
+
+def _peer(request: Request) -> str:
+    return request.client.host if request.client else "?"
 
 
 async def _read_body(request: Request, limit: int) -> tuple[bytes | None, int]:

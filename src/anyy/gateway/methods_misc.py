@@ -22,6 +22,7 @@ from anyy.api.params import (
     UnsubscribeParams,
 )
 from anyy.gateway.codes import CODE_SECONDS
+from anyy.gateway.remote import exposure_now
 from anyy.gateway.state import Connection, Gateway
 from anyy.gateway.table import TABLE
 from anyy.runtime import views
@@ -92,6 +93,7 @@ async def status(gw: Gateway, conn: Connection | None, p: NoParams) -> Status:
         service=[msgspec.convert(msgspec.to_builtins(m), ServiceGateway) for m in members],
         held=Held(**held, rss=resident_bytes()),
         hooks=await asyncio.to_thread(gw.deps.hooks.notes) if gw.deps.hooks is not None else [],
+        exposure=await asyncio.to_thread(exposure_now, gw),
     )
 
 

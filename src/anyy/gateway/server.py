@@ -31,10 +31,12 @@ from anyy.gateway.dispatcher import Dispatcher
 from anyy.gateway.guard import ACCEPT_BURST, guarded_protocol, raise_fd_limit
 from anyy.gateway.logs import setup_logging
 from anyy.gateway.methods import TABLE
+from anyy.gateway.push import push_loop
 from anyy.gateway.state import Gateway
 from anyy.profiles.config import GatewaySettings
 from anyy.profiles.gateway_address import Address, address_path, read_address, write_address, write_more_address
 from anyy.profiles.profile import Profile
+from anyy.profiles.tls import TlsFiles, ca_fingerprint, is_address, is_loopback, require_tls
 from anyy.runtime.assembly import build_deps, warm_providers
 from anyy.runtime.runtime import Runtime
 from anyy.runtime.schedule_admin import scheduling_for
@@ -132,10 +134,13 @@ async def serve(
     port: int = 0,
     ready_fd: int | None = None,
     on_ready: Callable[[Address], None] | None = None,
+    tls: TlsFiles | None = None,
 ) -> None:
     """Run the Gateway of ``profile`` until SIGTERM or SIGINT; ``on_ready`` is told its address once it
-    listens (``anyy gateway run`` prints it)."""
+    listens (``anyy gateway run`` prints it). Beyond loopback, only with ``tls`` (O1)."""
     profile.require()
+    if is_address(host):
+        require_tls(host, tls)
     from anyy.profiles.store import store_backend
 
     with profile_lock(profile, shared=store_backend(profile) == "postgresql") as primary:
@@ -155,25 +160,39 @@ async def serve(
         channels = Channels(runtime, profile.path)  # L1: each configured channel polled in the background
         await channels.start()
         gateway.channels = channels
-        app = create_app(Dispatcher(gateway, TABLE), token)
+        app = create_app(Dispatcher(gateway, TABLE), token, tls=tls is not None)
         sock = bind(host, port)
+        try:
+            require_tls(host, tls)  # a name: refused once known to be an address of this machine
+        except InvalidInput:
+            sock.close()
+            raise
         port = sock.getsockname()[1]
         address = Address(
-            profile=profile.name, pid=os.getpid(), host=host, port=port, token=token, started_at=time.time()
+            profile=profile.name,
+            pid=os.getpid(),
+            host=host,
+            port=port,
+            token=token,
+            started_at=time.time(),
+            tls_cert=str(tls.cert) if tls else "",
         )
         more: Path | None = None
         if primary:
             write_address(profile, address)
         else:  # one more Gateway of a shared store leaves the profile's published address alone
             more = write_more_address(profile, address)
+        remote_urls(gateway, host, port, tls)
         await runtime.cluster.set_address(address.url)
         _announce(profile, address, len(recovered), ready_fd)
         if on_ready is not None:
             on_ready(address)
-        server = _server_class()(_uvicorn_config(app, limits))
+        server = _server_class()(_uvicorn_config(app, limits, tls))
+        pushing = asyncio.create_task(push_loop(gateway))  # Web Push to paired devices (O3)
         try:
             await server.serve(sockets=[sock])
         finally:
+            pushing.cancel()
             with contextlib.suppress(FileNotFoundError):
                 current = read_address(profile)
                 if current is not None and current.pid == os.getpid():
@@ -187,6 +206,24 @@ async def serve(
             log.info("gateway stopped")
 
 
+def remote_urls(gateway: Gateway, host: str, port: int, tls: TlsFiles | None) -> None:
+    """What a pairing device is told to open (O2): this Gateway's address (on a wildcard, each of this
+    machine's addresses and its name), and the fingerprint of the profile CA it should trust."""
+    if gateway.remote is None:
+        return
+    scheme = "https" if tls else "http"
+    gateway.remote.limit_failures = tls is not None  # reachable from elsewhere: failures are counted (O4)
+    hosts = [host]
+    if host in ("0.0.0.0", "::"):  # noqa: S104 - a wildcard read, not bound
+        hosts = [socket.gethostname()]
+        with contextlib.suppress(OSError):
+            hosts += sorted({str(i[4][0]) for i in socket.getaddrinfo(socket.gethostname(), None)})
+        hosts = [h for h in hosts if not is_loopback(h)] or ["127.0.0.1"]
+    gateway.remote.urls = [f"{scheme}://{f'[{h}]' if ':' in h else h}:{port}" for h in hosts]
+    if tls is not None and tls.ca is not None:
+        gateway.remote.ca_fingerprint = ca_fingerprint(tls.ca.read_bytes())
+
+
 def _announce(profile: Profile, address: Address, recovered: int, ready_fd: int | None) -> None:
     """Log the Gateway's address, and tell the process that started it."""
     log.info(
@@ -197,11 +234,13 @@ def _announce(profile: Profile, address: Address, recovered: int, ready_fd: int 
         os.close(ready_fd)
 
 
-def _uvicorn_config(app: Any, limits: GatewaySettings) -> Any:
+def _uvicorn_config(app: Any, limits: GatewaySettings, tls: TlsFiles | None = None) -> Any:
     import uvicorn
 
     return uvicorn.Config(
         app,
+        ssl_certfile=str(tls.cert) if tls else None,
+        ssl_keyfile=str(tls.key) if tls else None,
         log_config=None,
         access_log=False,
         lifespan="off",

@@ -11,6 +11,7 @@ from typing import TypeVar
 from anyy.api.events import RuntimeEvent
 from anyy.channels.service import Channels
 from anyy.gateway.codes import CodeBook
+from anyy.gateway.remote import RemoteAccess
 from anyy.profiles.profile import Profile
 from anyy.runtime.bus import Subscription
 from anyy.runtime.deps import Deps
@@ -31,6 +32,7 @@ class Gateway:
     codes: CodeBook = field(default_factory=CodeBook)  # one-time codes that open the Dashboard (D5)
     schedules: ScheduleAdmin | None = None  # the scheduler and the schedule.* methods (K1), once started
     channels: Channels | None = None  # the profile's channels (L1), once started
+    remote: RemoteAccess | None = None  # paired devices and pairing offers (O2), set when the app is made
 
     async def store(self, fn: Callable[[SessionStore], T]) -> T:
         """A read of the store (one unit of work). Writes are the runtime's: it writes and announces them."""

@@ -9,12 +9,21 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import logging
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from anyy.api.events import RuntimeEvent
-from anyy.gateway.access import FORBIDDEN_ORIGIN, MAX_PENDING_PER_CONNECTION, Access, foreign, unauthorized_reply
+from anyy.gateway.access import (
+    FORBIDDEN_ORIGIN,
+    MAX_PENDING_PER_CONNECTION,
+    Access,
+    foreign,
+    too_many_failures_reply,
+    unauthorized_reply,
+)
+from anyy.gateway.remote import Caller
 from anyy.gateway.state import Connection
 from commons import jsonrpc
 
@@ -36,26 +45,33 @@ def _encoded_event(event: RuntimeEvent) -> bytes:
     return data
 
 
-async def _admitted(access: Access, ws: WebSocket) -> bool:
-    """Accept the connection; a foreign page or a missing token is told why and closed."""
+async def _admitted(access: Access, ws: WebSocket) -> Caller | None:
+    """Accept the connection; a foreign page or a missing token (or device cookie) is told why and closed."""
     await ws.accept()
-    if foreign(ws.headers.get("origin"), ws.scope.get("server")):
+    scope, headers = ws.scope, ws.headers
+    if foreign(headers.get("origin"), scope.get("server"), scope.get("scheme", "http"), headers.get("host", "")):
         # A page of another site (or a rebound DNS name) tries to use the user's Gateway.
         await ws.close(code=FORBIDDEN_ORIGIN, reason="cross-origin WebSocket refused")
-        return False
-    if not access.authorized(dict(ws.headers), dict(ws.query_params)):
-        await ws.send_bytes(unauthorized_reply())
+        return None
+    peer = ws.client.host if ws.client else ""
+    limited = access.limited(peer)
+    caller = None if limited else access.identify(dict(ws.headers), dict(ws.query_params), ws.cookies, peer)
+    if caller is None:
+        await ws.send_bytes(too_many_failures_reply() if limited else unauthorized_reply())
         await ws.close(code=UNAUTHORIZED_CLOSE)
-        return False
-    return True
+        return None
+    if caller.device is not None:
+        log.info("device %r (%s) connected", caller.device.name, caller.device.id)
+    return caller
 
 
 class _Socket:
     """One admitted connection: its replies and events go out one at a time; its calls run as tasks."""
 
-    def __init__(self, access: Access, ws: WebSocket) -> None:
+    def __init__(self, access: Access, ws: WebSocket, caller: Caller) -> None:
         self.access = access
         self.ws = ws
+        self.caller = caller
         self.lock = asyncio.Lock()
         self.conn = Connection(send_event=self.send_event)
         self.tasks: set[asyncio.Task[None]] = set()
@@ -85,8 +101,17 @@ class _Socket:
         except Exception:
             log.debug("could not answer on a closed WebSocket", exc_info=True)
 
+    async def close_revoked(self) -> None:
+        """The device was revoked: its socket closes now, whatever it was doing (O2)."""
+        with contextlib.suppress(Exception):
+            await self.ws.close(code=UNAUTHORIZED_CLOSE, reason="this device was revoked")
+
     def start(self, frame: str | bytes) -> None:
-        if len(self.tasks) >= MAX_PENDING_PER_CONNECTION:
+        remote, device = self.access.remote, self.caller.device
+        refused = remote.refusal(self.caller, frame) if remote is not None and device is not None else None
+        if refused is not None:
+            task = asyncio.create_task(self.send(refused))
+        elif len(self.tasks) >= MAX_PENDING_PER_CONNECTION:
             task = asyncio.create_task(self.refuse(frame, "too many calls pending on this connection"))
         elif not self.access.in_flight.take():
             task = asyncio.create_task(self.refuse(frame, "too many calls in flight"))
@@ -116,5 +141,17 @@ class WebSocketRoutes:
         self.access = access
 
     async def serve(self, ws: WebSocket) -> None:
-        if await _admitted(self.access, ws):
-            await _Socket(self.access, ws).run()
+        caller = await _admitted(self.access, ws)
+        if caller is None:
+            return
+        socket = _Socket(self.access, ws, caller)
+        remote, device = self.access.remote, caller.device
+        if remote is None or device is None:
+            await socket.run()
+            return
+        closers = remote.sockets.setdefault(device.id, set())
+        closers.add(socket.close_revoked)
+        try:
+            await socket.run()
+        finally:
+            remote.sockets.get(device.id, set()).discard(socket.close_revoked)

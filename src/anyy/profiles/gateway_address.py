@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from anyy.profiles.profile import Profile
+
+if TYPE_CHECKING:
+    import ssl
 
 ADDRESS_FILE = "gateway.json"
 
@@ -20,14 +24,33 @@ class Address(msgspec.Struct, kw_only=True):
     port: int
     token: str
     started_at: float
+    tls_cert: str = ""  # the certificate it serves (O1): local clients pin it; empty: plain HTTP on loopback
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self.tls_cert else 'http'}://{self.dialled}:{self.port}"
 
     @property
     def ws_url(self) -> str:
-        return f"ws://{self.host}:{self.port}/ws"
+        return f"{'wss' if self.tls_cert else 'ws'}://{self.dialled}:{self.port}/ws"
+
+    @property
+    def dialled(self) -> str:
+        """The address a local client dials: a wildcard bind is reached on loopback."""
+        host = {
+            "0.0.0.0": "127.0.0.1",  # noqa: S104 - a wildcard read, not bound
+            "::": "::1",
+            "": "127.0.0.1",
+        }.get(self.host, self.host)
+        return f"[{host}]" if ":" in host else host
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """How a local client trusts this Gateway: the exact certificate it published (None: plain HTTP)."""
+        if not self.tls_cert:
+            return None
+        from anyy.profiles.tls import pinned_context
+
+        return pinned_context(self.tls_cert)
 
 
 def address_path(profile: Profile) -> Path:

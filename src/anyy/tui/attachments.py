@@ -61,7 +61,7 @@ def _post(address: Address, name: str, data: bytes, media_type: str) -> Attachme
         headers={"Authorization": f"Bearer {address.token}", "Content-Type": media_type},
     )
     try:
-        with urllib.request.urlopen(request, timeout=UPLOAD_TIMEOUT) as reply:  # noqa: S310
+        with urllib.request.urlopen(request, timeout=UPLOAD_TIMEOUT, context=address.ssl_context()) as reply:  # noqa: S310
             return msgspec.json.decode(reply.read(), type=Attachment)
     except urllib.error.HTTPError as exc:
         try:
