@@ -13,6 +13,7 @@ from anyy.providers.base import Provider
 from anyy.runtime.bus import EventBus
 from anyy.runtime.clock import Clock, SystemClock, WallClock
 from anyy.runtime.contexts import ContextCache
+from anyy.runtime.pricing import PriceBook
 from anyy.runtime.user_hooks import UserHooks
 from anyy.runtime.workspaces import WorkspacePolicy, session_workspace
 from anyy.storage.owner import StoreOwner
@@ -95,6 +96,7 @@ class Deps:
     contexts: ContextCache = field(default_factory=ContextCache)  # active sessions' decoded contexts
     hooks: UserHooks | None = None  # the user's own hooks, [hooks] (N6); None: none
     workspaces: WorkspacePolicy = field(default_factory=WorkspacePolicy)  # [workspaces]: default, roots (W1)
+    prices: PriceBook | None = None  # what model calls cost (Y1): [prices], then the price table; None: unpriced
 
     def workspace_of(self, session: Session) -> Path:
         """The directory ``session`` works in (W1): its workspace (absolute, canonical), or the Gateway's

@@ -157,6 +157,7 @@ class StreamResult:
     reasoning: list[Reasoning] = field(default_factory=list)  # whole blocks to hand back with the calls
     calls: list[ToolCallEvent] = field(default_factory=list)
     usage: Usage | None = None
+    cost: int | None = None  # nano-dollars (Y1); None: unpriced, or no usage reported
     stop: StopReason | None = None
     raw_stop: str = ""
 
@@ -598,12 +599,20 @@ class ExecutionRun:
         """A stopped stream: keep what was said, marked interrupted; calls not yet complete are dropped."""
         if not result.text and not result.thought:
             return
+        await self._price(result, provider, model)
         entry = _assistant_entry(result, provider, model, interrupted=True)
         self._appended(await self._store(lambda s: s.record_pass(self.execution_id, [entry])))
+
+    async def _price(self, result: StreamResult, provider: str, model: str) -> None:
+        """What the call cost (Y1), kept with its entry: unpriced (None) when its model has no price."""
+        prices = self.deps.prices
+        if prices is not None and result.usage is not None:
+            result.cost = (await prices.price(provider, model, result.usage)).cost
 
     async def _after_response(
         self, result: StreamResult, provider: str, model: str, tools: ToolSet
     ) -> Outcome | PassEnd:
+        await self._price(result, provider, model)
         assistant = _assistant_entry(result, provider, model, interrupted=False)
         calls = [
             NewEntry(
@@ -1127,6 +1136,7 @@ def _assistant_entry(result: StreamResult, provider: str, model: str, *, interru
             provider=provider,
             model=model,
             usage=result.usage,
+            cost=result.cost,
             stop_reason="interrupted" if interrupted else result.raw_stop,
             interrupted=interrupted,
             thinking=result.thinking,

@@ -23,6 +23,7 @@ from anyy.domain.context import ModelContext
 from anyy.domain.delegation import DelegatedTask, TaskUpdate
 from anyy.domain.entries import Entry, NewEntry
 from anyy.domain.file_captures import FileCapture, NewFileCapture
+from anyy.domain.pricing import CostLine
 from anyy.domain.queue import Execution, ExecutionState, NewSubmission, Submission, SubmissionKind
 from anyy.domain.residents import Resident, ResidentPatch
 from anyy.domain.schedule_records import NewSchedule, RunClaim, Schedule, ScheduleRun
@@ -137,6 +138,10 @@ class SessionStore(Protocol):
         ...
 
     # -- objects ---------------------------------------------------------------------------------
+    # Money (Y1): totals of the priced model calls, grouped by day, session, tree, model, schedule, resident,
+    # role or channel, from ``since`` (seconds since the epoch) on; ``session_id``: that session's tree only.
+    def usage_report(self, by: str, *, since: float = 0.0, session_id: str | None = None) -> list[CostLine]: ...
+
     def put_object(self, data: bytes, *, media_type: str = "application/octet-stream") -> ObjectRef: ...
     def read_object(self, object_hash: str) -> bytes: ...
     def object_bytes(self) -> int:

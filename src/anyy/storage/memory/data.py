@@ -4,7 +4,7 @@ can share them, and encodable as a whole (a snapshot)."""
 from __future__ import annotations
 
 import copy
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -84,6 +84,8 @@ class MemoryData(msgspec.Struct, kw_only=True):
     schedules: dict[str, Schedule] = {}
     schedule_runs: list[RunRecord] = []  # in claim order
     file_captures: list[FileCapture] = []  # in the order written (W2)
+    model_calls: list[tuple[Any, ...]] = []  # priced calls (Y1), rows as the SQL stores' model_calls
+    budgets: dict[str, int] = {}  # limits the user set per scope, nano-dollars (Y2)
 
 
 def copied(value: T) -> T:

@@ -21,7 +21,7 @@ from anyy.domain.errors import InvalidInput
 from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
 from anyy.domain.sessions import UNSET, NewSession, Page, Session, SessionKind, SessionPatch, Unset
 from anyy.domain.tree import TreeRow, TreeView, build_tree
-from anyy.storage import rules
+from anyy.storage import costs_sql, rules
 from anyy.storage.memory.core import MemoryCore
 from anyy.storage.memory.data import EntryRecord, ObjectRecord, SessionRecord, copied
 from anyy.storage.objects import ObjectFiles
@@ -223,6 +223,7 @@ class SessionsPart(MemoryCore):
             parent = entry.id
         record.session.head = parent
         record.session.updated_at = now
+        self.data.model_calls.extend(costs_sql.call_rows(record.session.id, out))  # Y1
         return out
 
     # -- reading -----------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from anyy.storage.memory.check import CheckPart
+from anyy.storage.memory.costs import CostsPart
 from anyy.storage.memory.data import MemoryData
 from anyy.storage.memory.delegation import DelegationPart
 from anyy.storage.memory.file_captures import FileCapturesPart
@@ -15,7 +16,9 @@ from anyy.storage.memory.upkeep import load_snapshot
 from anyy.storage.ownership import SoloOwnership
 
 
-class MemoryStore(StartsPart, SchedulesPart, CheckPart, SoloOwnership, DelegationPart, ResidentsPart, FileCapturesPart):
+class MemoryStore(
+    StartsPart, SchedulesPart, CheckPart, SoloOwnership, DelegationPart, ResidentsPart, FileCapturesPart, CostsPart
+):
     """Everything in one :class:`MemoryData`; stores opened on the same data see the same sessions.
 
     Each method checks everything before it changes anything, so a refused call leaves no trace, as a

@@ -4,6 +4,7 @@ for the URL a profile names."""
 from __future__ import annotations
 
 from anyy.storage.postgres.check import CheckPart
+from anyy.storage.postgres.costs import PgCostsSql
 from anyy.storage.postgres.delegation import PgDelegationSql
 from anyy.storage.postgres.file_captures import PgFileCapturesSql
 from anyy.storage.postgres.leases import LeasesPart
@@ -22,6 +23,7 @@ class PostgresStore(
     PgDelegationSql,
     PgResidentsSql,
     PgFileCapturesSql,
+    PgCostsSql,
 ):
     """Sessions, entries, submissions, executions and objects in one PostgreSQL database.
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from anyy.domain.durability import Durability
+from anyy.storage.costs_sql import CostsSql
 from anyy.storage.file_captures_sql import FileCapturesSql
 from anyy.storage.ownership import SoloOwnership
 from anyy.storage.sqlite.check import CheckPart
@@ -16,7 +17,15 @@ from anyy.storage.sqlite.starts import StartsPart
 
 
 class SqliteStore(
-    StartsPart, SchedulesPart, CheckPart, SnapshotPart, SoloOwnership, DelegationSql, ResidentsSql, FileCapturesSql
+    StartsPart,
+    SchedulesPart,
+    CheckPart,
+    SnapshotPart,
+    SoloOwnership,
+    DelegationSql,
+    ResidentsSql,
+    FileCapturesSql,
+    CostsSql,
 ):
     """Sessions, entries, submissions and executions in one ``state.db``; large bodies in ``objects/``.
 

@@ -1,0 +1,143 @@
+"""The priced calls of a store (SPEC Y1), shared by both backends: the ``model_calls`` row written with each
+assistant entry that reported a usage, in the entry's own transaction, and the usage reports read back.
+
+A row keeps the tokens and the cost (nano-dollars; NULL: unpriced) of one model call, the session that made
+it and the UTC day, so that every total is an exact sum over rows: by day, session, session tree (a session
+with its delegated children), model, schedule, resident, role and channel.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from anyy.domain.entries import EntryKind
+from anyy.domain.errors import InvalidInput
+from anyy.domain.pricing import USAGE_GROUPS, CostLine
+
+# (provider, model, input, output, cache_read, cache_write, reasoning, cost)
+CallFields = tuple[str, str, int, int, int, int, int, int | None]
+
+COLUMNS = (
+    "entry_id, session_id, created_at, day, provider, model, input, output, cache_read, cache_write, reasoning, cost"
+)
+
+
+def call_fields(kind: int, data: Any) -> CallFields | None:
+    """What the ``model_calls`` row of an entry holds (its kind, its decoded data), or None for an entry
+    that is not a model call with a reported usage."""
+    if kind != EntryKind.ASSISTANT or not isinstance(data, dict):
+        return None
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        return None
+    cost = data.get("cost")
+    priced = isinstance(cost, int) and not isinstance(cost, bool) and cost >= 0
+    return (
+        str(data.get("provider", "")),
+        str(data.get("model", "")),
+        _count(usage.get("input")),
+        _count(usage.get("output")),
+        _count(usage.get("cache_read")),
+        _count(usage.get("cache_write")),
+        _count(usage.get("reasoning")),
+        cost if priced else None,
+    )
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def utc_day(at: float) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(at))
+
+
+def call_rows(session_id: str, entries: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """The ``model_calls`` rows of appended entries (``Entry`` values), in ``COLUMNS`` order."""
+    rows = []
+    for entry in entries:
+        fields = call_fields(entry.kind, entry.data)
+        if fields is not None:
+            rows.append((entry.id, session_id, entry.created_at, utc_day(entry.created_at), *fields))
+    return rows
+
+
+INSERT_CALL = f"INSERT INTO model_calls ({COLUMNS}) VALUES ({', '.join('?' for _ in COLUMNS.split(','))})"
+
+
+# -- reports ---------------------------------------------------------------------------------------------
+_SUMS = (
+    "count(*), count(*) - count(c.cost), coalesce(sum(c.cost), 0), coalesce(sum(c.input), 0), "
+    "coalesce(sum(c.output), 0), coalesce(sum(c.cache_read), 0), coalesce(sum(c.cache_write), 0), "
+    "coalesce(sum(c.reasoning), 0)"
+)
+
+
+def check_group(by: str) -> str:
+    if by not in USAGE_GROUPS:
+        raise InvalidInput(f"unknown usage grouping {by!r}; use one of: {', '.join(USAGE_GROUPS)}")
+    return by
+
+
+def usage_query(by: str, *, json_field: str, placeholder: str, session: str | None = None) -> str:
+    """The report query grouped ``by``; ``json_field`` is the dialect's ``(column, key)`` text extraction
+    written with ``{col}`` and ``{key}``. Parameters: since (REAL), [session id twice with ``session``]."""
+
+    def origin(key: str) -> str:
+        return json_field.format(col="s.origin", key=key)
+
+    keys = {
+        "day": "c.day",
+        "session": "c.session_id",
+        "model": "c.provider || '/' || c.model",
+        "schedule": f"coalesce({origin('schedule_id')}, '')",
+        "resident": f"coalesce({origin('resident_id')}, '')",
+        "role": "coalesce(s.role, '')",
+        "channel": f"coalesce({origin('channel')}, '')",
+        "tree": f"coalesce(nullif({origin('parent_session_id')}, ''), c.session_id)",
+    }
+    key = keys[check_group(by)]
+    where = f"c.created_at >= {placeholder}"
+    if session is not None:
+        where += f" AND (c.session_id = {placeholder} OR {keys['tree']} = {placeholder})"
+    return (
+        f"SELECT {key} AS k, {_SUMS} FROM model_calls c LEFT JOIN sessions s ON s.id = c.session_id "
+        f"WHERE {where} GROUP BY k ORDER BY k"
+    )
+
+
+def lines_from(rows: Sequence[Sequence[Any]]) -> list[CostLine]:
+    return [
+        CostLine(
+            key=str(r[0] or ""),
+            calls=int(r[1]),
+            unpriced=int(r[2]),
+            cost_nano=int(r[3]),
+            input=int(r[4]),
+            output=int(r[5]),
+            cache_read=int(r[6]),
+            cache_write=int(r[7]),
+            reasoning=int(r[8]),
+        )
+        for r in rows
+    ]
+
+
+class CostsSql:
+    """The money methods of :class:`anyy.storage.protocol.SessionStore` over SQL (``?`` marks, SQLite's
+    JSON); the PostgreSQL part overrides the two dialect hooks."""
+
+    conn: Any
+    _tx: Any
+    clock: Any
+    _JSON_FIELD = "json_extract({col}, '$.{key}')"
+
+    def _cost_sql(self, text: str) -> str:
+        return text
+
+    def usage_report(self, by: str, *, since: float = 0.0, session_id: str | None = None) -> list[CostLine]:
+        query = usage_query(by, json_field=self._JSON_FIELD, placeholder="?", session=session_id)
+        params: tuple[Any, ...] = (since,) if session_id is None else (since, session_id, session_id)
+        return lines_from(self.conn.execute(self._cost_sql(query), params).fetchall())

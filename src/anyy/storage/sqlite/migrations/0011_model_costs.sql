@@ -1,0 +1,28 @@
+-- Money (Y1, Y2). One row per model call that reported its usage, written in the transaction of the
+-- assistant entry it produced: tokens and cost in nano-dollars (NULL: unpriced, never 0 by default), so
+-- that every total is an exact sum over rows. Rows stay when upkeep reclaims the entry (what was spent
+-- stays spent).
+CREATE TABLE model_calls (
+    entry_id    INTEGER PRIMARY KEY,
+    session_id  TEXT    NOT NULL,
+    created_at  REAL    NOT NULL,
+    day         TEXT    NOT NULL,   -- UTC, YYYY-MM-DD
+    provider    TEXT    NOT NULL,
+    model       TEXT    NOT NULL,
+    input       INTEGER NOT NULL DEFAULT 0,
+    output      INTEGER NOT NULL DEFAULT 0,
+    cache_read  INTEGER NOT NULL DEFAULT 0,
+    cache_write INTEGER NOT NULL DEFAULT 0,
+    reasoning   INTEGER NOT NULL DEFAULT 0,
+    cost        INTEGER
+);
+CREATE INDEX model_calls_time ON model_calls (created_at);
+CREATE INDEX model_calls_session ON model_calls (session_id, created_at);
+
+-- Budgets the user set on one session, schedule or resident (Y2), by scope "session:ID", "schedule:ID",
+-- "resident:ID"; in nano-dollars. The profile's own limits are in config.toml.
+CREATE TABLE budgets (
+    scope       TEXT    PRIMARY KEY,
+    limit_nano  INTEGER NOT NULL,
+    updated_at  REAL    NOT NULL
+);
