@@ -6,24 +6,26 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
 from anyy.domain.entries import EntryKind
+from anyy.runtime.deps import Deps
 from anyy.runtime.pricing import TABLE_VERSION
 from tests.fakes.model_server import FakeModelServer, Reply
 from tests.money.support import KEYS, money_profile, new_chat, running, turn
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> FakeModelServer:
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeModelServer]:
     for name, value in KEYS.items():
         monkeypatch.setenv(name, value)
     fake = FakeModelServer()
     fake.start()
-    yield fake  # type: ignore[misc]
+    yield fake
     fake.stop()
 
 
@@ -32,7 +34,7 @@ def _near(cost: int | None, usd: float) -> None:
     assert abs(cost / 1e9 - usd) <= usd * 0.005, (cost / 1e9, usd)
 
 
-async def _assistant_costs(deps, session_id: str) -> list[tuple[int | None, dict]]:  # type: ignore[no-untyped-def]
+async def _assistant_costs(deps: Deps, session_id: str) -> list[tuple[int | None, dict[str, int]]]:
     path = await deps.owner.call(lambda s: s.path(session_id))
     return [(e.data.get("cost"), e.data.get("usage", {})) for e in path if e.kind == EntryKind.ASSISTANT]
 

@@ -33,6 +33,7 @@ EXIT_INTERRUPTED = 5
 EXIT_REMOVED = 6
 EXIT_TIMEOUT = 7
 EXIT_UNKNOWN = 8  # the Gateway was lost mid-turn: the outcome is unknown
+EXIT_BUDGET = 9  # a budget is spent (Y2): nothing more was sent to the model, the queue is kept
 EXIT_CTRL_C = 130
 
 # The submission's state once session.wait returns -> (result word, exit status).
@@ -44,6 +45,7 @@ OUTCOMES: dict[str, tuple[str, int]] = {
     "cleared": ("cleared", EXIT_REMOVED),
     "cancelled": ("cancelled", EXIT_REMOVED),
     "timed_out": ("timeout", EXIT_TIMEOUT),
+    "budget_exhausted": ("budget exhausted", EXIT_BUDGET),
 }
 
 CHAT_HELP = """Send one message and wait for its answer.

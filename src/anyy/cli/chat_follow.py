@@ -27,7 +27,9 @@ from anyy.client.protocol import Reply
 from anyy.client.sync import Client
 
 # The submission's state once session.wait returns -> (result word, exit status).
-SETTLED = frozenset({"completed", "suspended", "failed", "interrupted", "cleared", "cancelled", "timed_out"})
+SETTLED = frozenset(
+    {"completed", "suspended", "failed", "interrupted", "cleared", "cancelled", "timed_out", "budget_exhausted"}
+)
 WAIT_SLICE = 300.0  # seconds per session.wait call when the caller set no timeout
 REPLY_GRACE = 10.0  # how much later than the wait's end the Gateway's reply may come
 HISTORY_PAGE = 100

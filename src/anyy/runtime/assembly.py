@@ -37,7 +37,15 @@ def settings_from(config: Config) -> RuntimeSettings:
         lease=config.store.lease,
         mcp_wait=config.mcp.wait,
         outage_hold=config.store.outage_hold,
+        budgets=budget_defaults(config),
+        budget_warn_at=config.budgets.warn_at,
     )
+
+
+def budget_defaults(config: Config) -> dict[str, float]:
+    """[budgets] limits in dollars by kind (0: none); limits set per scope are read from the store."""
+    b = config.budgets
+    return {"day": b.day, "month": b.month, "session": b.session, "schedule": b.schedule, "resident": b.resident}
 
 
 def registry_from(config: Config) -> ModelRegistry:

@@ -71,6 +71,8 @@ class RuntimeSettings:
     lease: float = 3.0  # seconds a session stays with a Gateway that stopped renewing it (shared stores)
     mcp_wait: float = 5.0  # seconds a turn waits for its MCP servers to start, then runs without them (N1)
     outage_hold: float = 30.0  # seconds a running execution waits for an unreachable store (P7)
+    budgets: dict[str, float] = field(default_factory=dict)  # [budgets] limits in dollars (Y2); empty: none
+    budget_warn_at: float = 0.8  # the share of a budget at which a warning is sent
 
 
 @dataclass

@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from anyy.domain.budgets import HOLD_SECONDS, BudgetScope, Exhausted, check_scope
 from anyy.domain.entries import EntryKind
 from anyy.domain.errors import InvalidInput
 from anyy.domain.pricing import USAGE_GROUPS, CostLine
@@ -73,6 +74,25 @@ _SUMS = (
     "coalesce(sum(c.output), 0), coalesce(sum(c.cache_read), 0), coalesce(sum(c.cache_write), 0), "
     "coalesce(sum(c.reasoning), 0)"
 )
+
+
+def spent_query(scope: BudgetScope, json_field: str) -> str:
+    """What calls of ``scope`` spent since its start (parameter: since[, value])."""
+
+    def origin(key: str) -> str:
+        return json_field.format(col="s.origin", key=key)
+
+    if scope.match == "all":
+        return "SELECT coalesce(sum(c.cost), 0) FROM model_calls c WHERE c.created_at >= ?"
+    match = {
+        "tree": f"coalesce(nullif({origin('parent_session_id')}, ''), c.session_id)",
+        "schedule": origin("schedule_id"),
+        "resident": origin("resident_id"),
+    }[scope.match]
+    return (
+        "SELECT coalesce(sum(c.cost), 0) FROM model_calls c LEFT JOIN sessions s ON s.id = c.session_id "
+        f"WHERE c.created_at >= ? AND {match} = ?"
+    )
 
 
 def check_group(by: str) -> str:
@@ -141,3 +161,57 @@ class CostsSql:
         query = usage_query(by, json_field=self._JSON_FIELD, placeholder="?", session=session_id)
         params: tuple[Any, ...] = (since,) if session_id is None else (since, session_id, session_id)
         return lines_from(self.conn.execute(self._cost_sql(query), params).fetchall())
+
+    def _hold_lock(self, conn: Any) -> None:
+        """Inside the hold's transaction: serialise budget checks (SQLite's write lock already does)."""
+
+    def set_budget(self, scope: str, limit_nano: int | None) -> None:
+        check_scope(scope)
+        with self._tx() as conn:
+            conn.execute(self._cost_sql("DELETE FROM budgets WHERE scope = ?"), (scope,))
+            if limit_nano is not None:
+                conn.execute(
+                    self._cost_sql("INSERT INTO budgets (scope, limit_nano, updated_at) VALUES (?, ?, ?)"),
+                    (scope, limit_nano, self.clock()),
+                )
+
+    def list_budgets(self) -> dict[str, int]:
+        rows = self.conn.execute("SELECT scope, limit_nano FROM budgets ORDER BY scope").fetchall()
+        return {str(r[0]): int(r[1]) for r in rows}
+
+    def budget_spent(self, scope: BudgetScope) -> int:
+        params: tuple[Any, ...] = (scope.since,) if scope.match == "all" else (scope.since, scope.value)
+        row = self.conn.execute(self._cost_sql(spent_query(scope, self._JSON_FIELD)), params).fetchone()
+        return int(row[0])
+
+    def hold_budget(self, hold_id: str, scopes: Sequence[BudgetScope], amount: int) -> Exhausted | None:
+        if not scopes:
+            return None
+        now = self.clock()
+        with self._tx() as conn:
+            self._hold_lock(conn)
+            for scope in scopes:
+                spent = self.budget_spent(scope)
+                held = conn.execute(
+                    self._cost_sql(
+                        "SELECT coalesce(sum(amount), 0) FROM budget_holds WHERE scope = ? AND created_at >= ? "
+                        "AND hold_id <> ?"
+                    ),
+                    (scope.key, now - HOLD_SECONDS, hold_id),
+                ).fetchone()[0]
+                if spent + int(held) + amount > scope.limit_nano:
+                    return Exhausted(scope=scope, spent_nano=spent + int(held))
+            conn.execute(self._cost_sql("DELETE FROM budget_holds WHERE hold_id = ?"), (hold_id,))
+            for scope in scopes:
+                conn.execute(
+                    self._cost_sql("INSERT INTO budget_holds (hold_id, scope, amount, created_at) VALUES (?, ?, ?, ?)"),
+                    (hold_id, scope.key, amount, now),
+                )
+        return None
+
+    def release_budget(self, hold_id: str) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                self._cost_sql("DELETE FROM budget_holds WHERE hold_id = ? OR created_at < ?"),
+                (hold_id, self.clock() - HOLD_SECONDS),
+            )

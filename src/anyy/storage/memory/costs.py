@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from anyy.domain.budgets import HOLD_SECONDS, BudgetScope, Exhausted, check_scope
 from anyy.domain.pricing import CostLine
 from anyy.storage import costs_sql
 from anyy.storage.memory.core import MemoryCore
@@ -52,3 +54,52 @@ class CostsPart(MemoryCore):
             for i, value in enumerate(row[6:11]):
                 sums[3 + i] += value
         return costs_sql.lines_from([(key, *sums) for key, sums in sorted(groups.items())])
+
+    # -- budgets (Y2) -------------------------------------------------------------------------------
+    def set_budget(self, scope: str, limit_nano: int | None) -> None:
+        self._check_open()
+        check_scope(scope)
+        if limit_nano is None:
+            self.data.budgets.pop(scope, None)
+        else:
+            self.data.budgets[scope] = limit_nano
+
+    def list_budgets(self) -> dict[str, int]:
+        self._check_open()
+        return dict(sorted(self.data.budgets.items()))
+
+    def budget_spent(self, scope: BudgetScope) -> int:
+        self._check_open()
+        total = 0
+        for row in self.data.model_calls:
+            if row[2] < scope.since or row[11] is None:
+                continue
+            if scope.match == "all" or self._call_key(scope.match, row) == scope.value:
+                total += row[11]
+        return total
+
+    def hold_budget(self, hold_id: str, scopes: Sequence[BudgetScope], amount: int) -> Exhausted | None:
+        self._check_open()
+        now = self.clock()
+        holds = self._holds()
+        for scope in scopes:
+            spent = self.budget_spent(scope)
+            held = sum(
+                a
+                for (h, key), (a, at) in holds.items()
+                if key == scope.key and h != hold_id and at >= now - HOLD_SECONDS
+            )
+            if spent + held + amount > scope.limit_nano:
+                return Exhausted(scope=scope, spent_nano=spent + held)
+        for scope in scopes:
+            holds[(hold_id, scope.key)] = (amount, now)
+        return None
+
+    def release_budget(self, hold_id: str) -> None:
+        self._check_open()
+        holds = self._holds()
+        for key in [k for k in holds if k[0] == hold_id]:
+            del holds[key]
+
+    def _holds(self) -> dict[tuple[str, str], tuple[int, float]]:  # (hold, scope) -> (amount, at)
+        return self.data.budget_holds

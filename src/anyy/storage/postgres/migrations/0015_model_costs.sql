@@ -26,3 +26,15 @@ CREATE TABLE budgets (
     limit_nano  BIGINT  NOT NULL,
     updated_at  DOUBLE PRECISION   NOT NULL
 );
+
+-- What calls in flight may still spend (Y2): a hold per budget scope, taken in the same transaction as the
+-- check that allows the call (serialised by a transaction-level advisory lock), so that concurrent calls of
+-- several Gateways cannot all pass a limit; released when the call's cost is recorded, ignored once old.
+CREATE TABLE budget_holds (
+    hold_id     TEXT    NOT NULL,
+    scope       TEXT    NOT NULL,
+    amount      BIGINT  NOT NULL,
+    created_at  DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (hold_id, scope)
+);
+CREATE INDEX budget_holds_scope ON budget_holds (scope, created_at);
