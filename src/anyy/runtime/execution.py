@@ -640,7 +640,9 @@ class ExecutionRun:
             return False
         self._budget_held = bool(spent)
         for scope, amount in spent:
-            if amount >= scope.limit_nano * settings.budget_warn_at and scope.key not in self._budget_warned:
+            # Warned once the spend with this call's worst case reaches the share ([budgets] warn_at).
+            reach = amount + (worst or 0)
+            if reach >= scope.limit_nano * settings.budget_warn_at and scope.key not in self._budget_warned:
                 self._budget_warned.add(scope.key)
                 await self._notice(warning_text(scope, amount), "warning")
         if worst is None and spent and not self._unpriced_noted:
