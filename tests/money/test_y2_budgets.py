@@ -15,7 +15,7 @@ from anyy.api.events import ExecutionStateChanged
 from anyy.domain.budgets import scopes_for
 from anyy.domain.entries import EntryKind
 from anyy.domain.pricing import usd_to_nano
-from anyy.domain.sessions import NewSession, Origin
+from anyy.domain.sessions import NewSession, Origin, Session
 from anyy.runtime.deps import Deps
 from tests.fakes.model_server import FakeModelServer, Reply
 from tests.money.support import KEYS, TIMEOUT, money_profile, new_chat, running, turn
@@ -104,9 +104,7 @@ def test_y2_a_schedules_sessions_fall_under_its_daily_budget_and_the_profiles() 
     assert "schedule nightly" in scopes[1].label
 
 
-def _as_session(new: NewSession, session_id: str):  # type: ignore[no-untyped-def]
-    from anyy.domain.sessions import Session
-
+def _as_session(new: NewSession, session_id: str) -> Session:
     return Session(
         id=session_id,
         kind=new.kind,

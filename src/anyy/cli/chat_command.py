@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from anyy.cli.context import with_profile
+from anyy.domain.pricing import format_usd
 
 if TYPE_CHECKING:
     from anyy.api.entries import Attachment
@@ -271,6 +272,14 @@ def _json_record(
         },
         "context_tokens": recorded.context_tokens,
         "exit_code": code,
+        # What the turn's model calls cost (Y3): nano-dollars of the priced ones, and how many had no price.
+        "cost": {
+            "nano": recorded.cost,
+            "usd": format_usd(recorded.cost, unpriced=recorded.unpriced)
+            if recorded.cost is not None
+            else ("unpriced" if recorded.unpriced else ""),
+            "unpriced": recorded.unpriced,
+        },
     }
     if submission.error:
         record["error"] = submission.error

@@ -9,6 +9,7 @@ from anyy.gateway import (
     methods_residents,
     methods_schedules,
     methods_sessions,
+    methods_usage,
 )
 from anyy.gateway.table import TABLE
 
@@ -22,4 +23,5 @@ __all__ = [
     "methods_residents",
     "methods_schedules",
     "methods_sessions",
+    "methods_usage",
 ]
