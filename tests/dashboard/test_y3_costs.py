@@ -26,6 +26,7 @@ def test_y3_answer_costs_and_the_session_total_in_the_dashboard(dashboard: Dashb
     expect(cost).to_have_text("")
 
     # $2 per million input tokens, $10 per million output: 1,000,000 in and 100,000 out cost $3.
+    assert live.gateway is not None
     live.gateway.deps.prices = PriceBook({"offline": ModelPrice(input=2, output=10)}, {})
     live.model.enqueue([TextDelta(text="Paid."), UsageEvent(usage=Usage(input=1_000_000, output=100_000))])
     send_from_page(page, "priced")
