@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from anyy.domain.budgets import scopes_for
+from anyy.domain.budgets import scopes_for, spend_keys
 from anyy.domain.sessions import NewSession
 from anyy.storage.protocol import SessionStore
 
@@ -48,6 +48,14 @@ def _fill(store: SessionStore, calls: int, conn: object, *, postgres: bool) -> l
             batch = []
     if batch:
         _write(conn, insert, batch, postgres=postgres)
+    # The running totals the store keeps with each call, for the same rows.
+    totals: dict[tuple[str, str], int] = {}
+    for i in range(calls):
+        cost = None if i % 50 == 0 else 1000 + i % 7919
+        for key in spend_keys(sessions[i % 200], None, NOW - (i % 30) * DAY - (i % 997)):
+            totals[key] = totals.get(key, 0) + (cost or 0)
+    add = f"INSERT INTO budget_spend (scope, period, spent) VALUES ({mark}, {mark}, {mark})"
+    _write(conn, add, [(s, p, v) for (s, p), v in totals.items()], postgres=postgres)
     return sessions
 
 
@@ -95,7 +103,7 @@ def main() -> None:
             from anyy.storage.sqlite import SqliteStore
 
             store = SqliteStore(Path(folder) / "state.db", objects_dir=Path(folder) / "objects", profile="bench")
-            conn = store.conn  # type: ignore[attr-defined]
+            conn = store.conn
         store.clock = lambda: NOW  # type: ignore[attr-defined]
         start = time.perf_counter()
         sessions = _fill(store, args.calls, conn, postgres=args.postgres)

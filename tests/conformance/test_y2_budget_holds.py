@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from anyy.domain.budgets import BudgetScope
+from anyy.domain.budgets import BudgetScope, day_period
 from anyy.domain.entries import AssistantData, EntryKind, NewEntry, Usage
 from anyy.domain.errors import InvalidInput
 from anyy.domain.sessions import NewSession
@@ -17,31 +17,46 @@ from anyy.storage.protocol import SessionStore
 from tests.conformance.conftest import Reopen, _Opened
 from tests.conformance.support import user
 
-DAY = BudgetScope(
-    key="day", label="the profile's daily budget", limit_nano=1000, since=0.0, match="all", raise_hint="raise it"
-)
+
+def day_scope(at: float) -> BudgetScope:
+    """The profile's daily budget of 1000 nano-dollars, for the UTC day of ``at``."""
+    return BudgetScope(
+        key="day",
+        label="the profile's daily budget",
+        limit_nano=1000,
+        since=0.0,
+        match="all",
+        raise_hint="raise it",
+        spend_scope="all",
+        period=day_period(at),
+    )
 
 
-def _spend(store: SessionStore, session_id: str, cost: int) -> None:
+DAY = day_scope(0.0)
+
+
+def _spend(store: SessionStore, session_id: str, cost: int) -> float:
+    """A priced call of ``cost``; when it was recorded."""
     data = AssistantData(provider="p", model="m", usage=Usage(input=1, output=1), cost=cost)
-    store.append_entries(session_id, [user("q"), NewEntry(kind=EntryKind.ASSISTANT, text="a", data=data)])
+    entries = store.append_entries(session_id, [user("q"), NewEntry(kind=EntryKind.ASSISTANT, text="a", data=data)])
+    return entries[-1].created_at
 
 
 def test_y2_a_call_is_held_only_with_room_for_its_worst_case(store: SessionStore) -> None:
     session = store.create_session(NewSession())
-    _spend(store, session.id, 600)
-    assert store.budget_spent(DAY) == 600
-    assert store.hold_budget("exe_1", [DAY], 300) is None  # 600 + 300 <= 1000
-    refused = store.hold_budget("exe_2", [DAY], 200)  # 600 spent + 300 held + 200 > 1000
+    day = day_scope(_spend(store, session.id, 600))
+    assert store.budget_spent(day) == 600
+    assert store.budget_spent(DAY) == 0  # another day
+    assert store.hold_budget("exe_1", [day], 300) is None  # 600 + 300 <= 1000
+    refused = store.hold_budget("exe_2", [day], 200)  # 600 spent + 300 held + 200 > 1000
     assert refused is not None
     assert (refused.scope.key, refused.spent_nano) == ("day", 900)
     assert refused.notice().startswith("Budget exhausted: the profile's daily budget")
     assert "To go on, raise it, then continue." in refused.notice()
     store.release_budget("exe_1")
-    assert store.hold_budget("exe_2", [DAY], 200) is None
-    tree = BudgetScope(
-        key=f"session:{session.id}", label="s", limit_nano=599, since=0.0, match="tree", value=session.id
-    )
+    assert store.hold_budget("exe_2", [day], 200) is None
+    key = f"session:{session.id}"
+    tree = BudgetScope(key=key, label="s", limit_nano=599, since=0.0, match="tree", value=session.id, spend_scope=key)
     assert store.hold_budget("exe_3", [tree], 0) is not None  # already past: no call at all
 
 

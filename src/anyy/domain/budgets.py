@@ -44,6 +44,9 @@ class BudgetScope(msgspec.Struct, kw_only=True, frozen=True):
     match: str  # "all" | "tree" | "schedule" | "resident"
     value: str = ""
     raise_hint: str = ""  # how to raise it
+    # The running total it reads (``spend_keys``): "all" for the profile's, else its own key; and the period.
+    spend_scope: str = ""
+    period: str = ""
 
 
 class Exhausted(msgspec.Struct, kw_only=True, frozen=True):
@@ -57,6 +60,29 @@ class Exhausted(msgspec.Struct, kw_only=True, frozen=True):
             f"spent or held, so the next model call (up to its worst case) could pass it. Nothing more is sent "
             f"to the model; the queue is kept. To go on, {s.raise_hint}, then continue."
         )
+
+
+def day_period(at: float) -> str:
+    return time.strftime("d:%Y-%m-%d", time.gmtime(at))
+
+
+def month_period(at: float) -> str:
+    return time.strftime("m:%Y-%m", time.gmtime(at))
+
+
+def spend_keys(session_id: str, origin: object, at: float) -> list[tuple[str, str]]:
+    """The running totals a priced call made at ``at`` by a session (its ``Origin`` or None) adds to:
+    (scope, period) pairs, the same that :func:`scopes_for` reads."""
+    keys = [("all", day_period(at)), ("all", month_period(at))]
+    parent = getattr(origin, "parent_session_id", None) if getattr(origin, "kind", "") == "delegate" else None
+    keys.append((f"session:{parent or session_id}", ""))
+    schedule_id = getattr(origin, "schedule_id", None)
+    if schedule_id:
+        keys.append((f"schedule:{schedule_id}", day_period(at)))
+    resident_id = getattr(origin, "resident_id", None)
+    if resident_id:
+        keys.append((f"resident:{resident_id}", day_period(at)))
+    return keys
 
 
 def day_start(now: float) -> float:
@@ -99,7 +125,9 @@ def scopes_for(
     scopes: list[BudgetScope] = []
     config_hint = "raise it in [budgets] of config.toml (then `anyy gateway reload`)"
 
-    def add(key: str, label: str, default_key: str, since: float, *, match: str, value: str = "") -> None:
+    def add(
+        key: str, label: str, default_key: str, since: float, *, match: str, value: str = "", period: str = ""
+    ) -> None:
         limit = overrides.get(key)
         hint = f"`anyy budget set {key} DOLLARS`" if ":" in key else config_hint
         if limit is None:
@@ -108,11 +136,21 @@ def scopes_for(
                 return
             limit = usd_to_nano(usd)
         scopes.append(
-            BudgetScope(key=key, label=label, limit_nano=limit, since=since, match=match, value=value, raise_hint=hint)
+            BudgetScope(
+                key=key,
+                label=label,
+                limit_nano=limit,
+                since=since,
+                match=match,
+                value=value,
+                raise_hint=hint,
+                spend_scope="all" if match == "all" else key,
+                period=period,
+            )
         )
 
-    add("day", "the profile's daily budget", "day", day_start(now), match="all")
-    add("month", "the profile's monthly budget", "month", month_start(now), match="all")
+    add("day", "the profile's daily budget", "day", day_start(now), match="all", period=day_period(now))
+    add("month", "the profile's monthly budget", "month", month_start(now), match="all", period=month_period(now))
     root = tree_root(session)
     add(
         f"session:{root}",
@@ -133,6 +171,7 @@ def scopes_for(
             day_start(now),
             match="schedule",
             value=origin.schedule_id,
+            period=day_period(now),
         )
     if origin is not None and origin.resident_id:
         name = origin.name or origin.resident_id
@@ -144,6 +183,7 @@ def scopes_for(
             day_start(now),
             match="resident",
             value=origin.resident_id,
+            period=day_period(now),
         )
     return scopes
 

@@ -12,10 +12,13 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from anyy.domain.budgets import HOLD_SECONDS, BudgetScope, Exhausted, check_scope
+import msgspec
+
+from anyy.domain.budgets import HOLD_SECONDS, BudgetScope, Exhausted, check_scope, spend_keys
 from anyy.domain.entries import EntryKind
 from anyy.domain.errors import InvalidInput
 from anyy.domain.pricing import USAGE_GROUPS, CostLine
+from anyy.domain.sessions import Origin
 
 # (provider, model, input, output, cache_read, cache_write, reasoning, cost)
 CallFields = tuple[str, str, int, int, int, int, int, int | None]
@@ -65,6 +68,41 @@ def call_rows(session_id: str, entries: Sequence[Any]) -> list[tuple[Any, ...]]:
     return rows
 
 
+ADD_SPEND = (
+    "INSERT INTO budget_spend (scope, period, spent) VALUES (?, ?, ?) "
+    "ON CONFLICT (scope, period) DO UPDATE SET spent = budget_spend.spent + excluded.spent"
+)
+
+
+def spend_rows(session_id: str, origin: object, calls: Sequence[tuple[Any, ...]]) -> list[tuple[str, str, int]]:
+    """What ``calls`` (``model_calls`` rows) add to the running totals of budgets (Y2)."""
+    added: dict[tuple[str, str], int] = {}
+    for row in calls:
+        cost = row[11]
+        if cost:
+            for key in spend_keys(session_id, origin, row[2]):
+                added[key] = added.get(key, 0) + cost
+    return [(scope, period, amount) for (scope, period), amount in added.items()]
+
+
+def origin_of(raw: str | None) -> Origin | None:
+    if not raw:
+        return None
+    try:
+        return msgspec.json.decode(raw, type=Origin)
+    except msgspec.DecodeError:
+        return None
+
+
+def add_spend(conn: Any, session_id: str, calls: Sequence[tuple[Any, ...]], *, mark: str = "?") -> None:
+    """Inside the append's transaction: the calls' costs added to their budgets' running totals (Y2)."""
+    if not any(row[11] for row in calls):
+        return
+    found = conn.execute(f"SELECT origin FROM sessions WHERE id = {mark}", (session_id,)).fetchone()
+    for row in spend_rows(session_id, origin_of(found[0] if found else None), calls):
+        conn.execute(ADD_SPEND.replace("?", mark), row)
+
+
 INSERT_CALL = f"INSERT INTO model_calls ({COLUMNS}) VALUES ({', '.join('?' for _ in COLUMNS.split(','))})"
 
 
@@ -74,25 +112,6 @@ _SUMS = (
     "coalesce(sum(c.output), 0), coalesce(sum(c.cache_read), 0), coalesce(sum(c.cache_write), 0), "
     "coalesce(sum(c.reasoning), 0)"
 )
-
-
-def spent_query(scope: BudgetScope, json_field: str) -> str:
-    """What calls of ``scope`` spent since its start (parameter: since[, value])."""
-
-    def origin(key: str) -> str:
-        return json_field.format(col="s.origin", key=key)
-
-    if scope.match == "all":
-        return "SELECT coalesce(sum(c.cost), 0) FROM model_calls c WHERE c.created_at >= ?"
-    match = {
-        "tree": f"coalesce(nullif({origin('parent_session_id')}, ''), c.session_id)",
-        "schedule": origin("schedule_id"),
-        "resident": origin("resident_id"),
-    }[scope.match]
-    return (
-        "SELECT coalesce(sum(c.cost), 0) FROM model_calls c LEFT JOIN sessions s ON s.id = c.session_id "
-        f"WHERE c.created_at >= ? AND {match} = ?"
-    )
 
 
 def check_group(by: str) -> str:
@@ -180,9 +199,12 @@ class CostsSql:
         return {str(r[0]): int(r[1]) for r in rows}
 
     def budget_spent(self, scope: BudgetScope) -> int:
-        params: tuple[Any, ...] = (scope.since,) if scope.match == "all" else (scope.since, scope.value)
-        row = self.conn.execute(self._cost_sql(spent_query(scope, self._JSON_FIELD)), params).fetchone()
-        return int(row[0])
+        """One row: the running total of the scope's period (written with each call)."""
+        row = self.conn.execute(
+            self._cost_sql("SELECT spent FROM budget_spend WHERE scope = ? AND period = ?"),
+            (scope.spend_scope, scope.period),
+        ).fetchone()
+        return 0 if row is None else int(row[0])
 
     def hold_budget(self, hold_id: str, scopes: Sequence[BudgetScope], amount: int) -> Exhausted | None:
         if not scopes:

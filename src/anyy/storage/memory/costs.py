@@ -70,13 +70,7 @@ class CostsPart(MemoryCore):
 
     def budget_spent(self, scope: BudgetScope) -> int:
         self._check_open()
-        total = 0
-        for row in self.data.model_calls:
-            if row[2] < scope.since or row[11] is None:
-                continue
-            if scope.match == "all" or self._call_key(scope.match, row) == scope.value:
-                total += row[11]
-        return total
+        return self.data.budget_spend.get((scope.spend_scope, scope.period), 0)
 
     def hold_budget(self, hold_id: str, scopes: Sequence[BudgetScope], amount: int) -> Exhausted | None:
         self._check_open()

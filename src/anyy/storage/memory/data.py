@@ -86,6 +86,7 @@ class MemoryData(msgspec.Struct, kw_only=True):
     file_captures: list[FileCapture] = []  # in the order written (W2)
     model_calls: list[tuple[Any, ...]] = []  # priced calls (Y1), rows as the SQL stores' model_calls
     budgets: dict[str, int] = {}  # limits the user set per scope, nano-dollars (Y2)
+    budget_spend: dict[tuple[str, str], int] = {}  # running totals by (scope, period), nano-dollars (Y2)
     budget_holds: dict[tuple[str, str], tuple[int, float]] = {}  # (hold, scope) -> (amount, when): calls in flight
 
 

@@ -223,7 +223,11 @@ class SessionsPart(MemoryCore):
             parent = entry.id
         record.session.head = parent
         record.session.updated_at = now
-        self.data.model_calls.extend(costs_sql.call_rows(record.session.id, out))  # Y1
+        calls = costs_sql.call_rows(record.session.id, out)
+        if calls:  # Y1, and the budgets' running totals (Y2)
+            self.data.model_calls.extend(calls)
+            for scope, period, amount in costs_sql.spend_rows(record.session.id, record.session.origin, calls):
+                self.data.budget_spend[(scope, period)] = self.data.budget_spend.get((scope, period), 0) + amount
         return out
 
     # -- reading -----------------------------------------------------------------------------------

@@ -225,9 +225,10 @@ class EntriesPart(PgCore):
             with conn.cursor() as cur:
                 cur.executemany(_INSERT_ENTRY, rows)
         calls = costs_sql.call_rows(session_id, out)
-        if calls:  # what the model calls cost, in the entries' own transaction (Y1)
+        if calls:  # what the model calls cost, in the entries' own transaction (Y1), and budgets' totals (Y2)
             with conn.cursor() as cur:
                 cur.executemany(_INSERT_CALL, calls)
+            costs_sql.add_spend(conn, session_id, calls, mark="%s")
         # As in the SQLite store: the session row is written only when that changes something.
         if stored_head is not None or most_recent != num or now - updated_at >= ACTIVITY_RESOLUTION or now < updated_at:
             conn.execute("UPDATE sessions SET head = NULL, updated_at = %s WHERE num = %s", (now, num))

@@ -152,6 +152,7 @@ TABLES: dict[str, tuple[tuple[str, ...], str]] = {
         "entry_id",
     ),
     "budgets": (("scope", "limit_nano", "updated_at"), "scope"),
+    "budget_spend": (("scope", "period", "spent"), "scope, period"),
 }
 # Tables whose `num` PostgreSQL numbers itself (identity columns): copied numbers are inserted as they are.
 IDENTITY_TABLES = ("sessions", "submissions", "executions")

@@ -137,8 +137,9 @@ class EntriesPart(StoreCore):
         else:
             conn.executemany(insert, rows)
         calls = costs_sql.call_rows(session_id, out)
-        if calls:  # what the model calls cost, in the entries' own transaction (Y1)
+        if calls:  # what the model calls cost, in the entries' own transaction (Y1), and budgets' totals (Y2)
             conn.executemany(costs_sql.INSERT_CALL, calls)
+            costs_sql.add_spend(conn, session_id, calls)
         self._head_is_last(state, num, now)
         state.last_id, state.run = parent, run
         if self._unindexed is not None:

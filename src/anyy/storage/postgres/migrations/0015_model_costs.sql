@@ -38,3 +38,14 @@ CREATE TABLE budget_holds (
     PRIMARY KEY (hold_id, scope)
 );
 CREATE INDEX budget_holds_scope ON budget_holds (scope, created_at);
+
+-- Running totals of the priced calls per budget scope and period (Y2), added to in the transaction that
+-- writes each call's row, so the check before a call reads one row per budget (not a sum over calls):
+-- scope "all" (the profile) per "d:YYYY-MM-DD" and "m:YYYY-MM", "session:ROOT" (no period),
+-- "schedule:ID" and "resident:ID" per day.
+CREATE TABLE budget_spend (
+    scope   TEXT    NOT NULL,
+    period  TEXT    NOT NULL,
+    spent   BIGINT NOT NULL,
+    PRIMARY KEY (scope, period)
+);
