@@ -52,6 +52,7 @@ def test_c1_c4_chat_new_session_json(start_gateway: StartGateway, home: Path) ->
     assert set(record) == {  # what ameesh's anyy adapter reads: the keys stay as they are
         *("session_id", "submission", "execution", "passes", "result", "response", "usage", "context_tokens"),
         "exit_code",
+        "cost",  # what the turn's model calls cost (Y3)
     }
     assert set(usage) == {"input", "output", "cache_read", "cache_write"}
     assert usage["input"] > 0

@@ -43,6 +43,7 @@ class Reply:
     output_tokens: int = 7
     cache_read: int = 0
     cache_write: int = 0
+    reasoning_tokens: int = 0  # of output_tokens (the OpenAI wire reports them apart)
     usage: bool = True
     finish: str | None = None
     hold_at: int | None = None
@@ -101,12 +102,14 @@ def openai_events(reply: Reply, model: str) -> Iterator[bytes]:
             yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
     yield chunk({}, reply.finish or ("tool_calls" if reply.tool_calls else "stop"))
     if reply.usage:
-        usage = {
+        usage: dict[str, Any] = {
             "prompt_tokens": reply.input_tokens + reply.cache_read,
             "completion_tokens": reply.output_tokens,
             "total_tokens": reply.input_tokens + reply.cache_read + reply.output_tokens,
             "prompt_tokens_details": {"cached_tokens": reply.cache_read},
         }
+        if reply.reasoning_tokens:
+            usage["completion_tokens_details"] = {"reasoning_tokens": reply.reasoning_tokens}
         yield sse(
             {
                 "id": "chatcmpl-fake",

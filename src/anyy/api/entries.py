@@ -32,6 +32,7 @@ class Usage(msgspec.Struct, kw_only=True, omit_defaults=True):
     output: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    reasoning: int = 0  # of ``output``: the model's reasoning tokens
 
     @property
     def context_tokens(self) -> int:
@@ -79,6 +80,7 @@ class AssistantData(_Data, tag="assistant"):
     stop_reason: str = ""
     interrupted: bool = False
     thinking: str = ""
+    cost: int | None = None  # nano-dollars; None with a usage: unpriced
 
 
 class ToolCallData(_Data, tag="tool_call"):

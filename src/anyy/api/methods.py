@@ -36,6 +36,7 @@ from anyy.api.sessions import (
     Submission,
     TreeView,
 )
+from anyy.api.usage import Budgets, BudgetSetParams, UsageParams, UsageReport
 
 P = TypeVar("P", bound=p.Params)
 R = TypeVar("R")
@@ -166,3 +167,8 @@ METHODS: dict[str, MethodSpec[Any, Any]] = {
     spec.name: spec for spec in list(globals().values()) if isinstance(spec, MethodSpec)
 }
 """Every method of the API, by name."""
+
+# Money (Y1-Y3): what model calls cost, and the budgets that stop them.
+USAGE_REPORT: MethodSpec[UsageParams, UsageReport] = MethodSpec("usage.report", UsageParams, UsageReport)
+BUDGET_LIST: MethodSpec[p.NoParams, Budgets] = MethodSpec("budget.list", p.NoParams, Budgets)
+BUDGET_SET: MethodSpec[BudgetSetParams, Budgets] = MethodSpec("budget.set", BudgetSetParams, Budgets)

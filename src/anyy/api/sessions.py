@@ -15,9 +15,20 @@ GoalState = Literal["active", "paused"]
 GoalAction = Literal["set", "status", "pause", "resume", "clear"]
 SubmissionKind = Literal["prompt", "steering", "follow_up"]
 SubmissionState = Literal[
-    "pending", "taken", "suspended", "completed", "failed", "interrupted", "timed_out", "cancelled", "cleared"
+    "pending",
+    "taken",
+    "suspended",
+    "completed",
+    "failed",
+    "interrupted",
+    "timed_out",
+    "cancelled",
+    "cleared",
+    "budget_exhausted",
 ]
-ExecutionState = Literal["running", "retry_wait", "suspended", "completed", "failed", "interrupted", "timed_out"]
+ExecutionState = Literal[
+    "running", "retry_wait", "suspended", "completed", "failed", "interrupted", "timed_out", "budget_exhausted"
+]
 
 T = TypeVar("T")
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from anyy.cli.context import with_profile
+from anyy.domain.pricing import format_usd
 
 if TYPE_CHECKING:
     from anyy.api.entries import Attachment
@@ -33,6 +34,7 @@ EXIT_INTERRUPTED = 5
 EXIT_REMOVED = 6
 EXIT_TIMEOUT = 7
 EXIT_UNKNOWN = 8  # the Gateway was lost mid-turn: the outcome is unknown
+EXIT_BUDGET = 9  # a budget is spent (Y2): nothing more was sent to the model, the queue is kept
 EXIT_CTRL_C = 130
 
 # The submission's state once session.wait returns -> (result word, exit status).
@@ -44,6 +46,7 @@ OUTCOMES: dict[str, tuple[str, int]] = {
     "cleared": ("cleared", EXIT_REMOVED),
     "cancelled": ("cancelled", EXIT_REMOVED),
     "timed_out": ("timeout", EXIT_TIMEOUT),
+    "budget_exhausted": ("budget exhausted", EXIT_BUDGET),
 }
 
 CHAT_HELP = """Send one message and wait for its answer.
@@ -269,6 +272,14 @@ def _json_record(
         },
         "context_tokens": recorded.context_tokens,
         "exit_code": code,
+        # What the turn's model calls cost (Y3): nano-dollars of the priced ones, and how many had no price.
+        "cost": {
+            "nano": recorded.cost,
+            "usd": format_usd(recorded.cost, unpriced=recorded.unpriced)
+            if recorded.cost is not None
+            else ("unpriced" if recorded.unpriced else ""),
+            "unpriced": recorded.unpriced,
+        },
     }
     if submission.error:
         record["error"] = submission.error

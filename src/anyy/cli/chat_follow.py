@@ -27,7 +27,9 @@ from anyy.client.protocol import Reply
 from anyy.client.sync import Client
 
 # The submission's state once session.wait returns -> (result word, exit status).
-SETTLED = frozenset({"completed", "suspended", "failed", "interrupted", "cleared", "cancelled", "timed_out"})
+SETTLED = frozenset(
+    {"completed", "suspended", "failed", "interrupted", "cleared", "cancelled", "timed_out", "budget_exhausted"}
+)
 WAIT_SLICE = 300.0  # seconds per session.wait call when the caller set no timeout
 REPLY_GRACE = 10.0  # how much later than the wait's end the Gateway's reply may come
 HISTORY_PAGE = 100
@@ -131,6 +133,8 @@ class Recorded:
     question: str | None
     usage: Usage | None = None  # the turn's tokens, summed over its model calls
     context_tokens: int | None = None  # what its last model call re-read (the context size now)
+    cost: int | None = None  # nano-dollars of its priced model calls (Y3); None: none was priced
+    unpriced: int = 0  # its model calls that had no price
 
 
 NOTHING = Recorded(response="", passes=0, question=None)
@@ -177,7 +181,11 @@ def recorded_answer(client: Client, session_id: str, submission: Submission) -> 
     assistant = [entry for entry in mine if entry.kind == "assistant"]
     questions = [entry.text for entry in mine if entry.kind == "question"]
     usage, context_tokens = _usage_of(assistant)
+    calls = [e.data for e in assistant if isinstance(e.data, AssistantData) and e.data.usage is not None]
+    priced = [d.cost for d in calls if d.cost is not None]
     return Recorded(
+        cost=sum(priced) if priced else None,
+        unpriced=len(calls) - len(priced),
         response="\n".join(entry.text for entry in assistant if entry.text),
         passes=len(assistant),
         question=questions[-1] if questions else None,

@@ -25,6 +25,7 @@ from anyy.cli.devices_commands import devices
 from anyy.cli.doctor_command import doctor
 from anyy.cli.gateway_commands import gateway
 from anyy.cli.hooks_commands import hooks
+from anyy.cli.money_commands import budget, usage
 from anyy.cli.profile_commands import profile
 from anyy.cli.resident_commands import resident
 from anyy.cli.schedule_commands import schedule
@@ -114,6 +115,8 @@ main.add_command(hooks)
 main.add_command(channel)
 main.add_command(acp)
 main.add_command(devices)
+main.add_command(usage)
+main.add_command(budget)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import { renderMarkdown } from "./markdown.js";
 import { CONFLICT, Rpc, fragmentParams, pairDevice, takeToken } from "./rpc.js";
 import { activityNode, listLinks, originText, runItems, showList, taskItems, when } from "./background.js";
 import { showChannels } from "./channels.js";
-import { contextLabel, usageLabel, usageOf } from "./usage.js";
+import { contextLabel, showSessionCost, usageLabel, usageOf } from "./usage.js";
 import { installRewind } from "./rewind.js";
 
 const PAGE = 50; // sessions and history entries per page
@@ -486,6 +486,7 @@ function showAppended(entries, epoch) {
       recorded(entry.text, epoch);
       const usage = usageOf(entry);
       if (usage) setContext(usage.read, state.context.budget);
+      if (usage && usage.cost !== null && state.session) showSessionCost(state.rpc, state.session.id, $("cost"));
     }
   }
   if (follow) scrollToBottom();
@@ -627,6 +628,8 @@ async function openSession(id, entryId = null, { push = true } = {}) {
   clearTools();
   removeQuestion();
   setContext(view.context_tokens, view.context_budget);
+  $("cost").textContent = "";
+  showSessionCost(state.rpc, view.session.id, $("cost"));
   setRunning(view.running_execution);
   if (view.running_execution) setLive(view.live_text);
   // The calls running as the session opens (their tool_started came before it was followed).

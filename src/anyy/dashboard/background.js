@@ -36,7 +36,7 @@ function span(className, text) {
   return el;
 }
 
-const OUTCOMES = { completed: "✓ completed", failed: "✗ failed", timed_out: "✗ timed out", interrupted: "! interrupted" };
+const OUTCOMES = { completed: "✓ completed", failed: "✗ failed", timed_out: "✗ timed out", interrupted: "! interrupted", budget_exhausted: "$ budget exhausted" };
 
 // The badge: what it is doing, or, idle, how its last execution ended; then since when, what waits, why
 // it failed ("✗ failed · 3 minutes ago — the key was refused").

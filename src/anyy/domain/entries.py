@@ -52,6 +52,7 @@ class Usage(msgspec.Struct, kw_only=True, omit_defaults=True):
     output: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    reasoning: int = 0  # of ``output``: the model's reasoning, as the provider reports it (Y1)
 
     @property
     def context_tokens(self) -> int:
@@ -79,6 +80,8 @@ class AssistantData(msgspec.Struct, kw_only=True, omit_defaults=True):
     stop_reason: str = ""
     interrupted: bool = False
     thinking: str = ""
+    # What the call cost in nano-dollars (Y1); None with a usage: unpriced (its model has no price).
+    cost: int | None = None
 
 
 class Reasoning(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):

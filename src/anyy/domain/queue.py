@@ -21,16 +21,29 @@ from anyy.domain.errors import Conflict, InvalidInput
 
 SubmissionKind = Literal["prompt", "steering", "follow_up"]
 SubmissionState = Literal[
-    "pending", "taken", "suspended", "completed", "failed", "interrupted", "timed_out", "cancelled", "cleared"
+    "pending",
+    "taken",
+    "suspended",
+    "completed",
+    "failed",
+    "interrupted",
+    "timed_out",
+    "cancelled",
+    "cleared",
+    "budget_exhausted",
 ]
-ExecutionState = Literal["running", "retry_wait", "suspended", "completed", "failed", "interrupted", "timed_out"]
+ExecutionState = Literal[
+    "running", "retry_wait", "suspended", "completed", "failed", "interrupted", "timed_out", "budget_exhausted"
+]
 
 SUBMISSION_KINDS: tuple[SubmissionKind, ...] = ("prompt", "steering", "follow_up")
 FINAL_SUBMISSION_STATES: frozenset[str] = frozenset(
-    {"completed", "failed", "interrupted", "timed_out", "cancelled", "cleared"}
+    {"completed", "failed", "interrupted", "timed_out", "cancelled", "cleared", "budget_exhausted"}
 )
 ACTIVE_EXECUTION_STATES: frozenset[str] = frozenset({"running", "retry_wait", "suspended"})
-FINAL_EXECUTION_STATES: frozenset[str] = frozenset({"completed", "failed", "interrupted", "timed_out"})
+FINAL_EXECUTION_STATES: frozenset[str] = frozenset(
+    {"completed", "failed", "interrupted", "timed_out", "budget_exhausted"}
+)
 
 
 class Submission(msgspec.Struct, kw_only=True):

@@ -11,6 +11,7 @@ from anyy.gateway import (
     methods_residents,
     methods_schedules,
     methods_sessions,
+    methods_usage,
 )
 from anyy.gateway.table import TABLE
 
@@ -26,4 +27,5 @@ __all__ = [
     "methods_residents",
     "methods_schedules",
     "methods_sessions",
+    "methods_usage",
 ]

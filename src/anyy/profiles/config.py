@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from anyy.domain.durability import Durability
+from anyy.domain.pricing import ModelPrice
 from anyy.domain.sessions import QueueMode
 from anyy.hooks.settings import HookError, HooksSettings
 from anyy.hooks.settings import check as check_hooks
@@ -205,6 +206,20 @@ class WorkspaceSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True
     roots: list[str] = []
 
 
+class BudgetSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Spending limits in dollars (Y2), checked before every model call; 0 or absent: no limit. ``day`` and
+    ``month`` cover the whole profile (UTC days and months); ``session`` each conversation with its
+    delegated children; ``schedule`` and ``resident`` each schedule and each resident, per UTC day.
+    ``warn_at``: the fraction of a limit at which a warning is sent, once."""
+
+    day: Annotated[float, msgspec.Meta(ge=0)] = 0
+    month: Annotated[float, msgspec.Meta(ge=0)] = 0
+    session: Annotated[float, msgspec.Meta(ge=0)] = 0
+    schedule: Annotated[float, msgspec.Meta(ge=0)] = 0
+    resident: Annotated[float, msgspec.Meta(ge=0)] = 0
+    warn_at: Annotated[float, msgspec.Meta(gt=0, le=1)] = 0.8
+
+
 class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     model: ModelSettings = msgspec.field(default_factory=ModelSettings)
     providers: dict[str, ProviderSettings] = {}
@@ -221,6 +236,9 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     workspaces: WorkspaceSettings = msgspec.field(default_factory=WorkspaceSettings)
     # Virtual models: a name for a "provider/model" pair, selected with provider = "alias" (SPEC M2).
     aliases: dict[str, str] = {}
+    # Prices per million tokens that replace the price table's (Y1): "provider/model" or "provider" keys.
+    prices: dict[str, ModelPrice] = {}
+    budgets: BudgetSettings = msgspec.field(default_factory=BudgetSettings)  # spending limits (Y2)
 
     def provider(self, name: str) -> ProviderSettings:
         """The settings of a provider by name: a [providers.NAME] table, else a built-in one."""

@@ -236,8 +236,13 @@ def _usage(raw: Any) -> Usage:
     details = getattr(raw, "prompt_tokens_details", None)
     cached = getattr(details, "cached_tokens", None) or 0
     prompt = raw.prompt_tokens or 0
+    out = getattr(raw, "completion_tokens_details", None)
+    reasoning = getattr(out, "reasoning_tokens", None) or 0
     # prompt_tokens counts the cached part too; Usage keeps them apart (its context_tokens adds them up).
-    return Usage(input=max(0, prompt - cached), output=raw.completion_tokens or 0, cache_read=cached)
+    # completion_tokens counts the reasoning tokens too (billed as output): Usage keeps that count as well.
+    return Usage(
+        input=max(0, prompt - cached), output=raw.completion_tokens or 0, cache_read=cached, reasoning=reasoning
+    )
 
 
 def _error_body(exc: openai.APIStatusError) -> Mapping[str, Any] | str:

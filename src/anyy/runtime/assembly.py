@@ -14,6 +14,7 @@ from anyy.profiles.store import open_store
 from anyy.providers.registry import ModelRegistry
 from anyy.runtime.clock import Clock, SystemClock
 from anyy.runtime.deps import Deps, RuntimeSettings
+from anyy.runtime.pricing import PriceBook, price_book_from
 from anyy.runtime.prompt import read_memory, system_prompt
 from anyy.runtime.tooling import mcp_specs, tool_environment, tool_policy
 from anyy.runtime.user_hooks import UserHooks
@@ -37,11 +38,24 @@ def settings_from(config: Config) -> RuntimeSettings:
         lease=config.store.lease,
         mcp_wait=config.mcp.wait,
         outage_hold=config.store.outage_hold,
+        budgets=budget_defaults(config),
+        budget_warn_at=config.budgets.warn_at,
     )
+
+
+def budget_defaults(config: Config) -> dict[str, float]:
+    """[budgets] limits in dollars by kind (0: none); limits set per scope are read from the store."""
+    b = config.budgets
+    return {"day": b.day, "month": b.month, "session": b.session, "schedule": b.schedule, "resident": b.resident}
 
 
 def registry_from(config: Config) -> ModelRegistry:
     return ModelRegistry({name: config.provider(name) for name in config.provider_names()}, config.aliases)
+
+
+def prices_from(config: Config) -> PriceBook:
+    """The profile's prices (Y1): its [prices] over the price table, for every provider it can name."""
+    return price_book_from(config.prices, {name: config.provider(name) for name in config.provider_names()})
 
 
 def warm_providers(models: object, config: Config) -> None:
@@ -98,6 +112,7 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
         tool_servers=servers,
         hooks=UserHooks(config.hooks, profile=profile.name, trust_path=profile.path / TRUST_FILE),
         workspaces=policy_from(config.workspaces),
+        prices=prices_from(config),
     )
 
     def reload_settings() -> str:
@@ -108,6 +123,7 @@ def build_deps(profile: Profile, *, workdir: Path, clock: Clock | None = None) -
         deps.tool_env = tool_environment(fresh)
         deps.tool_policy = tool_policy(fresh, profile.home)
         deps.workspaces = policy_from(fresh.workspaces)
+        deps.prices = prices_from(fresh)
         servers.configure(mcp_specs(fresh))  # applied by the reload's next step (tool servers)
         if deps.hooks is not None:
             deps.hooks.configure(fresh.hooks)

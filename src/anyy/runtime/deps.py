@@ -13,6 +13,7 @@ from anyy.providers.base import Provider
 from anyy.runtime.bus import EventBus
 from anyy.runtime.clock import Clock, SystemClock, WallClock
 from anyy.runtime.contexts import ContextCache
+from anyy.runtime.pricing import PriceBook
 from anyy.runtime.user_hooks import UserHooks
 from anyy.runtime.workspaces import WorkspacePolicy, session_workspace
 from anyy.storage.owner import StoreOwner
@@ -70,6 +71,8 @@ class RuntimeSettings:
     lease: float = 3.0  # seconds a session stays with a Gateway that stopped renewing it (shared stores)
     mcp_wait: float = 5.0  # seconds a turn waits for its MCP servers to start, then runs without them (N1)
     outage_hold: float = 30.0  # seconds a running execution waits for an unreachable store (P7)
+    budgets: dict[str, float] = field(default_factory=dict)  # [budgets] limits in dollars (Y2); empty: none
+    budget_warn_at: float = 0.8  # the share of a budget at which a warning is sent
 
 
 @dataclass
@@ -96,6 +99,7 @@ class Deps:
     contexts: ContextCache = field(default_factory=ContextCache)  # active sessions' decoded contexts
     hooks: UserHooks | None = None  # the user's own hooks, [hooks] (N6); None: none
     workspaces: WorkspacePolicy = field(default_factory=WorkspacePolicy)  # [workspaces]: default, roots (W1)
+    prices: PriceBook | None = None  # what model calls cost (Y1): [prices], then the price table; None: unpriced
 
     def workspace_of(self, session: Session) -> Path:
         """The directory ``session`` works in (W1): its workspace (absolute, canonical), or the Gateway's

@@ -40,6 +40,7 @@ from anyy.api.events import (
     ToolStarted,
 )
 from anyy.domain import queue as queue_rules
+from anyy.domain.budgets import BudgetScope, Exhausted, scopes_for, warning_text, worst_output_tokens
 from anyy.domain.compaction import unresolved_calls
 from anyy.domain.context import ModelContext
 from anyy.domain.entries import (
@@ -103,6 +104,7 @@ class Outcome(enum.Enum):
     INTERRUPTED = "interrupted"
     FAILED = "failed"
     TIMED_OUT = "timed_out"
+    BUDGET = "budget_exhausted"  # a budget is spent (Y2): the queue waits for more
 
 
 class PassEnd(enum.Enum):
@@ -157,6 +159,7 @@ class StreamResult:
     reasoning: list[Reasoning] = field(default_factory=list)  # whole blocks to hand back with the calls
     calls: list[ToolCallEvent] = field(default_factory=list)
     usage: Usage | None = None
+    cost: int | None = None  # nano-dollars (Y1); None: unpriced, or no usage reported
     stop: StopReason | None = None
     raw_stop: str = ""
 
@@ -217,6 +220,10 @@ class ExecutionRun:
         self.released = False
         self.unsettled: EndState | None = None  # the end reached but not written (D1)
         self._servers_noted: set[str] = set()  # the MCP servers last said to be missing (N1)
+        self._exhausted: Exhausted | None = None  # the budget that stopped this execution (Y2)
+        self._budget_held = False  # a hold for the call in flight is in the store
+        self._budget_warned: set[str] = set()  # budgets already warned about in this execution
+        self._unpriced_noted = False
         self._fallback_noted = False  # nothing was pending when it completed: the actor need not look again
         self._awaiting: asyncio.Task[Any] | None = None
         self._ready: tuple[ModelContext, Sequence[Message]] | None = None  # the checkpoint's context, as messages
@@ -366,6 +373,7 @@ class ExecutionRun:
             if watchdog is not None:
                 watchdog.cancel()
             self._hook_end()
+            await self._release_budget()  # a call that failed or was stopped holds nothing any more (Y2)
         return outcome
 
     async def _watchdog(self, timeout: float) -> None:
@@ -470,6 +478,8 @@ class ExecutionRun:
                 tools=tuple(tools.specs()),
                 effort=session.effort,
             )
+            if not await self._hold_budget(session, provider_name, model, request):
+                return await self._budget_exhausted()
             result = StreamResult()
             keeper = StreamKeeper(self.deps, answer_saver(self.execution_id, provider_name, model))
             try:
@@ -495,7 +505,10 @@ class ExecutionRun:
                 if not await self._wait_before_retry(attempts, exc):
                     return await self._finish_stopped()
                 continue
-            return await self._after_response(result, provider_name, model, tools)
+            try:
+                return await self._after_response(result, provider_name, model, tools)
+            finally:  # the call's cost is recorded (or it failed): what it held is spent or free again
+                await self._release_budget()
 
     async def _servers_ready(self, session: Session) -> str:
         """Wait, within ``[mcp] wait``, for the MCP servers the session's tools name (never for others);
@@ -598,12 +611,80 @@ class ExecutionRun:
         """A stopped stream: keep what was said, marked interrupted; calls not yet complete are dropped."""
         if not result.text and not result.thought:
             return
+        await self._price(result, provider, model)
         entry = _assistant_entry(result, provider, model, interrupted=True)
         self._appended(await self._store(lambda s: s.record_pass(self.execution_id, [entry])))
+
+    # -- budgets (Y2) -----------------------------------------------------------------------------------
+    async def _hold_budget(self, session: Session, provider: str, model: str, request: ModelRequest) -> bool:
+        """Before a model call: whether every budget it falls under has room for its worst case, holding
+        that much on each (atomically, in the store: several Gateways share the limits). False: one is
+        spent, nothing was held, and ``self._exhausted`` says which."""
+        settings = self.deps.settings
+        if self.deps.prices is None:
+            return True
+        output = worst_output_tokens(request.max_tokens, request.effort)
+        worst = await self.deps.prices.worst_case(provider, model, output)
+        now = self.deps.wall.now()
+        hold_id = self.execution_id
+
+        def check(store: SessionStore) -> tuple[Exhausted | None, list[tuple[BudgetScope, int]]]:
+            scopes = scopes_for(session, settings.budgets, store.list_budgets(), now)
+            exhausted = store.hold_budget(hold_id, scopes, worst or 0)
+            spent = [(scope, store.budget_spent(scope)) for scope in scopes] if exhausted is None else []
+            return exhausted, spent
+
+        exhausted, spent = await self._store(check)
+        if exhausted is not None:
+            self._exhausted = exhausted
+            return False
+        self._budget_held = bool(spent)
+        for scope, amount in spent:
+            # Warned once the spend with this call's worst case reaches the share ([budgets] warn_at).
+            reach = amount + (worst or 0)
+            if reach >= scope.limit_nano * settings.budget_warn_at and scope.key not in self._budget_warned:
+                self._budget_warned.add(scope.key)
+                await self._notice(warning_text(scope, amount), "warning")
+        if worst is None and spent and not self._unpriced_noted:
+            self._unpriced_noted = True
+            await self._notice(
+                f"The model {provider}/{model} has no price: its calls are not counted against budgets. Add a "
+                f'[prices."{provider}/{model}"] table to config.toml to count them.',
+                "warning",
+            )
+        return True
+
+    async def _release_budget(self) -> None:
+        if not self._budget_held:
+            return
+        self._budget_held = False
+        try:
+            await self._store(lambda s: s.release_budget(self.execution_id))
+        except Exception as exc:  # the hold expires on its own
+            log.warning("budget hold of %s not released: %s", self.execution_id, exc)
+
+    async def _budget_exhausted(self) -> Outcome:
+        exhausted = self._exhausted
+        text = exhausted.notice() if exhausted is not None else "Budget exhausted."
+        await self._notice(text, "warning")
+        await self._set_state("budget_exhausted", note=text)
+        return Outcome.BUDGET
+
+    async def _notice(self, text: str, level: str) -> None:
+        self._announce.event(Notice(session_id=self.session_id, level=level, text=text))
+        entry = NewEntry(kind=EntryKind.NOTICE, text=text, data=NoticeData(level=level))  # type: ignore[arg-type]
+        self._appended(await self._store(lambda s: s.append_entries(self.session_id, [entry])))
+
+    async def _price(self, result: StreamResult, provider: str, model: str) -> None:
+        """What the call cost (Y1), kept with its entry: unpriced (None) when its model has no price."""
+        prices = self.deps.prices
+        if prices is not None and result.usage is not None:
+            result.cost = (await prices.price(provider, model, result.usage)).cost
 
     async def _after_response(
         self, result: StreamResult, provider: str, model: str, tools: ToolSet
     ) -> Outcome | PassEnd:
+        await self._price(result, provider, model)
         assistant = _assistant_entry(result, provider, model, interrupted=False)
         calls = [
             NewEntry(
@@ -1127,6 +1208,7 @@ def _assistant_entry(result: StreamResult, provider: str, model: str, *, interru
             provider=provider,
             model=model,
             usage=result.usage,
+            cost=result.cost,
             stop_reason="interrupted" if interrupted else result.raw_stop,
             interrupted=interrupted,
             thinking=result.thinking,

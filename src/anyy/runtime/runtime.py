@@ -322,6 +322,7 @@ class Runtime(SessionWrites):
         """An explicit continuation: after a stop or a failure, pending items start again (on the Gateway
         that owns the session, told by a hint, or here)."""
         await self.deps.owner.call(lambda s: s.get_session(session_id))
+        await self.deps.owner.call(lambda s: _resume_after_budget(s, session_id))
         await self.deps.owner.call(lambda s: s.hint(session_id, "work"))
         self._actor(session_id).poke()
 
@@ -735,3 +736,14 @@ def _default_model(models: ModelSource, provider: str) -> str:
         f"(TUI: /provider {provider}, then /model NAME; RPC: session.settings with provider and model; "
         f"anyy chat --provider {provider} --model NAME), or list its models in [providers.{provider}] models"
     )
+
+
+RESUME_AFTER_BUDGET = "Go on where you stopped: the budget was raised."
+
+
+def _resume_after_budget(store: SessionStore, session_id: str) -> None:
+    """A continuation after a budget stopped the session (Y2) with nothing queued: its last message is
+    still unanswered, so a prompt asks the model to go on (checked against the budgets like any call)."""
+    last = store.last_execution(session_id)
+    if last is not None and last.state == "budget_exhausted" and not store.list_submissions(session_id):
+        store.add_submission(session_id, NewSubmission(text=RESUME_AFTER_BUDGET))

@@ -29,7 +29,7 @@ log = logging.getLogger("anyy.runtime")
 TITLE_TIMEOUT = 60.0  # seconds the model has to name a session; the first title stays after that
 TITLE_MAX_TOKENS = 40
 FIRST_TURN_WAIT = 3600.0  # seconds the model's title waits for the first turn to end; then the first title stays
-_ENDED = frozenset({"completed", "failed", "interrupted", "timed_out"})
+_ENDED = frozenset({"completed", "failed", "interrupted", "timed_out", "budget_exhausted"})
 
 
 def name_from_first(store: SessionStore, session_id: str, new: NewSubmission) -> Session | None:

@@ -13,7 +13,7 @@ from anyy.domain.entries import SEARCHABLE_KINDS
 from anyy.domain.queue import outcome_for
 from anyy.storage.checks import Finding, checks_to_run
 
-FINAL = "('completed', 'failed', 'interrupted', 'timed_out')"
+FINAL = "('completed', 'failed', 'interrupted', 'timed_out', 'budget_exhausted')"
 _SEARCHABLE = ",".join(str(int(k)) for k in sorted(SEARCHABLE_KINDS))
 # Searchable messages up to their session's indexed mark, in sessions the index covers (see SearchPart).
 INDEXED_ENTRIES = (

@@ -19,11 +19,13 @@ from typing import Any, Protocol, TypeVar
 
 import msgspec
 
+from anyy.domain.budgets import BudgetScope, Exhausted
 from anyy.domain.channels import Inbound, Pairing, PendingCode, Reply
 from anyy.domain.context import ModelContext
 from anyy.domain.delegation import DelegatedTask, TaskUpdate
 from anyy.domain.entries import Entry, NewEntry
 from anyy.domain.file_captures import FileCapture, NewFileCapture
+from anyy.domain.pricing import CostLine
 from anyy.domain.queue import Execution, ExecutionState, NewSubmission, Submission, SubmissionKind
 from anyy.domain.residents import Resident, ResidentPatch
 from anyy.domain.schedule_records import NewSchedule, RunClaim, Schedule, ScheduleRun
@@ -138,6 +140,20 @@ class SessionStore(Protocol):
         ...
 
     # -- objects ---------------------------------------------------------------------------------
+    # Money (Y1): totals of the priced model calls, grouped by day, session, tree, model, schedule, resident,
+    # role or channel, from ``since`` (seconds since the epoch) on; ``session_id``: that session's tree only.
+    def usage_report(self, by: str, *, since: float = 0.0, session_id: str | None = None) -> list[CostLine]: ...
+
+    # Budgets (Y2): limits set per scope ("session:ID", "schedule:ID", "resident:ID"; None removes one), what a
+    # scope spent, and the atomic check before a model call: with every scope within its limit counting
+    # what calls in flight hold plus ``amount``, hold ``amount`` on each (one transaction; across Gateways);
+    # else the scope that would pass, and nothing held. ``release_budget`` once the call's cost is recorded.
+    def set_budget(self, scope: str, limit_nano: int | None) -> None: ...
+    def list_budgets(self) -> dict[str, int]: ...
+    def budget_spent(self, scope: BudgetScope) -> int: ...
+    def hold_budget(self, hold_id: str, scopes: Sequence[BudgetScope], amount: int) -> Exhausted | None: ...
+    def release_budget(self, hold_id: str) -> None: ...
+
     def put_object(self, data: bytes, *, media_type: str = "application/octet-stream") -> ObjectRef: ...
     def read_object(self, object_hash: str) -> bytes: ...
     def object_bytes(self) -> int:

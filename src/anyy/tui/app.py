@@ -78,7 +78,7 @@ from anyy.tui.question import QuestionPrompt, decision, is_approval
 from anyy.tui.retry import RetryCountdown
 from anyy.tui.routes import EventRoutes
 from anyy.tui.screens import COMMANDS
-from anyy.tui.state import ContextFill, SessionState, Waiting
+from anyy.tui.state import ContextFill, SessionState, Spend, Waiting
 from anyy.tui.status import StatusLine
 from anyy.tui.tool_activity import ToolActivity
 
@@ -221,6 +221,7 @@ class AnyyApp(App[None]):
         self.state.session = draft
         self.state.forget_work()
         self.state.queue, self.state.usage, self.state.context = [], None, ContextFill(None, budget)
+        self.state.spend = Spend()
         self.history.reset(DRAFT_ID)
         await self.conversation.show_first_hint()
 
@@ -291,6 +292,7 @@ class AnyyApp(App[None]):
     async def show_history(self, live: SessionView) -> None:
         """From scratch: how full the context is (``live``: ``session.get``), the newest page of history."""
         self.state.usage = None
+        self.state.spend = Spend()
         self.state.context = ContextFill(live.context_tokens, live.context_budget)
         self.history.reset(self.session_id)
         await self.history.open(self.size.width, self.size.height)

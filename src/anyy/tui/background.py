@@ -25,6 +25,7 @@ _OUTCOMES: dict[str, tuple[str, str]] = {
     "completed": ("✓", "green"),
     "failed": ("✗", "bold red"),
     "timed_out": ("✗", "bold red"),
+    "budget_exhausted": ("$", "bold yellow"),
     "interrupted": ("!", "yellow"),
 }
 

@@ -16,8 +16,9 @@ from typing import Any
 from anyy.api import methods as m
 from anyy.api.entries import AssistantData, EntryView, ToolCallData, ToolResultData, Usage
 from anyy.api.params import PageParams
+from anyy.api.usage import UsageParams
 from anyy.tui.conversation import ConversationView
-from anyy.tui.state import ContextFill, SessionState
+from anyy.tui.state import ContextFill, SessionState, Spend
 
 HISTORY_PAGE = 50
 ASK_USER = "ask_user"  # the tool whose call is shown as the question entry, and its result as the answer
@@ -81,6 +82,7 @@ class History:
         self.cursor = page.next_cursor
         items: list[EntryView] = page.items  # newest first
         self.state.usage = next((u for u in map(usage_of, items) if u is not None), None)
+        await self._read_spend(items)
         await self.view.show_older_marker(self.cursor is not None)
         rich = screenful(items, width, height)
         async with self.view.batch():
@@ -128,8 +130,30 @@ class History:
         elif text.strip():
             await view.add_notice(f"{NOTICE_LABELS.get(kind, kind)}: {text}")
 
+    async def _read_spend(self, items: list[EntryView]) -> None:
+        """The session's cost so far (its tree's, from the store's sums) and its last answer's."""
+        try:
+            report = await self.call(m.USAGE_REPORT, UsageParams(by="session", session_id=self.session_id))
+        except Exception:  # an older Gateway without usage.report: the status line goes without it
+            return
+        last = next((e.data for e in items if isinstance(e.data, AssistantData) and e.data.usage), None)
+        self.state.spend = Spend(
+            total=report.total.cost,
+            last=None if last is None else last.cost,
+            unpriced=report.total.unpriced,
+            calls=report.total.calls,
+        )
+
     async def _assistant(self, entry: EntryView, *, live: bool, rich: bool) -> None:
         usage = usage_of(entry)
+        if live and usage is not None and isinstance(entry.data, AssistantData):
+            cost, spent = entry.data.cost, self.state.spend
+            self.state.spend = Spend(
+                total=spent.total + (cost or 0),
+                last=cost,
+                unpriced=spent.unpriced + (cost is None),
+                calls=spent.calls + 1,
+            )
         if live and usage is not None:
             self.state.usage = usage
             self.state.context = ContextFill(usage.context_tokens, self.state.context.budget)

@@ -25,7 +25,7 @@ from anyy.tui.history import ASK_USER, tool_outcome
 from anyy.tui.host import Host
 from anyy.tui.state import RetryWait, Waiting
 
-ENDED = frozenset({"completed", "failed", "interrupted", "timed_out", "suspended", "cancelled"})
+ENDED = frozenset({"completed", "failed", "interrupted", "timed_out", "suspended", "cancelled", "budget_exhausted"})
 
 Route = Callable[[Any], Awaitable[None]]
 

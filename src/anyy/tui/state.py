@@ -29,6 +29,17 @@ class ContextFill:
     budget: int = 0
 
 
+@dataclass(frozen=True)
+class Spend:
+    """What the session (with its delegated children) cost so far and what its last answer cost, in
+    nano-dollars (Y3); ``last`` None: the last answer was unpriced; ``unpriced``: calls without a price."""
+
+    total: int = 0
+    last: int | None = None
+    unpriced: int = 0
+    calls: int = 0
+
+
 class Field(Generic[T]):
     """A watched attribute of :class:`SessionState`: setting a different value calls its watchers."""
 
@@ -68,6 +79,7 @@ class SessionState:
     queue: Field[list[Submission]] = Field(list)  # its pending items, as the Gateway last said
     context: Field[ContextFill] = Field(ContextFill)
     usage: Field[Usage | None] = Field(lambda: None)  # the last recorded answer's usage
+    spend: Field[Spend] = Field(Spend)  # what the session cost (Y3)
     attachments: Field[list[Attachment]] = Field(list)  # uploaded, to go with the next message (/attach)
 
     def __init__(self) -> None:

@@ -18,6 +18,7 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from anyy.client.workspace import shown
+from anyy.domain.pricing import format_usd
 from anyy.tui.state import SessionState
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -60,7 +61,7 @@ class StatusLine(Horizontal):
         self.working_since: float | None = None  # monotonic time the running work was first seen
         self._frame = 0
         self._timer: Timer | None = None
-        state.watch("session link running retrying waiting context usage", lambda _: self._redraw())
+        state.watch("session link running retrying waiting context usage spend", lambda _: self._redraw())
         state.watch("running", self._work_changed)
 
     @property
@@ -106,6 +107,11 @@ class StatusLine(Horizontal):
             cached = usage.cache_read
             flow = f"↑{tokens(usage.context_tokens)}" + (f" ({tokens(cached)} cached)" if cached else "")
             parts.append(f"{flow} ↓{tokens(usage.output)}")
+        spend = self.session_state.spend
+        if spend.calls > spend.unpriced:  # Y3: once something is priced: the session and its last answer
+            total = format_usd(spend.total if spend.calls > spend.unpriced else None, unpriced=spend.unpriced)
+            last = format_usd(spend.last) if spend.last is not None else "unpriced"
+            parts.append(f"{total} (last {last})")
         return " · ".join(parts)
 
     def describe_session(self) -> str:

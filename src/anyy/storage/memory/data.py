@@ -4,7 +4,7 @@ can share them, and encodable as a whole (a snapshot)."""
 from __future__ import annotations
 
 import copy
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -91,6 +91,10 @@ class MemoryData(msgspec.Struct, kw_only=True):
     channel_inbox: dict[str, Inbound] = {}  # "channel key" → the message handled (L3)
     channel_answered: list[str] = []  # "channel key" of inbound messages answered
     channel_outbox: dict[str, Reply] = {}  # "channel key" → the reply, in the order recorded
+    model_calls: list[tuple[Any, ...]] = []  # priced calls (Y1), rows as the SQL stores' model_calls
+    budgets: dict[str, int] = {}  # limits the user set per scope, nano-dollars (Y2)
+    budget_spend: dict[tuple[str, str], int] = {}  # running totals by (scope, period), nano-dollars (Y2)
+    budget_holds: dict[tuple[str, str], tuple[int, float]] = {}  # (hold, scope) -> (amount, when): calls in flight
 
 
 def copied(value: T) -> T:

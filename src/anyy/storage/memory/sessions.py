@@ -21,7 +21,7 @@ from anyy.domain.errors import InvalidInput
 from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
 from anyy.domain.sessions import UNSET, NewSession, Page, Session, SessionKind, SessionPatch, Unset
 from anyy.domain.tree import TreeRow, TreeView, build_tree
-from anyy.storage import rules
+from anyy.storage import costs_sql, rules
 from anyy.storage.memory.core import MemoryCore
 from anyy.storage.memory.data import EntryRecord, ObjectRecord, SessionRecord, copied
 from anyy.storage.objects import ObjectFiles
@@ -223,6 +223,11 @@ class SessionsPart(MemoryCore):
             parent = entry.id
         record.session.head = parent
         record.session.updated_at = now
+        calls = costs_sql.call_rows(record.session.id, out)
+        if calls:  # Y1, and the budgets' running totals (Y2)
+            self.data.model_calls.extend(calls)
+            for scope, period, amount in costs_sql.spend_rows(record.session.id, record.session.origin, calls):
+                self.data.budget_spend[(scope, period)] = self.data.budget_spend.get((scope, period), 0) + amount
         return out
 
     # -- reading -----------------------------------------------------------------------------------

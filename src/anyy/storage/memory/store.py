@@ -6,6 +6,7 @@ from pathlib import Path
 
 from anyy.storage.memory.channels import ChannelsPart
 from anyy.storage.memory.check import CheckPart
+from anyy.storage.memory.costs import CostsPart
 from anyy.storage.memory.data import MemoryData
 from anyy.storage.memory.delegation import DelegationPart
 from anyy.storage.memory.file_captures import FileCapturesPart
@@ -17,7 +18,15 @@ from anyy.storage.ownership import SoloOwnership
 
 
 class MemoryStore(
-    StartsPart, SchedulesPart, CheckPart, SoloOwnership, DelegationPart, ResidentsPart, FileCapturesPart, ChannelsPart
+    StartsPart,
+    SchedulesPart,
+    CheckPart,
+    SoloOwnership,
+    DelegationPart,
+    ResidentsPart,
+    FileCapturesPart,
+    ChannelsPart,
+    CostsPart,
 ):
     """Everything in one :class:`MemoryData`; stores opened on the same data see the same sessions.
 

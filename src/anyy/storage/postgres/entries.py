@@ -28,7 +28,7 @@ from anyy.domain.errors import InvalidInput
 from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
 from anyy.domain.sessions import UNSET, Page, Unset
 from anyy.domain.tree import TreeRow, TreeView, build_tree
-from anyy.storage import rules
+from anyy.storage import costs_sql, rules
 from anyy.storage.context_sql import CONTEXT_KIND_LIST, context_columns
 from anyy.storage.postgres.core import ACTIVITY_RESOLUTION, PgCore, hash_of
 from anyy.storage.sqlite.rows import ENTRY_COLUMNS, entry_from_row
@@ -66,6 +66,7 @@ _APPEND_STATE = (
 )
 # Taken first, in a statement of its own: the state read next is then of after any writer that held it.
 _LOCK_SESSION = "SELECT 1 FROM sessions WHERE id = %s AND status = 'active' FOR UPDATE"
+_INSERT_CALL = costs_sql.INSERT_CALL.replace("?", "%s")
 _INSERT_ENTRY = (
     "INSERT INTO entries (id, parent, run, kind, text, data, obj, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
 )
@@ -102,7 +103,10 @@ class EntriesPart(PgCore):
             raise rules.nothing_to_append()
         prepared = [self._prepare(new) for new in entries]
         # The one-statement path cannot be fenced: a Gateway of a shared store takes the general one.
-        if len(prepared) == 1 and prepared[0].body is None and not prepared[0].refs and self.member is None:
+        one = prepared[0]
+        # (An assistant entry may carry a model call's cost: its row is written in the general path.)
+        simple = one.body is None and not one.refs and one.kind != EntryKind.ASSISTANT
+        if len(prepared) == 1 and simple and self.member is None:
             return [self._append_one(session_id, prepared[0], expected_head)]
         # Pipelined: BEGIN, the lock and the read go in one round trip, the inserts and COMMIT in another.
         with self.conn.pipeline(), self._tx():
@@ -220,6 +224,11 @@ class EntriesPart(PgCore):
         else:
             with conn.cursor() as cur:
                 cur.executemany(_INSERT_ENTRY, rows)
+        calls = costs_sql.call_rows(session_id, out)
+        if calls:  # what the model calls cost, in the entries' own transaction (Y1), and budgets' totals (Y2)
+            with conn.cursor() as cur:
+                cur.executemany(_INSERT_CALL, calls)
+            costs_sql.add_spend(conn, session_id, calls, mark="%s")
         # As in the SQLite store: the session row is written only when that changes something.
         if stored_head is not None or most_recent != num or now - updated_at >= ACTIVITY_RESOLUTION or now < updated_at:
             conn.execute("UPDATE sessions SET head = NULL, updated_at = %s WHERE num = %s", (now, num))

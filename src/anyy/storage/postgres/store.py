@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from anyy.storage.postgres.channels import PgChannelsSql
 from anyy.storage.postgres.check import CheckPart
+from anyy.storage.postgres.costs import PgCostsSql
 from anyy.storage.postgres.delegation import PgDelegationSql
 from anyy.storage.postgres.file_captures import PgFileCapturesSql
 from anyy.storage.postgres.leases import LeasesPart
@@ -24,6 +25,7 @@ class PostgresStore(
     PgResidentsSql,
     PgFileCapturesSql,
     PgChannelsSql,
+    PgCostsSql,
 ):
     """Sessions, entries, submissions, executions and objects in one PostgreSQL database.
 

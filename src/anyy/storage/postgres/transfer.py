@@ -132,6 +132,27 @@ TABLES: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "residents": (("id", "name", "session_id", "body", "created_at"), "id"),
     "resident_wakes": (("resident_id", "wake_at", "claimed_at"), "resident_id, wake_at"),
+    # Money (Y1, Y2): what each call cost, and the budgets set per scope (holds of calls in flight are not
+    # copied: a copy is made with no call running).
+    "model_calls": (
+        (
+            "entry_id",
+            "session_id",
+            "created_at",
+            "day",
+            "provider",
+            "model",
+            "input",
+            "output",
+            "cache_read",
+            "cache_write",
+            "reasoning",
+            "cost",
+        ),
+        "entry_id",
+    ),
+    "budgets": (("scope", "limit_nano", "updated_at"), "scope"),
+    "budget_spend": (("scope", "period", "spent"), "scope, period"),
 }
 # Tables whose `num` PostgreSQL numbers itself (identity columns): copied numbers are inserted as they are.
 IDENTITY_TABLES = ("sessions", "submissions", "executions")

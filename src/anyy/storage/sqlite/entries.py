@@ -21,7 +21,7 @@ from anyy.domain.errors import InvalidInput
 from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
 from anyy.domain.sessions import UNSET, Page, Unset
 from anyy.domain.tree import TreeRow, TreeView, build_tree
-from anyy.storage import rules
+from anyy.storage import costs_sql, rules
 from anyy.storage.context_sql import CONTEXT_KIND_LIST, context_columns
 from anyy.storage.sqlite.core import ACTIVITY_RESOLUTION, AppendState, StoreCore
 from anyy.storage.sqlite.rows import ENTRY_COLUMNS, entry_from_row
@@ -136,6 +136,10 @@ class EntriesPart(StoreCore):
             conn.execute(insert, rows[0])
         else:
             conn.executemany(insert, rows)
+        calls = costs_sql.call_rows(session_id, out)
+        if calls:  # what the model calls cost, in the entries' own transaction (Y1), and budgets' totals (Y2)
+            conn.executemany(costs_sql.INSERT_CALL, calls)
+            costs_sql.add_spend(conn, session_id, calls)
         self._head_is_last(state, num, now)
         state.last_id, state.run = parent, run
         if self._unindexed is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from anyy.domain.durability import Durability
+from anyy.storage.costs_sql import CostsSql
 from anyy.storage.file_captures_sql import FileCapturesSql
 from anyy.storage.ownership import SoloOwnership
 from anyy.storage.sqlite.channels import ChannelsSql
@@ -26,6 +27,7 @@ class SqliteStore(
     ResidentsSql,
     FileCapturesSql,
     ChannelsSql,
+    CostsSql,
 ):
     """Sessions, entries, submissions and executions in one ``state.db``; large bodies in ``objects/``.
 
