@@ -8,6 +8,7 @@ from pathlib import Path
 from anyy.api.events import EntriesAppended, QueueChanged
 from anyy.domain.model_io import TextDelta, ToolCallEvent, UserMessage
 from anyy.domain.queue import NewSubmission, SubmissionKind
+from anyy.domain.sessions import Origin
 from anyy.providers.base import ProviderError
 from anyy.providers.gates import Gate
 from anyy.providers.registry import ModelRegistry
@@ -234,6 +235,32 @@ async def test_g3_after_a_crash_pending_items_stay_pending_and_nothing_starts(tm
             assert again.model.requests == []  # nothing was auto-run
             texts = await again.texts(session.id)
             assert texts[-1].startswith("notice:The Gateway stopped while this response was running")
+
+    await scenario()
+
+
+async def test_p7_after_a_crash_a_scheduled_run_that_had_not_begun_runs_and_a_chat_is_interrupted(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        origin = Origin(kind="schedule", name="digest")
+        async with Harness(tmp_path) as h:
+            # What a Gateway killed right after taking the work leaves: executions running, nothing of them
+            # recorded yet: a schedule's run (unattended) and a person's chat.
+            run = await h.session(kind="background", origin=origin)
+            chat = await h.session()
+            for session, text in ((run, "write the digest"), (chat, "hello")):
+                sub = await h.store(lambda s, i=session.id, t=text: s.add_submission(i, _new(t)))
+                await h.store(lambda s, i=session.id, n=sub.id: s.start_execution(i, [n], record_inputs=True))
+        async with Harness(tmp_path) as again:
+            again.model.enqueue("the digest")
+            await again.state("completed")
+            executions = await again.store(lambda s: s.list_executions(run.id))
+            assert [e.state for e in executions] == ["completed"]
+            assert await again.texts(run.id) == ["user:write the digest", "assistant:the digest"]
+            assert len(again.model.requests) == 1  # the run's prompt, once; the chat is not run (G3)
+            chats = await again.store(lambda s: s.list_executions(chat.id))
+            assert [e.state for e in chats] == ["interrupted"]
 
     await scenario()
 
