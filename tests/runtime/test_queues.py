@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 
 from anyy.api.events import EntriesAppended, QueueChanged
@@ -13,6 +14,7 @@ from anyy.providers.base import ProviderError
 from anyy.providers.gates import Gate
 from anyy.providers.registry import ModelRegistry
 from anyy.runtime.deps import RuntimeSettings
+from anyy.storage.protocol import SessionStore
 from tests.runtime.harness import Harness
 
 
@@ -250,8 +252,7 @@ async def test_p7_after_a_crash_a_scheduled_run_that_had_not_begun_runs_and_a_ch
             run = await h.session(kind="background", origin=origin)
             chat = await h.session()
             for session, text in ((run, "write the digest"), (chat, "hello")):
-                sub = await h.store(lambda s, i=session.id, t=text: s.add_submission(i, _new(t)))
-                await h.store(lambda s, i=session.id, n=sub.id: s.start_execution(i, [n], record_inputs=True))
+                await h.store(functools.partial(_taken, session_id=session.id, text=text))
         async with Harness(tmp_path) as again:
             again.model.enqueue("the digest")
             await again.state("completed")
@@ -281,6 +282,12 @@ async def test_r4_pending_items_run_after_an_automatic_compaction(tmp_path: Path
             assert h.model.requests[-1].messages[0].text.endswith("summary of it all")
 
     await scenario()
+
+
+def _taken(store: SessionStore, *, session_id: str, text: str) -> None:
+    """An item queued and taken by an execution that records nothing more (what a killed Gateway leaves)."""
+    sub = store.add_submission(session_id, _new(text))
+    store.start_execution(session_id, [sub.id], record_inputs=True)
 
 
 def _new(text: str, kind: SubmissionKind = "prompt") -> NewSubmission:
