@@ -302,6 +302,10 @@ class SessionActor:
             if begun is None:
                 return
             run, outcome = await self._run_begun(begun)
+            if run.taken_over:
+                # Not a stop: the session is another Gateway's now. What was sent meanwhile (here too) is not
+                # held back as after a stop (S7), nor its wake-up cleared: the next claim runs it (P3, P7).
+                return
             if outcome is not Outcome.DONE:
                 self._halted_upto = self._pokes
                 await self._read_queue()  # S7: what is pending waits for a later request, on any Gateway
@@ -361,6 +365,7 @@ class SessionActor:
                     outcome = await (run.run() if answer is None else run.resume_with_answer(answer))
             except LeaseLost as exc:  # another Gateway took the session over: stop here, write nothing
                 log.warning("execution %s stopped here: %s", run.execution_id, exc)
+                run.taken_over = True
                 return Outcome.INTERRUPTED
             if outcome is Outcome.SUSPENDED and run.question is not None:
                 self.questions[run.execution_id] = run.question
@@ -390,7 +395,7 @@ class SessionActor:
             if outcome is Outcome.DONE:
                 self._pokes += 1
                 await self._drain_owned()
-            else:
+            elif not run.taken_over:
                 self._halted_upto = self._pokes
             return outcome
         finally:
