@@ -50,13 +50,15 @@ def test_p7_unattended_work_a_dead_gateway_took_before_its_first_model_call_is_r
     try:
         dead.join_service("gw-killed", lease=LEASE, address="", recovery_note="recovered")
         origin = Origin(kind="schedule", name="nightly")
-        session = dead.create_session(NewSession(kind="background", title="nightly", origin=origin))
+        made = NewSession(kind="background", title="nightly", provider="offline", model="offline", origin=origin)
+        session = dead.create_session(made)
         assert dead.claim_session(session.id).owned
         sub = dead.add_submission(session.id, NewSubmission(text="Write the digest."))
         execution = dead.start_execution(session.id, [sub.id], record_inputs=True)
     finally:
         dead.close()  # killed: nothing given back
-    assert wait_final(service, 1, sub.id)["state"] == "completed"
+    waited = wait_final(service, 1, sub.id)
+    assert waited["state"] == "completed", waited.get("error")
     rows = service.sql(
         "SELECT e.id, e.state FROM executions e JOIN sessions x ON x.num = e.session_num WHERE x.id = %s",
         (session.id,),
