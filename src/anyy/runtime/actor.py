@@ -337,6 +337,8 @@ class SessionActor:
                 await self._release()
         except NotFound:  # the session was deleted meanwhile: nothing to start
             log.info("session %s is gone; its run %s does not start", self.session_id, submission_id)
+        except LeaseLost as exc:  # taken over between the claim and the start: the new owner has the run
+            log.warning("session %s: %s", self.session_id, exc)
         finally:
             self._halted_upto = max(self._halted_upto, upto)
 
