@@ -7,6 +7,7 @@ import pytest
 from anyy.domain.entries import Attachment, EntryKind, NewEntry
 from anyy.domain.errors import Conflict, InvalidInput, NotFound
 from anyy.domain.queue import NewSubmission, SubmissionKind
+from anyy.domain.sessions import NewSession, Origin
 from anyy.storage.protocol import SessionStore
 from tests.conformance.conftest import Reopen
 from tests.conformance.support import assistant, chat, new_session, submit, texts, tool_call, tool_result, user
@@ -558,3 +559,32 @@ def test_k4_last_execution_is_the_newest_whatever_its_state(store: SessionStore,
     assert (last.id, last.state) == (second.id, "completed")
     with pytest.raises(NotFound):
         store.last_execution("ses_missing")
+
+
+def test_p7_unattended_work_that_had_not_begun_is_left_to_run_after_a_crash(
+    store: SessionStore, reopen: Reopen
+) -> None:
+    """A schedule's run taken but not yet at its first model or tool call is not interrupted by the recovery
+    (nobody would continue it): it stays running, to run from its start. What had begun, and any session a
+    person drives, is interrupted as before (G3)."""
+    origin = Origin(kind="schedule", name="digest")
+    unbegun = store.create_session(NewSession(kind="background", origin=origin))
+    fresh = store.start_execution(unbegun.id, [submit(store, unbegun.id, "write the digest")], record_inputs=True)
+    streamed = store.create_session(NewSession(kind="background", origin=origin))
+    said = store.start_execution(streamed.id, [submit(store, streamed.id, "write it")], record_inputs=True)
+    store.save_stream_text(said.id, "Here is", provider="fake", model="m", first=True)
+    called = store.create_session(NewSession(kind="background", origin=origin))
+    tooled = store.start_execution(called.id, [submit(store, called.id, "look")], record_inputs=True)
+    store.record_tool_call(tooled.id, "c1", name="shell", arguments={"command": "ls"})
+    person = new_session(store)
+    chat_run = store.start_execution(person.id, [submit(store, person.id, "hello")], record_inputs=True)
+    assert [store.execution_begun(e.id) for e in (fresh, said, tooled, chat_run)] == [False, True, True, False]
+
+    store = reopen(store)
+    found = {e.id: e.state for e in store.recover_interrupted("restarted")}
+    assert found == {fresh.id: "running", said.id: "interrupted", tooled.id: "interrupted", chat_run.id: "interrupted"}
+    assert store.get_execution(fresh.id).state == "running"
+    assert store.get_submission(fresh.submission_ids[0]).state == "taken"
+    assert texts(store.path(unbegun.id)) == ["write the digest"]  # no notice: nothing happened to it yet
+    store.record_pass(fresh.id, [assistant("the digest")])
+    assert store.execution_begun(fresh.id)

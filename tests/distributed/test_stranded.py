@@ -10,7 +10,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.distributed.service import Service, eventually
+from anyy.domain.queue import NewSubmission
+from anyy.domain.sessions import NewSession, Origin
+from anyy.storage.postgres import PostgresStore
+from tests.distributed.service import LEASE, Service, eventually
 from tests.distributed.test_any_gateway import wait_final
 from tests.fakes.tcp_proxy import TcpProxy
 from tests.postgres.server import create_database, require_postgres
@@ -36,6 +39,31 @@ def test_p7_connections_ended_right_after_an_acknowledgement_strand_nothing(serv
         assert terminate_connections(service, index) >= 1
         assert wait_final(service, index, sent["id"])["state"] == "completed"
     assert not service.sql("SELECT id FROM sessions WHERE wake AND id = ANY(%s)", (existing,))
+
+
+def test_p7_unattended_work_a_dead_gateway_took_before_its_first_model_call_is_run_by_a_survivor(
+    service: Service,
+) -> None:
+    # A Gateway (here a store of its own in the test) takes a schedule's run and dies before the model is called:
+    # its execution is running with nothing recorded, and its lease runs out.
+    dead = PostgresStore(service.database, profile="default")
+    try:
+        dead.join_service("gw-killed", lease=LEASE, address="", recovery_note="recovered")
+        origin = Origin(kind="schedule", name="nightly")
+        made = NewSession(kind="background", title="nightly", provider="offline", model="offline", origin=origin)
+        session = dead.create_session(made)
+        assert dead.claim_session(session.id).owned
+        sub = dead.add_submission(session.id, NewSubmission(text="Write the digest."))
+        execution = dead.start_execution(session.id, [sub.id], record_inputs=True)
+    finally:
+        dead.close()  # killed: nothing given back
+    waited = wait_final(service, 1, sub.id)
+    assert waited["state"] == "completed", waited.get("error")
+    rows = service.sql(
+        "SELECT e.id, e.state FROM executions e JOIN sessions x ON x.num = e.session_num WHERE x.id = %s",
+        (session.id,),
+    )
+    assert rows == [(execution.id, "completed")]
 
 
 @pytest.fixture(scope="module")

@@ -26,6 +26,7 @@ class TcpProxy:
         self._down = False
         self._cut_pattern: bytes | None = None
         self._drop_pattern: bytes | None = None
+        self._drop_after: bytes | None = None  # cut_before's ``following``: armed per connection once seen
         self.cut_done = threading.Event()
         self.accepted = 0
         self.refused = 0  # connections ended at once while cut: each a client's attempt to reconnect
@@ -62,12 +63,15 @@ class TcpProxy:
         with self._lock:
             self._cut_pattern = pattern
 
-    def cut_before(self, pattern: bytes) -> None:
+    def cut_before(self, pattern: bytes, *, following: bytes | None = None) -> None:
         """The next client bytes holding ``pattern`` never reach the server: their connection is closed
-        instead, and the proxy is cut from then on (the database gone just before that statement)."""
+        instead, and the proxy is cut from then on (the database gone just before that statement).
+        ``following``: only once client bytes holding it went through on that connection (a statement
+        after a given transaction's commit, say)."""
         self.cut_done.clear()
         with self._lock:
             self._drop_pattern = pattern
+            self._drop_after = following
 
     def close(self) -> None:
         self._closed = True
@@ -104,6 +108,7 @@ class TcpProxy:
     def _pump(
         self, source: socket.socket, sink: socket.socket, pair: tuple[socket.socket, socket.socket], upstream: bool
     ) -> None:
+        armed = False  # this connection sent cut_before's ``following``
         try:
             while True:
                 data = source.recv(65536)
@@ -111,9 +116,12 @@ class TcpProxy:
                     break
                 if upstream:
                     with self._lock:
-                        drop = self._drop_pattern is not None and self._drop_pattern in data
+                        ready = self._drop_after is None or armed
+                        drop = ready and self._drop_pattern is not None and self._drop_pattern in data
                         if drop:
-                            self._drop_pattern = None
+                            self._drop_pattern = self._drop_after = None
+                        elif self._drop_after is not None and self._drop_after in data:
+                            armed = True
                     if drop:
                         self.cut()
                         self.cut_done.set()

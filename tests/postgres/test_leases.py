@@ -8,7 +8,7 @@ import pytest
 
 from anyy.domain.entries import EntryKind, NewEntry
 from anyy.domain.queue import NewSubmission
-from anyy.domain.sessions import NewSession
+from anyy.domain.sessions import NewSession, Origin
 from anyy.storage.ownership import LeaseLost, OwnedElsewhere
 from anyy.storage.postgres import PostgresStore
 
@@ -182,3 +182,22 @@ def test_p3_a_stop_request_reaches_the_gateway_at_its_heartbeat(pair: tuple[Post
     assert b.heartbeat().stop
     assert not a.heartbeat().stop
     assert sorted(a.request_stop()) == ["gw-a", "gw-b"]
+
+
+def test_p7_a_dead_owners_unattended_work_that_had_not_begun_is_woken_not_interrupted(
+    pair: tuple[PostgresStore, PostgresStore],
+) -> None:
+    a, b = pair
+    scheduled = a.create_session(NewSession(kind="background", origin=Origin(kind="schedule", name="digest")))
+    chat = a.create_session(NewSession())
+    for session in (scheduled, chat):
+        assert a.claim_session(session.id).owned
+    unattended, attended = running(a, scheduled.id), running(a, chat.id)
+    for session in (scheduled, chat):
+        expire(a, session.id)  # a died right after taking the work, before its first model call
+    beat = b.heartbeat()
+    assert [e.id for e in beat.recovered] == [attended]  # a person's chat: interrupted (G3)
+    assert beat.woken == [scheduled.id]  # the run: any live Gateway's to run from its start
+    assert b.get_execution(unattended).state == "running"
+    assert b.conn.execute("SELECT owner FROM sessions WHERE id = %s", (scheduled.id,)).fetchone() == ("gw-b",)
+    assert b.heartbeat().recovered == []  # not recovered again while b holds it

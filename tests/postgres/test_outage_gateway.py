@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from anyy.domain.model_io import TextDelta
@@ -143,3 +144,28 @@ def test_p7_a_turn_whose_outage_outlasts_the_bound_ends_interrupted_naming_the_s
         assert "the session store was unreachable for" in (ended.get("note") or ""), ended
         assert "Gateway stopped" not in (ended.get("note") or "")
         assert settled(client, submission)["state"] == "interrupted"
+
+
+def test_p7_a_start_cut_off_right_after_its_commit_runs_the_execution_it_made(
+    tmp_path: Path, database: str, proxy: tuple[TcpProxy, str]
+) -> None:
+    cut, url = proxy
+    with on_postgres(tmp_path, url) as live, live.ws() as client:
+        session = client.call("session.create")["id"]
+        live.model.enqueue([TextDelta(text="the answer")])
+        # The start's transaction commits (the execution, its taken item, the user's message); the store is
+        # gone before the next statement of its unit, which reads the execution back.
+        cut.cut_before(b"FROM submissions WHERE execution_id", following=b"INSERT INTO executions")
+        sent = client.call("session.send", {"session_id": session, "text": "go on", "idempotency_key": "cut-start"})
+        assert cut.cut_done.wait(DEADLINE)
+        until(lambda: cut.refused >= 1, "the Gateway trying to reach its store")
+        cut.restore()
+        assert settled(client, sent["id"])["state"] == "completed"
+        history = client.call("session.history", {"session_id": session, "limit": 20})["items"]
+        assert [e["kind"] for e in history] == ["assistant", "user"], history
+        with psycopg.connect(database, autocommit=True) as conn:
+            states = conn.execute(
+                "SELECT e.state FROM executions e JOIN sessions x ON x.num = e.session_num WHERE x.id = %s",
+                (session,),
+            ).fetchall()
+        assert states == [("completed",)]

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 
 from anyy.api.events import EntriesAppended, QueueChanged
 from anyy.domain.model_io import TextDelta, ToolCallEvent, UserMessage
 from anyy.domain.queue import NewSubmission, SubmissionKind
+from anyy.domain.sessions import Origin
 from anyy.providers.base import ProviderError
 from anyy.providers.gates import Gate
 from anyy.providers.registry import ModelRegistry
 from anyy.runtime.deps import RuntimeSettings
+from anyy.storage.protocol import SessionStore
 from tests.runtime.harness import Harness
 
 
@@ -238,6 +241,31 @@ async def test_g3_after_a_crash_pending_items_stay_pending_and_nothing_starts(tm
     await scenario()
 
 
+async def test_p7_after_a_crash_a_scheduled_run_that_had_not_begun_runs_and_a_chat_is_interrupted(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> None:
+        origin = Origin(kind="schedule", name="digest")
+        async with Harness(tmp_path) as h:
+            # What a Gateway killed right after taking the work leaves: executions running, nothing of them
+            # recorded yet: a schedule's run (unattended) and a person's chat.
+            run = await h.session(kind="background", origin=origin)
+            chat = await h.session()
+            for session, text in ((run, "write the digest"), (chat, "hello")):
+                await h.store(functools.partial(_taken, session_id=session.id, text=text))
+        async with Harness(tmp_path) as again:
+            again.model.enqueue("the digest")
+            await again.state("completed")
+            executions = await again.store(lambda s: s.list_executions(run.id))
+            assert [e.state for e in executions] == ["completed"]
+            assert await again.texts(run.id) == ["user:write the digest", "assistant:the digest"]
+            assert len(again.model.requests) == 1  # the run's prompt, once; the chat is not run (G3)
+            chats = await again.store(lambda s: s.list_executions(chat.id))
+            assert [e.state for e in chats] == ["interrupted"]
+
+    await scenario()
+
+
 async def test_r4_pending_items_run_after_an_automatic_compaction(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with Harness(tmp_path, settings=RuntimeSettings(budget_tokens=50, keep_fraction=0.1)) as h:
@@ -254,6 +282,12 @@ async def test_r4_pending_items_run_after_an_automatic_compaction(tmp_path: Path
             assert h.model.requests[-1].messages[0].text.endswith("summary of it all")
 
     await scenario()
+
+
+def _taken(store: SessionStore, *, session_id: str, text: str) -> None:
+    """An item queued and taken by an execution that records nothing more (what a killed Gateway leaves)."""
+    sub = store.add_submission(session_id, _new(text))
+    store.start_execution(session_id, [sub.id], record_inputs=True)
 
 
 def _new(text: str, kind: SubmissionKind = "prompt") -> NewSubmission:

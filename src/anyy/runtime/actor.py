@@ -28,12 +28,21 @@ from typing import Any
 from anyy.api.events import Notice
 from anyy.domain import queue as queue_rules
 from anyy.domain.entries import Entry
-from anyy.domain.errors import NotFound
+from anyy.domain.errors import NotFound, StoreUnavailable
 from anyy.domain.queue import Execution, Submission
 from anyy.runtime.announce import Announcer
 from anyy.runtime.cluster import end_leftovers
 from anyy.runtime.deps import Deps
-from anyy.runtime.execution import Checkpoint, EndState, ExecutionRun, Outcome, first_checkpoint, unwritable
+from anyy.runtime.execution import (
+    OUTAGE_RETRY_FIRST,
+    OUTAGE_RETRY_MAX,
+    Checkpoint,
+    EndState,
+    ExecutionRun,
+    Outcome,
+    first_checkpoint,
+    unwritable,
+)
 from anyy.storage.ownership import Claim, LeaseLost
 from anyy.storage.protocol import SessionStore
 
@@ -202,13 +211,17 @@ class SessionActor:
             await self._release()
             return
         try:
-            owned, first = await self._claim(
+            owned, first = await self._claim_held(
                 self._beginning(functools.partial(_start_next, session_id=self.session_id))
             )
+        except LeaseLost as exc:  # taken over between the claim and the start: the new owner has the queue
+            log.warning("session %s: %s", self.session_id, exc)
+            await self._release()
+            return
         except Exception:
-            # The store failed during the claim (its connection lost): a lease it may have taken goes back
-            # (or, unreleased, is let go by the next heartbeat), and the item keeps its wake-up: any Gateway
-            # runs it (P7). The error is logged by the caller.
+            # The store failed during the claim for longer than the outage bound: a lease it may have taken
+            # goes back (or, unreleased, is let go by the next heartbeat), and the item keeps its wake-up:
+            # any Gateway runs it (P7). The error is logged by the caller.
             await self._release()
             raise
         if not owned:
@@ -231,6 +244,31 @@ class SessionActor:
         for execution in claim.recovered:
             self._announce.execution(execution, note=execution.note)
         return bool(claim.owned), first
+
+    async def _claim_held(self, start: BeginFn) -> tuple[bool, FirstStart | None]:
+        """:meth:`_claim` with ``start``, made again while the store cannot be reached (a lost connection,
+        a database restarting), for at most the profile's ``outage_hold`` seconds (P7). A start whose commit
+        went through before the loss cut its unit short has left its execution running with nothing
+        recorded: the next attempt finds it (:func:`_adopted`) and runs it, so it is never left for a
+        recovery to end as interrupted. Beyond the bound, the store's error is raised."""
+        delay = OUTAGE_RETRY_FIRST
+        since: float | None = None
+        while True:
+            try:
+                owned, first = await self._claim(start)
+                if first is not None:
+                    first = FirstStart(first.take())  # the start's own error, raised here to be held too
+                return owned, first
+            except StoreUnavailable as exc:
+                now = self.deps.clock.now()
+                if since is None:
+                    since = now
+                    log.warning("session %s: its queue waits for the session store: %s", self.session_id, exc)
+                waited = now - since
+                if waited >= self.deps.settings.outage_hold:
+                    raise
+                await self.deps.clock.sleep(min(delay, self.deps.settings.outage_hold - waited))
+                delay = min(delay * 2, OUTAGE_RETRY_MAX)
 
     async def _read_queue(self) -> None:
         """The queue was read and what waits there stays pending (S7): its wake-up is cleared, so that no
@@ -264,6 +302,10 @@ class SessionActor:
             if begun is None:
                 return
             run, outcome = await self._run_begun(begun)
+            if run.taken_over:
+                # Not a stop: the session is another Gateway's now. What was sent meanwhile (here too) is not
+                # held back as after a stop (S7), nor its wake-up cleared: the next claim runs it (P3, P7).
+                return
             if outcome is not Outcome.DONE:
                 self._halted_upto = self._pokes
                 await self._read_queue()  # S7: what is pending waits for a later request, on any Gateway
@@ -280,7 +322,7 @@ class SessionActor:
         try:
             if self.blocked is not None and not await self.settle_blocked():
                 return
-            owned, first = await self._claim(
+            owned, first = await self._claim_held(
                 self._beginning(functools.partial(_start_one, session_id=self.session_id, submission_id=submission_id))
             )
             if not owned:
@@ -295,6 +337,8 @@ class SessionActor:
                 await self._release()
         except NotFound:  # the session was deleted meanwhile: nothing to start
             log.info("session %s is gone; its run %s does not start", self.session_id, submission_id)
+        except LeaseLost as exc:  # taken over between the claim and the start: the new owner has the run
+            log.warning("session %s: %s", self.session_id, exc)
         finally:
             self._halted_upto = max(self._halted_upto, upto)
 
@@ -323,6 +367,7 @@ class SessionActor:
                     outcome = await (run.run() if answer is None else run.resume_with_answer(answer))
             except LeaseLost as exc:  # another Gateway took the session over: stop here, write nothing
                 log.warning("execution %s stopped here: %s", run.execution_id, exc)
+                run.taken_over = True
                 return Outcome.INTERRUPTED
             if outcome is Outcome.SUSPENDED and run.question is not None:
                 self.questions[run.execution_id] = run.question
@@ -352,7 +397,7 @@ class SessionActor:
             if outcome is Outcome.DONE:
                 self._pokes += 1
                 await self._drain_owned()
-            else:
+            elif not run.taken_over:
                 self._halted_upto = self._pokes
             return outcome
         finally:
@@ -473,9 +518,10 @@ def _start_next(store: SessionStore, *, session_id: str) -> Started | None:
     """Start the next execution from the queue, if the session is idle and anything is pending: the
     items are taken and recorded as the user's messages in the same transaction (returned with it, and
     with what stays pending)."""
-    if store.list_executions(session_id, active_only=True):
+    active = store.list_executions(session_id, active_only=True)
+    if active:
         store.took_work(session_id)  # the queue was read: its items wait for the answer, here (P7)
-        return None  # waiting for an answer: nothing else starts meanwhile
+        return _adopted(store, session_id, active)  # else waiting for an answer: nothing else starts meanwhile
     session = store.get_session(session_id)
     pending = store.list_submissions(session_id)
     chosen = queue_rules.inputs_to_start(pending, session.steering_mode, session.follow_up_mode)
@@ -491,13 +537,31 @@ def _start_next(store: SessionStore, *, session_id: str) -> Started | None:
 
 def _start_one(store: SessionStore, *, session_id: str, submission_id: str) -> Started | None:
     """Start an execution answering only that submission, if it is still pending and the session idle."""
-    if store.list_executions(session_id, active_only=True) or store.get_submission(submission_id).state != "pending":
+    active = store.list_executions(session_id, active_only=True)
+    if active:
+        store.took_work(session_id)
+        return _adopted(store, session_id, [e for e in active if submission_id in e.submission_ids])
+    if store.get_submission(submission_id).state != "pending":
         store.took_work(session_id)
         return None
     execution = store.start_execution(session_id, [submission_id], record_inputs=True)
     taken = store.get_submission(submission_id)
     inputs = [store.get_entry(session_id, taken.entry_id)] if taken.entry_id is not None else []
     return execution, inputs, store.list_submissions(session_id)
+
+
+def _adopted(store: SessionStore, session_id: str, active: list[Execution]) -> Started | None:
+    """Called with the session's lease held and nothing of it running here: an execution of ``active``
+    left running with nothing recorded of it (P7) — its start committed and the store's connection broke
+    before it ran, or a crash cut off unattended work before its first model or tool call — is started
+    now, from its beginning, with the inputs it took. Anything else active waits (an answer, its end)."""
+    for execution in active:
+        if execution.state == "running" and not store.execution_begun(execution.id):
+            taken = [store.get_submission(submission_id) for submission_id in execution.submission_ids]
+            inputs = [store.get_entry(session_id, sub.entry_id) for sub in taken if sub.entry_id is not None]
+            log.info("session %s: execution %s had not begun; it runs now", session_id, execution.id)
+            return execution, inputs, store.list_submissions(session_id)
+    return None
 
 
 def _log_unretrieved(future: asyncio.Future[Any]) -> None:

@@ -84,6 +84,7 @@ from anyy.runtime.stream_keeper import StreamKeeper, answer_saver
 from anyy.runtime.tool_watch import ToolWatch
 from anyy.runtime.user_hooks import Verdict, decide, system_with_context, with_context
 from anyy.runtime.workspaces import workspace_problem
+from anyy.storage.ownership import LeaseLost
 from anyy.storage.protocol import SessionStore
 from anyy.tools.approvals import Verdict as RuleVerdict
 from anyy.tools.approvals import denied_by_user, gate
@@ -219,6 +220,7 @@ class ExecutionRun:
         self.release_when_done = release_when_done
         self.released = False
         self.unsettled: EndState | None = None  # the end reached but not written (D1)
+        self.taken_over = False  # its lease was lost (another Gateway took the session over): it wrote nothing more
         self._servers_noted: set[str] = set()  # the MCP servers last said to be missing (N1)
         self._exhausted: Exhausted | None = None  # the budget that stopped this execution (Y2)
         self._budget_held = False  # a hold for the call in flight is in the store
@@ -363,6 +365,8 @@ class ExecutionRun:
                 retryable=exc.kind == "transient",
             )
             return outcome
+        except LeaseLost:  # taken over: the new owner recovers it; a failure written here would be refused
+            raise
         except AnyyError as exc:  # e.g. the session's model is no longer configured
             await self._set_state("failed", error=str(exc))
             return Outcome.FAILED

@@ -118,13 +118,20 @@ class Runtime(SessionWrites):
             for left in await self.deps.owner.call(lambda s: s.leftover_tools()):
                 if end_leftover(left.pid, left.started):
                     log.warning("ended the processes of tool call %s, left by a stopped Gateway", left.call_id)
-        recovered: list[Execution] = await self.deps.owner.call(lambda s: s.recover_interrupted(RECOVERY_NOTE))
+        found: list[Execution] = await self.deps.owner.call(lambda s: s.recover_interrupted(RECOVERY_NOTE))
+        # Unattended work that had not begun (a schedule's run, a resident's wake, a delegated task, taken
+        # but before its first model or tool call) is left running by the recovery: it runs now, alone (P7).
+        recovered = [e for e in found if e.state != "running"]
         for execution in recovered:
             self._announce.execution(execution, note=execution.note or RECOVERY_NOTE)
         if self.deps.tool_servers is not None:  # MCP servers start in the background; no turn waits here (N1)
             self.deps.tool_servers.start()
         await self.delegations.start()  # K2: children cut short resume, finished calls are delivered
         await self.residents.start()  # K3: heartbeats due (or missed) fire, each once
+        for execution in found:
+            if execution.state == "running" and execution.submission_ids:
+                log.info("execution %s of session %s had not begun: it runs now", execution.id, execution.session_id)
+                self.start_alone(execution.session_id, execution.submission_ids[0])
         # W4: captures no session reaches are released beside the work, never in its way.
         self._upkeep = asyncio.create_task(file_captures.release_unreached(self.deps), name="capture-upkeep")
         return recovered

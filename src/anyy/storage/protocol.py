@@ -261,12 +261,21 @@ class SessionStore(Protocol):
         and last outcome (K4), in one indexed read however many executions the session had."""
         ...
 
+    def execution_begun(self, execution_id: str) -> bool:
+        """Whether anything of the execution is recorded beyond the inputs it took: a pass, streamed text
+        or a tool call. One that is running with nothing recorded had not reached its first model or tool
+        call, or was cut off in it before anything of it was kept (P7): it may be run again from its start."""
+        ...
+
     def recover_interrupted(self, note: str) -> list[Execution]:
         """After a crash: mark every execution that was running (or waiting to retry) as interrupted, with
         a visible notice entry (``note``, then what was kept). The text saved with
         :meth:`save_stream_text` is appended first, as an interrupted answer, then the tool calls recorded
         with :meth:`record_tool_call`, each with its result (or what it printed, as interrupted). One
-        suspended on a question stays suspended: an answer still resumes it."""
+        suspended on a question stays suspended: an answer still resumes it. Unattended work (a Background
+        session's: a schedule's run, a resident's wake, a delegated task) whose execution had not begun
+        (:meth:`execution_begun`) is left running and returned as it is, for the runtime to run it from its
+        start (P7): nobody would continue it by hand."""
         ...
 
     # -- delegated tasks (K2) ---------------------------------------------------------------------

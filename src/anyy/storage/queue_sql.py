@@ -179,6 +179,19 @@ class QueueSql:
                 self._drop_running_pass(exe_num)
         return self.get_execution(execution_id)
 
+    def execution_begun(self, execution_id: str) -> bool:
+        _num, exe_num, execution = self._execution(execution_id)
+        if execution.passes:
+            return True
+        found = self.conn.execute(
+            self._sql(
+                "SELECT EXISTS (SELECT 1 FROM stream_texts WHERE exe_num = ?) "
+                "OR EXISTS (SELECT 1 FROM tool_runs WHERE exe_num = ?)"
+            ),
+            (exe_num, exe_num),
+        ).fetchone()
+        return bool(found[0])
+
     # -- what a running pass has said and done so far (D3, D4) -----------------------------------
     def record_tool_call(
         self,

@@ -63,7 +63,7 @@ class CheckPart(QueuePart, UpkeepPart):
         ]
         found.add(len(left), f"{len(left)} executions left running with no Gateway, e.g. {left[:1]}")
         if repair and left:
-            found.repaired = len(self.recover_interrupted(RECOVERY_NOTE))
+            found.repaired = sum(e.state != "running" for e in self.recover_interrupted(RECOVERY_NOTE))
         return found
 
     def _check_queue(self, repair: bool) -> Finding:

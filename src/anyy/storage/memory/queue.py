@@ -253,6 +253,12 @@ class QueuePart(SessionsPart):
             self._drop_running_pass(execution_id)
         return copied(execution)
 
+    def execution_begun(self, execution_id: str) -> bool:
+        execution = self._execution(execution_id)
+        return bool(
+            execution.passes or self.data.stream_texts.get(execution_id) or self.data.tool_runs.get(execution_id)
+        )
+
     def _drop_running_pass(self, execution_id: str) -> None:
         self.data.stream_texts.pop(execution_id, None)
         self.data.tool_runs.pop(execution_id, None)
@@ -344,6 +350,9 @@ class QueuePart(SessionsPart):
         for execution in list(self.data.executions.values()):
             record = self.data.sessions.get(execution.session_id)
             if record is None or not record.active or execution.state not in ("running", "retry_wait"):
+                continue
+            if record.session.origin is not None and not self.execution_begun(execution.id):
+                recovered.append(copied(execution))  # unattended and not begun: run again from its start (P7)
                 continue
             kept = rules.kept_stream(self.data.stream_texts.pop(execution.id, []))
             calls = [

@@ -68,7 +68,7 @@ class CheckPart(QueuePart, UpkeepPart, ChecksSql):
         leased = len(rows) - len(left)
         found.add(len(left), f"{len(left)} executions left running with no Gateway, e.g. {left[:1]}")
         if repair and left and not leased:
-            found.repaired = len(self.recover_interrupted(RECOVERY_NOTE))
+            found.repaired = sum(e.state != "running" for e in self.recover_interrupted(RECOVERY_NOTE))
         elif repair and left:
             found.details.append(
                 f"not repaired: {leased} other executions are run by a live Gateway of this database; "

@@ -54,12 +54,14 @@ _ORPHANS = (
     " UNION SELECT e.session_num FROM executions e WHERE e.state IN ('running', 'retry_wait'))"
     " AND x.status = 'active' AND ("
     " (x.owner IS NOT NULL AND x.owner <> %(me)s AND x.lease_until < clock_timestamp())"
-    " OR (x.owner IS NULL AND EXISTS (SELECT 1 FROM executions e WHERE e.session_num = x.num"
+    " OR (x.owner IS NULL AND NOT x.wake AND EXISTS (SELECT 1 FROM executions e WHERE e.session_num = x.num"
     "  AND e.state IN ('running', 'retry_wait'))))"
     " ORDER BY x.lease_until NULLS FIRST LIMIT %(limit)s FOR UPDATE OF x SKIP LOCKED"
 )
 # Sessions with an item queued that no live Gateway started or acknowledged (its owner died first, or the
-# Gateway that took it lost the store before it could start it), free to claim now. On a session nobody
+# Gateway that took it lost the store before it could start it), or with unattended work started that had
+# not begun when its Gateway died (and an unowned running execution: a woken session's claim recovers it),
+# free to claim now. On a session nobody
 # holds, ``lease_until`` is the grace the Gateway that took the item has to claim it itself.
 _WOKEN = (
     "SELECT num, id FROM sessions WHERE wake AND status = 'active' AND (owner IS NULL OR owner <> %(me)s)"
@@ -169,15 +171,21 @@ class LeasesPart(QueuePart):
         return taken
 
     def _recover_session(self, num: int, session_id: str) -> list[str]:
+        """What a previous owner left running is interrupted (G3), but for unattended work (a Background
+        session's) that had not begun: it is left running, with the session's wake-up set, for the Gateway
+        that claims the session to run from its start (P7). Returns the executions interrupted."""
         assert self.member is not None
-        running = [
-            row[0]
-            for row in self._all(
-                "SELECT id FROM executions WHERE session_num = %s AND state IN ('running', 'retry_wait') ORDER BY num",
-                (num,),
-            )
-        ]
-        for execution_id in running:
+        rows = self._all(
+            "SELECT e.id, x.origin IS NOT NULL FROM executions e JOIN sessions x ON x.num = e.session_num "
+            "WHERE e.session_num = %s AND e.state IN ('running', 'retry_wait') ORDER BY e.num",
+            (num,),
+        )
+        running = []
+        for execution_id, unattended in rows:
+            if unattended and not self.execution_begun(execution_id):
+                self.conn.execute("UPDATE sessions SET wake = true WHERE num = %s", (num,))
+                continue
+            running.append(execution_id)
             self._recover_execution(execution_id, session_id, self.member.recovery_note)
         if running:  # a stop for what was running is moot now; an answer still is not
             self.conn.execute("DELETE FROM session_controls WHERE session_num = %s AND kind = 'stop'", (num,))

@@ -238,11 +238,14 @@ class QueuePart(EntriesPart, PgCore, QueueSql):
         if self.member is not None:  # a Gateway of a shared store recovers only what dead Gateways left
             return self._recover_orphans()
         rows = self.conn.execute(
-            "SELECT e.id, e.num, x.id FROM executions e JOIN sessions x ON x.num = e.session_num "
-            "WHERE e.state IN ('running', 'retry_wait') AND x.status = 'active'"
+            "SELECT e.id, e.num, x.id, x.origin IS NOT NULL FROM executions e JOIN sessions x "
+            "ON x.num = e.session_num WHERE e.state IN ('running', 'retry_wait') AND x.status = 'active'"
         ).fetchall()
         recovered = []
-        for execution_id, _exe_num, session_id in rows:
+        for execution_id, _exe_num, session_id, unattended in rows:
+            if unattended and not self.execution_begun(execution_id):  # run again from its start (P7)
+                recovered.append(self.get_execution(execution_id))
+                continue
             with self._tx():
                 self._recover_execution(execution_id, session_id, note)
             recovered.append(self.get_execution(execution_id))

@@ -223,11 +223,14 @@ class QueuePart(EntriesPart, StoreCore, QueueSql):
 
     def recover_interrupted(self, note: str) -> list[Execution]:
         rows = self.conn.execute(
-            "SELECT e.id, e.num, x.id FROM executions e JOIN sessions x ON x.num = e.session_num "
-            "WHERE e.state IN ('running', 'retry_wait') AND x.status = 'active'"
+            "SELECT e.id, e.num, x.id, x.origin IS NOT NULL FROM executions e JOIN sessions x "
+            "ON x.num = e.session_num WHERE e.state IN ('running', 'retry_wait') AND x.status = 'active'"
         ).fetchall()
         recovered = []
-        for execution_id, exe_num, session_id in rows:
+        for execution_id, exe_num, session_id, unattended in rows:
+            if unattended and not self.execution_begun(execution_id):  # run again from its start (P7)
+                recovered.append(self.get_execution(execution_id))
+                continue
             entries, full_note = rules.recovered_entries(note, self._kept_stream(exe_num), self._kept_calls(exe_num))
             prepared = self._prepare_entries(entries)
             with self._tx() as conn:
