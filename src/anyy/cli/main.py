@@ -22,6 +22,7 @@ from anyy.cli.dashboard_command import dashboard
 from anyy.cli.doctor_command import doctor
 from anyy.cli.gateway_commands import gateway
 from anyy.cli.hooks_commands import hooks
+from anyy.cli.import_command import import_command
 from anyy.cli.profile_commands import profile
 from anyy.cli.resident_commands import resident
 from anyy.cli.schedule_commands import schedule
@@ -108,6 +109,7 @@ main.add_command(resident)
 main.add_command(doctor)
 main.add_command(schedule)
 main.add_command(hooks)
+main.add_command(import_command)
 
 
 if __name__ == "__main__":
