@@ -10,6 +10,7 @@ that failed part-way writes only what is missing.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 from anyy.domain.entries import Entry
@@ -61,10 +62,8 @@ def write_import(store: SessionStore, source: ImportedSession) -> Imported:
         added = _apply(store, session, source, existing)
     except BaseException:
         if created:
-            try:
+            with contextlib.suppress(AnyyError):
                 store.delete_session(session.id)
-            except AnyyError:
-                pass
         raise
     return Imported(
         session=store.get_session(session.id), created=created, added=added, unknown=sum(source.unknown.values())
@@ -75,8 +74,9 @@ def _apply(store: SessionStore, session: Session, source: ImportedSession, exist
     todo = plan(source, existing)
     if not todo.writes:
         return 0
-    mine = {entry.id for entry in existing}
-    head_was_imported = session.head is None or session.head in mine
+    # The head moves to where the source is now unless the person took the session elsewhere (a turn of
+    # their own, a navigation off the imported steps): then their place is kept.
+    head_was_imported = session.head is None or session.head in set(todo.found.values())
     written: list[list[Entry]] = []
     for write in todo.writes:
         parent = write.parent if write.after is None else written[write.after[0]][write.after[1]].id

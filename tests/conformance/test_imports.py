@@ -1,0 +1,67 @@
+"""An imported session written through the store protocol, the same on every backend (I2, I3)."""
+
+from __future__ import annotations
+
+import json
+
+from anyy.domain.entries import EntryKind
+from anyy.domain.imports import pi
+from anyy.storage.imports import write_import
+from anyy.storage.protocol import SessionStore
+from anyy.storage.reads import whole_tree
+
+
+def _pi_file(extra: list[dict[str, object]] | None = None) -> list[str]:
+    records: list[dict[str, object]] = [
+        {"type": "session", "version": 3, "id": "S1", "timestamp": "2026-12-07T05:00:00Z", "cwd": "/srv/project"},
+        {"type": "message", "id": "u1", "parentId": None, "timestamp": "2026-12-07T05:00:01Z",
+         "message": {"role": "user", "content": [{"type": "text", "text": "list files"}]}},
+        {"type": "message", "id": "a1", "parentId": "u1", "timestamp": "2026-12-07T05:00:02Z",
+         "message": {"role": "assistant", "model": "m1", "provider": "p", "content": [
+             {"type": "text", "text": "looking"}, {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "ls"}}]}},
+        {"type": "message", "id": "r1", "parentId": "a1", "timestamp": "2026-12-07T05:00:03Z",
+         "message": {"role": "toolResult", "toolCallId": "c1", "toolName": "bash", "content": [{"type": "text", "text": "a.txt"}]}},
+        {"type": "message", "id": "a2", "parentId": "r1", "timestamp": "2026-12-07T05:00:04Z",
+         "message": {"role": "assistant", "model": "m2", "content": [{"type": "text", "text": "one file"}]}},
+        {"type": "message", "id": "u2", "parentId": "a2", "message": {"role": "user", "content": "and hidden ones?"}},
+        {"type": "message", "id": "u3", "parentId": "a2", "message": {"role": "user", "content": "count them"}},
+    ]
+    return [json.dumps(r) for r in records + (extra or [])]
+
+
+def test_i2_i3_import_writes_the_tree_once_on_every_backend(store: SessionStore) -> None:
+    first = write_import(store, pi.parse(_pi_file(), "s.jsonl"))
+    assert first.created and first.added == 7
+    session = first.session
+    assert session.origin is not None and session.origin.kind == "import" and session.origin.source == "pi:S1"
+    assert session.workspace == "/srv/project"
+    entries = whole_tree(store, session.id)
+    kinds = [e.kind for e in entries]
+    assert kinds.count(EntryKind.TOOL_CALL) == kinds.count(EntryKind.TOOL_RESULT) == 1
+    branch_point = next(e for e in entries if e.text == "one file")
+    assert sorted(e.text for e in entries if e.parent == branch_point.id) == ["and hidden ones?", "count them"]
+    assert [e.data.get("model") for e in entries if e.kind == EntryKind.ASSISTANT] == ["m1", "m2"]
+    assert store.get_entry(session.id, session.head or 0).text == "count them"  # the source's last record
+
+    again = write_import(store, pi.parse(_pi_file(), "s.jsonl"))
+    assert (again.created, again.added, again.session.id) == (False, 0, session.id)
+    assert len(whole_tree(store, session.id)) == 7
+
+    grown = _pi_file([{"type": "message", "id": "a3", "parentId": "u3", "message": {"role": "assistant", "content": "2"}}])
+    more = write_import(store, pi.parse(grown, "s.jsonl"))
+    assert more.added == 1
+    after = whole_tree(store, session.id)
+    assert len(after) == 8
+    assert store.get_entry(session.id, more.session.head or 0).text == "2"
+
+
+def test_i3_reimport_leaves_the_persons_own_turns_and_place(store: SessionStore) -> None:
+    from anyy.domain.entries import NewEntry
+
+    done = write_import(store, pi.parse(_pi_file(), "s.jsonl"))
+    mine = store.append_entries(done.session.id, [NewEntry(kind=EntryKind.USER, text="my own turn")])
+    grown = _pi_file([{"type": "message", "id": "a3", "parentId": "u3", "message": {"role": "assistant", "content": "2"}}])
+    more = write_import(store, pi.parse(grown, "s.jsonl"))
+    assert more.added == 1
+    assert more.session.head == mine[0].id  # the person's place, untouched
+    assert any(e.text == "my own turn" for e in whole_tree(store, done.session.id))
