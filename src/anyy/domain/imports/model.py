@@ -21,7 +21,11 @@ from anyy.domain.errors import InvalidInput
 
 MAX_LINE_CHARS = 64 * 1024 * 1024  # one record of a session file; more is not a transcript
 MAX_TITLE_CHARS = 120
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")  # escape codes and other control characters
+# Terminal escape sequences (OSC titles and links, CSI colours and cursor moves, their one-byte C1 forms),
+# then any other control character.
+_ESCAPES = re.compile(r"(?:\x1b\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x9d[^\x07\x1b\x9c]*(?:\x07|\x9c)?"
+                      r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?)")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 _decoder = msgspec.json.Decoder()
 
 
@@ -72,7 +76,7 @@ class ImportedSession:
 def clean_title(text: str) -> str:
     """A title from untrusted text: control characters (terminal escape codes among them) and runs of
     white space become one space; cut to a list's width."""
-    flat = " ".join(_CONTROL.sub(" ", text).split())
+    flat = " ".join(_CONTROL.sub(" ", _ESCAPES.sub(" ", text)).split())
     return flat if len(flat) <= MAX_TITLE_CHARS else flat[: MAX_TITLE_CHARS - 1] + "…"
 
 
