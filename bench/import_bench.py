@@ -15,6 +15,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from anyy.cli.import_sources import parse_file
 from anyy.profiles import create_profile
@@ -23,7 +24,25 @@ from anyy.storage.imports import write_import
 
 RECORDS = 10_000
 TARGET = 2.0
-WORDS = "the quick brown fox jumps over a lazy dog while the model reads files and runs commands".split()
+WORDS = [
+    "the",
+    "quick",
+    "brown",
+    "fox",
+    "jumps",
+    "over",
+    "a",
+    "lazy",
+    "dog",
+    "while",
+    "the",
+    "model",
+    "reads",
+    "files",
+    "and",
+    "runs",
+    "commands",
+]
 
 
 def _text(i: int) -> str:
@@ -34,37 +53,77 @@ def claude_lines(n: int) -> list[str]:
     out: list[str] = []
     parent = None
     for i in range(n):
+        record: dict[str, Any]
         uuid = f"00000000-0000-4000-8000-{i:012d}"
-        base = {"uuid": uuid, "parentUuid": parent, "sessionId": "bench", "cwd": "/tmp", "timestamp": "2026-12-07T05:00:00Z"}
+        base = {
+            "uuid": uuid,
+            "parentUuid": parent,
+            "sessionId": "bench",
+            "cwd": "/tmp",
+            "timestamp": "2026-12-07T05:00:00Z",
+        }
         if i % 4 == 0:
             record = {**base, "type": "user", "message": {"role": "user", "content": _text(i)}}
         elif i % 4 == 1:
-            content = [{"type": "text", "text": _text(i)}, {"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": "ls"}}]
+            content = [
+                {"type": "text", "text": _text(i)},
+                {"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": "ls"}},
+            ]
             record = {**base, "type": "assistant", "message": {"id": f"m{i}", "model": "m", "content": content}}
         elif i % 4 == 2:
             content = [{"type": "tool_result", "tool_use_id": f"t{i - 1}", "content": _text(i)}]
             record = {**base, "type": "user", "message": {"role": "user", "content": content}}
         else:
-            record = {**base, "type": "assistant", "message": {"id": f"m{i}", "model": "m", "content": [{"type": "text", "text": _text(i)}]}}
+            record = {
+                **base,
+                "type": "assistant",
+                "message": {"id": f"m{i}", "model": "m", "content": [{"type": "text", "text": _text(i)}]},
+            }
         out.append(json.dumps(record))
         parent = uuid
     return out
 
 
 def pi_lines(n: int) -> list[str]:
-    out = [json.dumps({"type": "session", "version": 3, "id": "bench", "timestamp": "2026-12-07T05:00:00Z", "cwd": "/tmp"})]
+    out = [
+        json.dumps({"type": "session", "version": 3, "id": "bench", "timestamp": "2026-12-07T05:00:00Z", "cwd": "/tmp"})
+    ]
     parent = None
     for i in range(n - 1):
         rid = f"{i:08x}"
+        message: dict[str, Any]
         if i % 4 == 0:
             message = {"role": "user", "content": [{"type": "text", "text": _text(i)}]}
         elif i % 4 == 1:
-            message = {"role": "assistant", "model": "m", "provider": "p", "content": [{"type": "text", "text": _text(i)}, {"type": "toolCall", "id": f"t{i}", "name": "bash", "arguments": {"command": "ls"}}]}
+            message = {
+                "role": "assistant",
+                "model": "m",
+                "provider": "p",
+                "content": [
+                    {"type": "text", "text": _text(i)},
+                    {"type": "toolCall", "id": f"t{i}", "name": "bash", "arguments": {"command": "ls"}},
+                ],
+            }
         elif i % 4 == 2:
-            message = {"role": "toolResult", "toolCallId": f"t{i - 1}", "toolName": "bash", "content": [{"type": "text", "text": _text(i)}]}
+            message = {
+                "role": "toolResult",
+                "toolCallId": f"t{i - 1}",
+                "toolName": "bash",
+                "content": [{"type": "text", "text": _text(i)}],
+            }
         else:
             message = {"role": "assistant", "model": "m", "content": [{"type": "text", "text": _text(i)}]}
-        out.append(json.dumps({"type": "message", "id": rid, "parentId": parent, "timestamp": "2026-12-07T05:00:00Z", "message": message}))
+        out.append(
+            json.dumps(
+                {
+                    "type": "message",
+                    "id": rid,
+                    "parentId": parent,
+                    "timestamp": "2026-12-07T05:00:00Z",
+                    "message": message,
+                }
+            )
+        )
         parent = rid
     return out
 
@@ -72,6 +131,7 @@ def pi_lines(n: int) -> list[str]:
 def codex_lines(n: int) -> list[str]:
     out = [json.dumps({"type": "session_meta", "payload": {"id": "bench", "cwd": "/tmp"}})]
     for i in range(n - 1):
+        item: dict[str, Any]
         if i % 4 == 0:
             item = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": _text(i)}]}
         elif i % 4 == 1:

@@ -14,15 +14,47 @@ from anyy.storage.reads import whole_tree
 def _pi_file(extra: list[dict[str, object]] | None = None) -> list[str]:
     records: list[dict[str, object]] = [
         {"type": "session", "version": 3, "id": "S1", "timestamp": "2026-12-07T05:00:00Z", "cwd": "/srv/project"},
-        {"type": "message", "id": "u1", "parentId": None, "timestamp": "2026-12-07T05:00:01Z",
-         "message": {"role": "user", "content": [{"type": "text", "text": "list files"}]}},
-        {"type": "message", "id": "a1", "parentId": "u1", "timestamp": "2026-12-07T05:00:02Z",
-         "message": {"role": "assistant", "model": "m1", "provider": "p", "content": [
-             {"type": "text", "text": "looking"}, {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "ls"}}]}},
-        {"type": "message", "id": "r1", "parentId": "a1", "timestamp": "2026-12-07T05:00:03Z",
-         "message": {"role": "toolResult", "toolCallId": "c1", "toolName": "bash", "content": [{"type": "text", "text": "a.txt"}]}},
-        {"type": "message", "id": "a2", "parentId": "r1", "timestamp": "2026-12-07T05:00:04Z",
-         "message": {"role": "assistant", "model": "m2", "content": [{"type": "text", "text": "one file"}]}},
+        {
+            "type": "message",
+            "id": "u1",
+            "parentId": None,
+            "timestamp": "2026-12-07T05:00:01Z",
+            "message": {"role": "user", "content": [{"type": "text", "text": "list files"}]},
+        },
+        {
+            "type": "message",
+            "id": "a1",
+            "parentId": "u1",
+            "timestamp": "2026-12-07T05:00:02Z",
+            "message": {
+                "role": "assistant",
+                "model": "m1",
+                "provider": "p",
+                "content": [
+                    {"type": "text", "text": "looking"},
+                    {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "ls"}},
+                ],
+            },
+        },
+        {
+            "type": "message",
+            "id": "r1",
+            "parentId": "a1",
+            "timestamp": "2026-12-07T05:00:03Z",
+            "message": {
+                "role": "toolResult",
+                "toolCallId": "c1",
+                "toolName": "bash",
+                "content": [{"type": "text", "text": "a.txt"}],
+            },
+        },
+        {
+            "type": "message",
+            "id": "a2",
+            "parentId": "r1",
+            "timestamp": "2026-12-07T05:00:04Z",
+            "message": {"role": "assistant", "model": "m2", "content": [{"type": "text", "text": "one file"}]},
+        },
         {"type": "message", "id": "u2", "parentId": "a2", "message": {"role": "user", "content": "and hidden ones?"}},
         {"type": "message", "id": "u3", "parentId": "a2", "message": {"role": "user", "content": "count them"}},
     ]
@@ -31,9 +63,12 @@ def _pi_file(extra: list[dict[str, object]] | None = None) -> list[str]:
 
 def test_i2_i3_import_writes_the_tree_once_on_every_backend(store: SessionStore) -> None:
     first = write_import(store, pi.parse(_pi_file(), "s.jsonl"))
-    assert first.created and first.added == 7
+    assert first.created
+    assert first.added == 7
     session = first.session
-    assert session.origin is not None and session.origin.kind == "import" and session.origin.source == "pi:S1"
+    assert session.origin is not None
+    assert session.origin.kind == "import"
+    assert session.origin.source == "pi:S1"
     assert session.workspace == "/srv/project"
     entries = whole_tree(store, session.id)
     kinds = [e.kind for e in entries]
@@ -47,7 +82,9 @@ def test_i2_i3_import_writes_the_tree_once_on_every_backend(store: SessionStore)
     assert (again.created, again.added, again.session.id) == (False, 0, session.id)
     assert len(whole_tree(store, session.id)) == 7
 
-    grown = _pi_file([{"type": "message", "id": "a3", "parentId": "u3", "message": {"role": "assistant", "content": "2"}}])
+    grown = _pi_file(
+        [{"type": "message", "id": "a3", "parentId": "u3", "message": {"role": "assistant", "content": "2"}}]
+    )
     more = write_import(store, pi.parse(grown, "s.jsonl"))
     assert more.added == 1
     after = whole_tree(store, session.id)
@@ -60,7 +97,9 @@ def test_i3_reimport_leaves_the_persons_own_turns_and_place(store: SessionStore)
 
     done = write_import(store, pi.parse(_pi_file(), "s.jsonl"))
     mine = store.append_entries(done.session.id, [NewEntry(kind=EntryKind.USER, text="my own turn")])
-    grown = _pi_file([{"type": "message", "id": "a3", "parentId": "u3", "message": {"role": "assistant", "content": "2"}}])
+    grown = _pi_file(
+        [{"type": "message", "id": "a3", "parentId": "u3", "message": {"role": "assistant", "content": "2"}}]
+    )
     more = write_import(store, pi.parse(grown, "s.jsonl"))
     assert more.added == 1
     assert more.session.head == mine[0].id  # the person's place, untouched

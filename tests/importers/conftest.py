@@ -7,12 +7,12 @@ import json
 import os
 import subprocess
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.cli.conftest import anyy  # noqa: F401  (the in-process CLI, for the tests here)
 from tests.fakes.harness_env import harness_bin, harness_env
 from tests.fakes.model_server import FakeModelServer, Reply, ToolCall
 from tests.fakes.prerequisites import missing
@@ -33,7 +33,14 @@ class Made:
 
 def _run(args: list[str], workdir: Path, env: dict[str, str]) -> str:
     done = subprocess.run(
-        args, cwd=workdir, env=env, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL
+        args,
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        stdin=subprocess.DEVNULL,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
@@ -55,7 +62,9 @@ def make_sessions(name: str, tmp_path: Path) -> Made:
     try:
         if name == "claude":
             server.enqueue(
-                Reply(thinking=["I will run it"], tool_calls=[ToolCall("Bash", {"command": "echo hi"}, call_id="toolu_1")]),
+                Reply(
+                    thinking=["I will run it"], tool_calls=[ToolCall("Bash", {"command": "echo hi"}, call_id="toolu_1")]
+                ),
                 Reply(text=["done: hi"]),
                 Reply(text=["second answer"]),
                 Reply(text=["fork answer"]),
@@ -72,7 +81,13 @@ def make_sessions(name: str, tmp_path: Path) -> Made:
                 Reply(text=["done: hi"]),
                 Reply(text=["second answer"]),
             )
-            flags = ["--json", "-m", "fake-model", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+            flags = [
+                "--json",
+                "-m",
+                "fake-model",
+                "--skip-git-repo-check",
+                "--dangerously-bypass-approvals-and-sandbox",
+            ]
             out = _run([exe, "exec", *flags, "run echo hi"], workdir, env)
             thread = json.loads(out.splitlines()[0])["thread_id"]
             _run([exe, "exec", "resume", *flags, thread, "second prompt"], workdir, env)
@@ -103,9 +118,9 @@ def made_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(params=["claude", "codex", "pi"])
-def made(request: pytest.FixtureRequest, made_dir: Path) -> Iterator[Made]:
+def made(request: pytest.FixtureRequest, made_dir: Path) -> Made:
     """Each CLI's sessions, made once per module (a CLI takes seconds) and read by several tests."""
     name: str = request.param
     if name not in _made:
         _made[name] = make_sessions(name, made_dir)
-    yield _made[name]
+    return _made[name]

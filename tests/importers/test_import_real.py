@@ -13,7 +13,7 @@ from anyy.domain.entries import Entry, EntryKind
 from anyy.profiles import get_profile
 from anyy.storage.reads import whole_tree
 from anyy.storage.sqlite import SqliteStore
-from tests.cli.conftest import Run, anyy  # noqa: F401  (the in-process CLI fixture)
+from tests.cli.conftest import Run
 from tests.importers.conftest import Made
 
 FORMATS = {"claude": "claude-code", "codex": "codex", "pi": "pi"}
@@ -30,13 +30,13 @@ def source_counts(name: str, path: Path) -> dict[str, int]:
         if name == "claude":
             if record.get("isSidechain") or record.get("isMeta"):
                 continue
-            content = (record.get("message") or {}).get("content")
+            content: Any = (record.get("message") or {}).get("content") or []
             if record.get("type") == "user":
                 if isinstance(content, str):
                     prompts += 1
                 else:
                     results += sum(1 for b in content if b.get("type") == "tool_result")
-                    prompts += any(b.get("type") == "text" for b in content)
+                    prompts += int(any(b.get("type") == "text" for b in content))
             elif record.get("type") == "assistant":
                 calls += sum(1 for b in content if b.get("type") == "tool_use")
         elif name == "codex":
@@ -69,7 +69,7 @@ def _sessions(home: Path) -> list[tuple[Any, list[Entry]]]:
         store.close()
 
 
-def test_i1_i2_real_sessions_import_as_faithful_trees(made: Made, anyy: Run, home: Path) -> None:  # noqa: F811
+def test_i1_i2_real_sessions_import_as_faithful_trees(made: Made, anyy: Run, home: Path) -> None:
     fmt = FORMATS[made.name]
     result = anyy("import", fmt, *map(str, made.files))
     assert result.exit_code == 0, result.stderr
@@ -79,7 +79,11 @@ def test_i1_i2_real_sessions_import_as_faithful_trees(made: Made, anyy: Run, hom
     for path in made.files:
         records = _records(path)
         source_id = next(
-            (r.get("sessionId") or r.get("id") or (r.get("payload") or {}).get("id") for r in records if r.get("sessionId") or r.get("type") in ("session", "session_meta")),
+            (
+                r.get("sessionId") or r.get("id") or (r.get("payload") or {}).get("id")
+                for r in records
+                if r.get("sessionId") or r.get("type") in ("session", "session_meta")
+            ),
             None,
         )
         session, entries = by_origin[f"{fmt}:{source_id}"]
@@ -89,13 +93,14 @@ def test_i1_i2_real_sessions_import_as_faithful_trees(made: Made, anyy: Run, hom
         calls = {e.data["call_id"]: e for e in entries if e.kind == EntryKind.TOOL_CALL}
         results = {e.data["call_id"]: e for e in entries if e.kind == EntryKind.TOOL_RESULT}
         assert calls.keys() == results.keys()
-        for call_id, result_entry in results.items():
+        for result_entry in results.values():
             assert "hi" in result_entry.text  # the command's real output
             assert result_entry.parent is not None
         call = next(iter(calls.values()))
         assert "echo hi" in json.dumps(call.data["arguments"])
         answers = [e for e in entries if e.kind == EntryKind.ASSISTANT]
-        assert answers and all(a.data.get("model") for a in answers)  # the original model per answer
+        assert answers
+        assert all(a.data.get("model") for a in answers)
         # the workspace is the folder the CLI ran in; the origin is recorded and shown
         assert session.workspace == str(made.workdir)
         assert session.origin.kind == "import"
@@ -109,7 +114,7 @@ def test_i1_i2_real_sessions_import_as_faithful_trees(made: Made, anyy: Run, hom
         assert "forked prompt" in texts
 
 
-def test_i3_reimport_adds_nothing_and_reads_only(made: Made, anyy: Run, home: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_i3_reimport_adds_nothing_and_reads_only(made: Made, anyy: Run, home: Path, tmp_path: Path) -> None:
     fmt = FORMATS[made.name]
     before = {p: p.read_bytes() for p in made.files}
     stamps = {p: p.stat().st_mtime_ns for p in made.files}
@@ -117,13 +122,16 @@ def test_i3_reimport_adds_nothing_and_reads_only(made: Made, anyy: Run, home: Pa
     first = {s.id: len(entries) for s, entries in _sessions(home)}
     again = anyy("import", fmt, *map(str, made.files))
     assert again.exit_code == 0
-    assert "0 entries added" in again.stdout and "already imported" in again.stdout
+    assert "0 entries added" in again.stdout
+    assert "already imported" in again.stdout
     assert {s.id: len(entries) for s, entries in _sessions(home)} == first
     assert {p: p.read_bytes() for p in made.files} == before  # read-only on the source
     assert {p: p.stat().st_mtime_ns for p in made.files} == stamps
 
 
-def test_i3_truncated_file_imports_nothing_and_names_the_line(made: Made, anyy: Run, home: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_i3_truncated_file_imports_nothing_and_names_the_line(
+    made: Made, anyy: Run, home: Path, tmp_path: Path
+) -> None:
     source = made.files[0]
     lines = source.read_text().splitlines()
     cut = tmp_path / source.name
@@ -135,7 +143,7 @@ def test_i3_truncated_file_imports_nothing_and_names_the_line(made: Made, anyy: 
     assert _sessions(home) == []
 
 
-def test_i1_discover_lists_and_imports_each_agents_sessions(made: Made, anyy: Run, home: Path) -> None:  # noqa: F811
+def test_i1_discover_lists_and_imports_each_agents_sessions(made: Made, anyy: Run, home: Path) -> None:
     env = {k: made.env[k] for k in ("HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR") if k in made.env}
     listed = anyy("import", "--discover", env=env)
     assert listed.exit_code == 0
@@ -148,7 +156,7 @@ def test_i1_discover_lists_and_imports_each_agents_sessions(made: Made, anyy: Ru
     assert len(_sessions(home)) == len(made.files)
 
 
-def test_i2_i3_pi_branch_kept_and_grown_source_adds_only_new(made: Made, anyy: Run, home: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_i2_i3_pi_branch_kept_and_grown_source_adds_only_new(made: Made, anyy: Run, home: Path, tmp_path: Path) -> None:
     if made.name != "pi":
         pytest.skip("pi keeps every branch in its session file")
     copy = tmp_path / "s.jsonl"
@@ -167,7 +175,8 @@ def test_i2_i3_pi_branch_kept_and_grown_source_adds_only_new(made: Made, anyy: R
     with copy.open("a") as handle:
         handle.write(json.dumps(branch) + "\n")
     grown = anyy("import", "pi", str(copy))
-    assert grown.exit_code == 0 and "1 entries added" in grown.stdout
+    assert grown.exit_code == 0
+    assert "1 entries added" in grown.stdout
     [(session, entries)] = _sessions(home)
     leaves = [e for e in entries if not any(c.parent == e.id for c in entries)]
     assert sorted(e.text for e in leaves if e.kind == EntryKind.USER) == ["another way"]

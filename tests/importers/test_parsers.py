@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from anyy.domain.entries import EntryKind
 from anyy.domain.imports import claude_code, codex, pi
 from anyy.domain.imports.model import SourceError
-from tests.cli.conftest import Run, anyy  # noqa: F401
+from tests.cli.conftest import Run
 
 
 def _claude(*records: dict[str, object]) -> list[str]:
@@ -19,11 +20,29 @@ def _claude(*records: dict[str, object]) -> list[str]:
 
 
 def _user(uuid: str, parent: str | None, content: object, **more: object) -> dict[str, object]:
-    return {"type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": "S", "message": {"role": "user", "content": content}, **more}
+    return {
+        "type": "user",
+        "uuid": uuid,
+        "parentUuid": parent,
+        "sessionId": "S",
+        "message": {"role": "user", "content": content},
+        **more,
+    }
 
 
 def _assistant(uuid: str, parent: str | None, msg_id: str, content: list[dict[str, object]]) -> dict[str, object]:
-    return {"type": "assistant", "uuid": uuid, "parentUuid": parent, "sessionId": "S", "message": {"id": msg_id, "model": "m", "content": content}}
+    return {
+        "type": "assistant",
+        "uuid": uuid,
+        "parentUuid": parent,
+        "sessionId": "S",
+        "message": {"id": msg_id, "model": "m", "content": content},
+    }
+
+
+def _data(entry: Any) -> Any:
+    """An entry's payload, as the parser built it (a struct of its kind)."""
+    return entry.data
 
 
 def _entries(session: object) -> list[tuple[str, str]]:
@@ -33,7 +52,9 @@ def _entries(session: object) -> list[tuple[str, str]]:
 def test_i3_escape_codes_never_reach_a_title() -> None:
     lines = _claude(_user("u1", None, "\x1b]0;pwned\x07\x1b[2J hello\r\nworld\x9b31m" + "x" * 500))
     session = claude_code.parse(lines, "f.jsonl")
-    assert "\x1b" not in session.title and "\x07" not in session.title and "\x9b" not in session.title
+    assert "\x1b" not in session.title
+    assert "\x07" not in session.title
+    assert "\x9b" not in session.title
     assert session.title.startswith("hello world xxx")  # the sequences go whole, not only their ESC
     assert len(session.title) <= 120
 
@@ -48,7 +69,7 @@ def test_i1_unknown_record_kinds_are_counted_in_a_notice_never_dropped() -> None
     session = claude_code.parse(lines, "f.jsonl")
     assert session.unknown == {"brand-new-kind": 2, "sidechain": 1}
     notices = [text for kind, text in _entries(session) if kind == "notice"]
-    assert notices == ["records of kinds this import does not read, left out: brand-new-kind ×2, sidechain ×1"]
+    assert notices == ["records of kinds this import does not read, left out: brand-new-kind: 2, sidechain: 1"]
 
 
 def test_i2_one_response_in_several_records_is_one_answer_with_its_calls() -> None:
@@ -65,7 +86,8 @@ def test_i2_one_response_in_several_records_is_one_answer_with_its_calls() -> No
     kinds = [kind for kind, _ in _entries(session)]
     assert kinds == ["user", "assistant", "tool_call", "tool_call", "tool_result", "tool_result"]
     answer = session.steps[1].entries[0]
-    assert answer.text == "running" and answer.data.thinking == "hmm"  # type: ignore[union-attr]
+    assert answer.text == "running"
+    assert _data(answer).thinking == "hmm"
 
 
 def test_i2_unanswered_calls_get_a_synthetic_result_and_orphan_results_become_notices() -> None:
@@ -79,7 +101,8 @@ def test_i2_unanswered_calls_get_a_synthetic_result_and_orphan_results_become_no
     kinds = [kind for kind, _ in _entries(session)]
     assert kinds == ["user", "assistant", "tool_call", "tool_result", "user", "notice"]
     synthetic = session.steps[2].entries[0]
-    assert synthetic.data.synthetic and synthetic.data.call_id == "t1"  # type: ignore[union-attr]
+    assert _data(synthetic).synthetic
+    assert _data(synthetic).call_id == "t1"
 
 
 def test_i3_malformed_records_name_file_and_line() -> None:
@@ -102,25 +125,58 @@ def test_i1_codex_rollout_keeps_calls_reasoning_and_model() -> None:
         {"type": "session_meta", "payload": {"id": "T1", "cwd": "/w"}},
         {"type": "turn_context", "payload": {"model": "gpt-x"}},
         {"type": "response_item", "payload": {"type": "message", "role": "developer", "content": []}},
-        {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>…"}]}},
-        {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix it"}]}},
-        {"type": "response_item", "payload": {"type": "reasoning", "summary": [{"type": "summary_text", "text": "think"}]}},
-        {"type": "response_item", "payload": {"type": "function_call", "name": "exec_command", "arguments": "{\"cmd\": \"ls\"}", "call_id": "c1"}},
-        {"type": "response_item", "payload": {"type": "function_call", "name": "exec_command", "arguments": "not json", "call_id": "c2"}},
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "<environment_context>…"}],
+            },
+        },
+        {
+            "type": "response_item",
+            "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix it"}]},
+        },
+        {
+            "type": "response_item",
+            "payload": {"type": "reasoning", "summary": [{"type": "summary_text", "text": "think"}]},
+        },
+        {
+            "type": "response_item",
+            "payload": {"type": "function_call", "name": "exec_command", "arguments": '{"cmd": "ls"}', "call_id": "c1"},
+        },
+        {
+            "type": "response_item",
+            "payload": {"type": "function_call", "name": "exec_command", "arguments": "not json", "call_id": "c2"},
+        },
         {"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c1", "output": "a"}},
         {"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c2", "output": "b"}},
-        {"type": "response_item", "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}},
+        {
+            "type": "response_item",
+            "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]},
+        },
     ]
     session = codex.parse([json.dumps(r) for r in records], "r.jsonl")
     assert (session.source_id, session.cwd) == ("T1", "/w")
     kinds = [kind for kind, _ in _entries(session)]
-    assert kinds == ["notice", "user", "assistant", "tool_call", "tool_call", "tool_result", "tool_result", "assistant", "notice"]
+    assert kinds == [
+        "notice",
+        "user",
+        "assistant",
+        "tool_call",
+        "tool_call",
+        "tool_result",
+        "tool_result",
+        "assistant",
+        "notice",
+    ]
     answer = session.steps[2].entries[0]
-    assert answer.data.model == "gpt-x" and answer.data.thinking == "think"  # type: ignore[union-attr]
-    assert session.steps[2].entries[2].data.arguments == {"raw": "not json"}  # type: ignore[union-attr]
+    assert _data(answer).model == "gpt-x"
+    assert _data(answer).thinking == "think"
+    assert _data(session.steps[2].entries[2]).arguments == {"raw": "not json"}
 
 
-def test_i3_cli_refuses_what_is_not_a_session_file(anyy: Run, tmp_path: Path) -> None:  # noqa: F811
+def test_i3_cli_refuses_what_is_not_a_session_file(anyy: Run, tmp_path: Path) -> None:
     fifo = tmp_path / "pipe.jsonl"
     os.mkfifo(fifo)
     result = anyy("import", "pi", str(fifo), str(tmp_path / "missing.jsonl"))
@@ -130,10 +186,12 @@ def test_i3_cli_refuses_what_is_not_a_session_file(anyy: Run, tmp_path: Path) ->
     bad = tmp_path / "latin1.jsonl"
     bad.write_bytes(b'{"type": "session", "id": "S"}\n{"x": "\xe9"}\n')
     result = anyy("import", "pi", str(bad))
-    assert result.exit_code == 1 and f"{bad}, line 2: not UTF-8 text" in result.stderr
+    assert result.exit_code == 1
+    assert f"{bad}, line 2: not UTF-8 text" in result.stderr
     assert "Traceback" not in result.stderr
     usage = anyy("import")
-    assert usage.exit_code == 2 and "give a FORMAT and at least one PATH, or --discover" in usage.stderr
+    assert usage.exit_code == 2
+    assert "give a FORMAT and at least one PATH, or --discover" in usage.stderr
 
 
 def test_i2_entries_keep_kinds_for_continuation() -> None:

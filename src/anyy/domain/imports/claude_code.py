@@ -24,6 +24,7 @@ from anyy.domain.imports.model import (
     finish,
     json_lines,
     notice,
+    object_of,
     text_of,
     timestamp,
 )
@@ -71,7 +72,7 @@ def parse(lines: Iterable[str], source: str, *, fallback_id: str = "") -> Import
         if parent is not None and parent not in steps:
             parent = None  # a parent outside this file (a session resumed from another one): a root
         try:
-            alias[uuid] = _record(session, steps, record, kind, uuid, parent, at)
+            alias[uuid] = _record(session, steps, record, kind=kind, uuid=uuid, parent=parent, at=at)
         except (TypeError, AttributeError, KeyError) as exc:
             raise SourceError(source, number, f"a {kind} record Claude Code did not write ({exc})") from None
     leaf = alias.get(last_leaf) if last_leaf is not None else None
@@ -84,15 +85,16 @@ def _record(
     session: ImportedSession,
     steps: dict[str, Step],
     record: dict[str, Any],
+    *,
     kind: str,
     uuid: str,
     parent: str | None,
     at: float | None,
 ) -> str | None:
     """Add what one record holds; the key of the step later records hang under."""
-    message = record.get("message") if isinstance(record.get("message"), dict) else {}
+    message = object_of(record.get("message"))
     if kind == "assistant":
-        return _answer(session, steps, message, uuid, parent, at)
+        return _answer(session, steps, message, uuid=uuid, parent=parent, at=at)
     if kind == "user":
         entries = _user(message, meta=record.get("isMeta") is True)
     elif kind == "system":
@@ -109,6 +111,7 @@ def _answer(
     session: ImportedSession,
     steps: dict[str, Step],
     message: dict[str, Any],
+    *,
     uuid: str,
     parent: str | None,
     at: float | None,
@@ -124,14 +127,15 @@ def _answer(
     ):
         step = previous  # another piece of the same response
     else:
-        data = AssistantData(provider="anthropic", model=text_of(message.get("model")), usage=_usage(message))
-        step = Step(key=uuid, parent=parent, entries=[NewEntry(kind=EntryKind.ASSISTANT, data=data)], at=at)
+        fresh = AssistantData(provider="anthropic", model=text_of(message.get("model")), usage=_usage(message))
+        step = Step(key=uuid, parent=parent, entries=[NewEntry(kind=EntryKind.ASSISTANT, data=fresh)], at=at)
         step.tag = message_id
         session.steps.append(step)
         steps[uuid] = step
     answer = step.entries[0]
     data = answer.data
-    assert isinstance(data, AssistantData)
+    if not isinstance(data, AssistantData):  # the parser's own invariant: an answer step starts with its answer
+        raise TypeError("an answer step without its answer")
     content = message.get("content")
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
     for block in blocks if isinstance(blocks, list) else []:
@@ -218,7 +222,7 @@ def _result_text(content: Any) -> str:
 
 
 def _image_note(block: dict[str, Any]) -> str:
-    source = block.get("source") if isinstance(block.get("source"), dict) else {}
+    source = object_of(block.get("source"))
     media = text_of(source.get("media_type")) or "image"
     return f"[{media} attachment in the source session, not imported]"
 

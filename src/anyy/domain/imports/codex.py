@@ -21,6 +21,7 @@ from anyy.domain.imports.model import (
     finish,
     json_lines,
     notice,
+    object_of,
     text_of,
     timestamp,
 )
@@ -37,10 +38,10 @@ def parse(lines: Iterable[str], source: str, *, fallback_id: str = "") -> Import
     for number, record in json_lines(lines, source):
         session.records += 1
         kind = text_of(record.get("type"))
-        payload = record.get("payload") if isinstance(record.get("payload"), dict) else {}
+        payload = object_of(record.get("payload"))
         at = timestamp(record.get("timestamp"))
         try:
-            _record(session, state, kind, payload, at, number)
+            _record(session, state, kind, payload, at=at, number=number)
         except (TypeError, AttributeError, KeyError) as exc:
             raise SourceError(source, number, f"a {kind} record Codex did not write ({exc})") from None
     return finish(session)
@@ -56,7 +57,7 @@ class _State:
 
 
 def _record(
-    session: ImportedSession, state: _State, kind: str, payload: dict[str, Any], at: float | None, number: int
+    session: ImportedSession, state: _State, kind: str, payload: dict[str, Any], *, at: float | None, number: int
 ) -> None:
     if kind == "session_meta":
         if isinstance(payload.get("id"), str):
@@ -70,8 +71,7 @@ def _record(
         return
     if kind in QUIET:
         if kind == "event_msg" and payload.get("type") == "token_count":
-            info = payload.get("info") if isinstance(payload.get("info"), dict) else {}
-            last = info.get("last_token_usage") if isinstance(info.get("last_token_usage"), dict) else {}
+            last = object_of(object_of(payload.get("info")).get("last_token_usage"))
             if state.answer is not None and last:
                 data = state.answer.entries[0].data
                 if isinstance(data, AssistantData) and data.usage is None:

@@ -85,7 +85,7 @@ def plan(session: ImportedSession, existing: Sequence[Entry]) -> Plan:
                 parent_id = match.id
                 position += 1
             if position == len(step.entries):
-                found[step.key] = parent_id  # type: ignore[assignment]
+                found[step.key] = parent_id
                 continue
             anchor = ("entry", parent_id)
         rest = step.entries[position:]

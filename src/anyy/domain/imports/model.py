@@ -23,8 +23,10 @@ MAX_LINE_CHARS = 64 * 1024 * 1024  # one record of a session file; more is not a
 MAX_TITLE_CHARS = 120
 # Terminal escape sequences (OSC titles and links, CSI colours and cursor moves, their one-byte C1 forms),
 # then any other control character.
-_ESCAPES = re.compile(r"(?:\x1b\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x9d[^\x07\x1b\x9c]*(?:\x07|\x9c)?"
-                      r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?)")
+_ESCAPES = re.compile(
+    r"(?:\x1b\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x9d[^\x07\x1b\x9c]*(?:\x07|\x9c)?"
+    r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?)"
+)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 _decoder = msgspec.json.Decoder()
 
@@ -111,6 +113,11 @@ def timestamp(value: Any) -> float | None:
     return None
 
 
+def object_of(value: Any) -> dict[str, Any]:
+    """A JSON object field of an untrusted record, or {} when it is something else."""
+    return value if isinstance(value, dict) else {}
+
+
 def text_of(value: Any) -> str:
     """A string field of an untrusted record, or "" when it is something else."""
     return value if isinstance(value, str) else ""
@@ -188,7 +195,7 @@ def finish(session: ImportedSession) -> ImportedSession:
     notice (counted, never silently dropped), a title."""
     pair_tool_results(session)
     if session.unknown:
-        counted = ", ".join(f"{kind} ×{n}" for kind, n in sorted(session.unknown.items()))
+        counted = ", ".join(f"{kind}: {n}" for kind, n in sorted(session.unknown.items()))
         last = session.steps[-1].key if session.steps else None
         at = session.steps[-1].at if session.steps else None
         key = session.head or last

@@ -20,6 +20,7 @@ from anyy.domain.imports.model import (
     finish,
     json_lines,
     notice,
+    object_of,
     text_of,
     timestamp,
 )
@@ -63,7 +64,7 @@ def parse(lines: Iterable[str], source: str, *, fallback_id: str = "") -> Import
 
 def _entries(session: ImportedSession, kind: str, record: dict[str, Any]) -> list[NewEntry]:
     if kind == "message":
-        message = record.get("message") if isinstance(record.get("message"), dict) else {}
+        message = object_of(record.get("message"))
         return _message(message)
     if kind == "model_change":
         return [notice(f"model: {text_of(record.get('provider'))}/{text_of(record.get('modelId'))}")]
@@ -108,12 +109,12 @@ def _message(message: dict[str, Any]) -> list[NewEntry]:
         ]
         return [NewEntry(kind=EntryKind.ASSISTANT, text=text, data=data), *calls]
     if role == "toolResult":
-        data = ToolResultData(
+        result = ToolResultData(
             call_id=text_of(message.get("toolCallId")),
             name=text_of(message.get("toolName")),
             is_error=message.get("isError") is True,
         )
-        return [NewEntry(kind=EntryKind.TOOL_RESULT, text=text, data=data)]
+        return [NewEntry(kind=EntryKind.TOOL_RESULT, text=text, data=result)]
     if role == "bashExecution":  # a command the user ran with ! (not a model's call)
         return [notice(f"$ {text_of(message.get('command'))}\n{text_of(message.get('output'))}")]
     return [notice(f"a {role or 'roleless'} message of pi:\n{text}")]
