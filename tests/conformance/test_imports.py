@@ -76,6 +76,8 @@ def test_i2_i3_import_writes_the_tree_once_on_every_backend(store: SessionStore)
     branch_point = next(e for e in entries if e.text == "one file")
     assert sorted(e.text for e in entries if e.parent == branch_point.id) == ["and hidden ones?", "count them"]
     assert [e.data.get("model") for e in entries if e.kind == EntryKind.ASSISTANT] == ["m1", "m2"]
+    # the source's times are kept (2026-12-07T05:00:01Z is 1796619601)
+    assert [e.created_at for e in entries[:4]] == [1796619601.0, 1796619602.0, 1796619602.0, 1796619603.0]
     assert store.get_entry(session.id, session.head or 0).text == "count them"  # the source's last record
 
     again = write_import(store, pi.parse(_pi_file(), "s.jsonl"))
@@ -104,3 +106,20 @@ def test_i3_reimport_leaves_the_persons_own_turns_and_place(store: SessionStore)
     assert more.added == 1
     assert more.session.head == mine[0].id  # the person's place, untouched
     assert any(e.text == "my own turn" for e in whole_tree(store, done.session.id))
+
+
+def test_i2_an_entry_keeps_a_given_time_and_refuses_an_absurd_one(store: SessionStore) -> None:
+    import pytest
+
+    from anyy.domain.entries import NewEntry
+    from anyy.domain.errors import InvalidInput
+    from anyy.domain.sessions import NewSession
+
+    session = store.create_session(NewSession())
+    [kept] = store.append_entries(session.id, [NewEntry(kind=EntryKind.USER, text="then", created_at=1500000000.5)])
+    assert kept.created_at == 1500000000.5
+    assert store.get_entry(session.id, kept.id).created_at == 1500000000.5
+    for absurd in (float("nan"), float("inf"), -1.0):
+        with pytest.raises(InvalidInput, match="seconds since the epoch"):
+            store.append_entries(session.id, [NewEntry(kind=EntryKind.USER, text="x", created_at=absurd)])
+    assert len(store.path(session.id)) == 1

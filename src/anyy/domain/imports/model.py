@@ -103,14 +103,15 @@ def timestamp(value: Any) -> float | None:
     """Seconds since the epoch from an ISO 8601 string or a number of milliseconds; None if neither."""
     if isinstance(value, bool):
         return None
+    seconds: float | None = None
     if isinstance(value, (int, float)):
-        return float(value) / 1000.0 if value > 1e11 else float(value)
-    if isinstance(value, str) and value:
+        seconds = float(value) / 1000.0 if value > 1e11 else float(value)
+    elif isinstance(value, str) and value:
         try:
-            return datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-        except ValueError:
+            seconds = datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except (ValueError, OverflowError):
             return None
-    return None
+    return seconds if seconds is not None and 0 <= seconds < 1e11 else None  # NaN and the absurd: unknown
 
 
 def object_of(value: Any) -> dict[str, Any]:
@@ -194,6 +195,10 @@ def finish(session: ImportedSession) -> ImportedSession:
     """The last touches every format shares: tool results paired, unknown record kinds kept as one
     notice (counted, never silently dropped), a title."""
     pair_tool_results(session)
+    for step in session.steps:  # each entry keeps the time of the record it came from
+        for entry in step.entries:
+            if entry.created_at is None:
+                entry.created_at = step.at
     if session.unknown:
         counted = ", ".join(f"{kind}: {n}" for kind, n in sorted(session.unknown.items()))
         last = session.steps[-1].key if session.steps else None

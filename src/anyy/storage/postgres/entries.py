@@ -23,7 +23,7 @@ from anyy.domain.context import (
     newest_on_path,
     runs_from,
 )
-from anyy.domain.entries import Entry, EntryKind, NewEntry, decode_data, encode_data
+from anyy.domain.entries import Entry, EntryKind, NewEntry, check_created_at, decode_data, encode_data
 from anyy.domain.errors import InvalidInput
 from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
 from anyy.domain.sessions import UNSET, Page, Unset
@@ -81,6 +81,7 @@ class Prepared(NamedTuple):
     obj: str | None
     refs: list[str]
     body: bytes | None  # the body to store as an object (large bodies, and texts holding NUL)
+    at: float | None = None  # the entry's own time (an imported entry's), else the append's
 
 
 def runs_arrays(runs: Sequence[tuple[int, int]]) -> tuple[list[int], list[int]]:
@@ -102,7 +103,8 @@ class EntriesPart(PgCore):
             raise rules.nothing_to_append()
         prepared = [self._prepare(new) for new in entries]
         # The one-statement path cannot be fenced: a Gateway of a shared store takes the general one.
-        if len(prepared) == 1 and prepared[0].body is None and not prepared[0].refs and self.member is None:
+        one = prepared[0]
+        if len(prepared) == 1 and one.body is None and not one.refs and one.at is None and self.member is None:
             return [self._append_one(session_id, prepared[0], expected_head)]
         # Pipelined: BEGIN, the lock and the read go in one round trip, the inserts and COMMIT in another.
         with self.conn.pipeline(), self._tx():
@@ -161,7 +163,8 @@ class EntriesPart(PgCore):
                 refs.append(obj)
         if kind == EntryKind.USER and data is not None:
             refs.extend(att["object"] for att in msgspec.json.decode(data).get("attachments", []))
-        return Prepared(kind, new.text, stored, data.decode() if data is not None else None, obj, refs, body)
+        at = None if new.created_at is None else check_created_at(new.created_at)
+        return Prepared(kind, new.text, stored, data.decode() if data is not None else None, obj, refs, body, at)
 
     def _append_prepared(
         self, session_id: str, prepared: Sequence[Prepared], *, expected_head: int | Unset | None = UNSET
@@ -201,7 +204,8 @@ class EntriesPart(PgCore):
                 )
             for ref in item.refs:
                 self._add_object_ref(entry_id, ref, created=item.obj == ref)
-            rows.append((entry_id, parent, run, int(item.kind), item.stored_text, item.data, item.obj, now))
+            at = now if item.at is None else item.at
+            rows.append((entry_id, parent, run, int(item.kind), item.stored_text, item.data, item.obj, at))
             out.append(
                 Entry(
                     id=entry_id,
@@ -209,7 +213,7 @@ class EntriesPart(PgCore):
                     kind=item.kind,
                     text=item.text,
                     data=decode_data(item.data) if item.data is not None else {},
-                    created_at=now,
+                    created_at=at,
                     object=item.obj,
                 )
             )
