@@ -58,7 +58,7 @@ def make_sessions(name: str, tmp_path: Path) -> Made:
     workdir = tmp_path / f"{name}-work"
     workdir.mkdir()
     env = dict(os.environ) | harness_env(name, server, home, bin_dir)
-    exe = str(bin_dir / name)
+    exe = str(bin_dir / ("opencode" if name == "acp" else name))
     try:
         if name == "claude":
             server.enqueue(
@@ -92,6 +92,16 @@ def make_sessions(name: str, tmp_path: Path) -> Made:
             thread = json.loads(out.splitlines()[0])["thread_id"]
             _run([exe, "exec", "resume", *flags, thread, "second prompt"], workdir, env)
             files = sorted((home / ".codex" / "sessions").rglob("rollout-*.jsonl"))
+        elif name == "acp":  # opencode: its sessions are rows of one SQLite database
+            server.enqueue(
+                Reply(tool_calls=[ToolCall("bash", {"command": "echo hi", "description": "say hi"}, call_id="call_1")]),
+                Reply(text=["done: hi"]),
+                Reply(text=["second answer"]),
+            )
+            env["PWD"] = str(workdir)  # opencode takes its folder from PWD
+            _run([exe, "run", "run echo hi"], workdir, env)
+            _run([exe, "run", "--continue", "second prompt"], workdir, env)
+            files = [home / ".local" / "share" / "opencode" / "opencode.db"]
         else:
             server.enqueue(
                 Reply(tool_calls=[ToolCall("bash", {"command": "echo hi"}, call_id="call_1")]),
@@ -117,7 +127,7 @@ def made_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("harness-sessions")
 
 
-@pytest.fixture(params=["claude", "codex", "pi"])
+@pytest.fixture(params=["claude", "codex", "pi", "acp"])
 def made(request: pytest.FixtureRequest, made_dir: Path) -> Made:
     """Each CLI's sessions, made once per module (a CLI takes seconds) and read by several tests."""
     name: str = request.param

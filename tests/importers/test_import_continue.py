@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from anyy.api.events import ExecutionStateChanged
-from anyy.cli.import_sources import parse_file
+from anyy.cli.import_sources import parse_sessions
 from anyy.domain.queue import NewSubmission
 from anyy.domain.sessions import SessionPatch
 from anyy.profiles.profile import create_profile
@@ -23,7 +23,7 @@ from tests.fakes.model_server import FakeModelServer, Reply
 from tests.importers.conftest import Made
 
 TIMEOUT = 60.0
-FORMATS = {"claude": "claude-code", "codex": "codex", "pi": "pi"}
+FORMATS = {"claude": "claude-code", "codex": "codex", "pi": "pi", "acp": "opencode"}
 PROVIDERS = {
     "offline": ("offline", "offline"),
     "anthropic": ("fake-anthropic", "claude-test"),
@@ -67,7 +67,8 @@ async def test_i2_imported_session_continues_with_any_provider(made: Made, provi
         deps.owner.start()
         runtime = Runtime(deps)
         await runtime.start()
-        parsed = parse_file(FORMATS[made.name], made.files[0])
+        [parsed] = parse_sessions(FORMATS[made.name], made.files[0])
+        assert not isinstance(parsed, Exception)
         imported = await deps.owner.call(lambda s: write_import(s, parsed))
         name, model = PROVIDERS[provider]
         session_id = imported.session.id

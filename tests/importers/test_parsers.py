@@ -202,3 +202,51 @@ def test_i2_entries_keep_kinds_for_continuation() -> None:
         (EntryKind.NOTICE, "pi compacted the conversation here"),
         (EntryKind.USER, "earlier work"),
     ]
+
+
+def test_i1_opencode_steps_become_answers_with_calls_and_results() -> None:
+    from anyy.domain.imports import opencode
+
+    session_row = {"id": "ses_1", "directory": "/w", "title": "New session - 2026", "time_created": 1796621449182}
+    messages = [
+        ("msg_1", 1796621450350, json.dumps({"role": "user"})),
+        (
+            "msg_2",
+            1796621469146,
+            json.dumps({"role": "assistant", "modelID": "m", "providerID": "p", "tokens": {"input": 3}}),
+        ),
+    ]
+    parts = [
+        ("prt_1", "msg_1", json.dumps({"type": "text", "text": "\x1b[31mlist\x1b[0m files"})),
+        ("prt_2", "msg_2", json.dumps({"type": "step-start"})),
+        ("prt_3", "msg_2", json.dumps({"type": "reasoning", "text": "think"})),
+        (
+            "prt_4",
+            "msg_2",
+            json.dumps(
+                {
+                    "type": "tool",
+                    "tool": "bash",
+                    "callID": "c1",
+                    "state": {"status": "completed", "input": {"command": "ls"}, "output": "a"},
+                }
+            ),
+        ),
+        (
+            "prt_5",
+            "msg_2",
+            json.dumps({"type": "tool", "tool": "bash", "callID": "c2", "state": {"status": "running", "input": {}}}),
+        ),
+        ("prt_6", "msg_2", json.dumps({"type": "step-finish"})),
+        ("prt_7", "msg_2", json.dumps({"type": "step-start"})),
+        ("prt_8", "msg_2", json.dumps({"type": "text", "text": "done"})),
+        ("prt_9", "msg_2", json.dumps({"type": "brand-new"})),
+    ]
+    session = opencode.parse(session_row, messages, parts, "oc.db")
+    assert session.title == "list files"
+    kinds = [kind for kind, _ in _entries(session)]
+    # the call still running when opencode stopped gets a synthetic result
+    assert kinds == ["user", "assistant", "tool_call", "tool_call", "tool_result", "tool_result", "assistant", "notice"]
+    assert session.unknown == {"part brand-new": 1}
+    with pytest.raises(SourceError, match=r"oc.db, row 3: prt_1: its data is not a JSON record"):
+        opencode.parse(session_row, messages, [("prt_1", "msg_1", "{bad")], "oc.db")

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from anyy.cli.context import open_store, with_profile
-from anyy.cli.import_sources import FORMATS, discover, parse_file, session_files
+from anyy.cli.import_sources import FORMATS, discover, parse_sessions, session_files
 from anyy.domain.errors import AnyyError
 from anyy.profiles import Profile
 
@@ -25,9 +25,10 @@ from anyy.profiles import Profile
 @click.option("--all", "take_all", is_flag=True, help="With --discover: import every session found.")
 @with_profile
 def import_command(profile: Profile, fmt: str | None, paths: tuple[Path, ...], find: bool, take_all: bool) -> None:
-    """Import sessions of Claude Code, Codex or pi (FORMAT: claude-code, codex, pi).
+    """Import sessions of Claude Code, Codex, pi or opencode (FORMAT: claude-code, codex, pi, opencode).
 
-    A PATH is a session file or a folder of them. Importing again adds only what is new."""
+    A PATH is a session file or a folder of them (opencode: its opencode.db, or the folder holding it).
+    Importing again adds only what is new."""
     if find:
         found = discover(formats=(fmt,) if fmt else FORMATS)
         if not take_all:
@@ -54,15 +55,17 @@ def import_command(profile: Profile, fmt: str | None, paths: tuple[Path, ...], f
         from anyy.storage.imports import write_import
 
         for job_format, path in jobs:
-            try:
-                parsed = parse_file(job_format, path)
-                done = write_import(store, parsed)
-            except AnyyError as exc:
-                failed += 1
-                click.echo(f"anyy import: {exc}", err=True)
-                continue
-            what = "new" if done.created else "already imported"
-            unknown = f", {done.unknown} record(s) of unknown kinds kept as a notice" if done.unknown else ""
-            click.echo(f"{parsed.origin} -> {done.session.id} ({what}, {done.added} entries added{unknown})")
+            for parsed in parse_sessions(job_format, path):
+                try:
+                    if isinstance(parsed, AnyyError):
+                        raise parsed
+                    done = write_import(store, parsed)
+                except AnyyError as exc:
+                    failed += 1
+                    click.echo(f"anyy import: {exc}", err=True)
+                    continue
+                what = "new" if done.created else "already imported"
+                unknown = f", {done.unknown} record(s) of unknown kinds kept as a notice" if done.unknown else ""
+                click.echo(f"{parsed.origin} -> {done.session.id} ({what}, {done.added} entries added{unknown})")
     if failed:
         raise SystemExit(1)

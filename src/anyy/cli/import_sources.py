@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from anyy.domain.errors import InvalidInput
+from anyy.domain.errors import AnyyError, InvalidInput
 
 if TYPE_CHECKING:
     from anyy.domain.imports.model import ImportedSession
 
 MAX_FILE_BYTES = 1024 * 1024 * 1024  # 1 GiB: larger is not a session file
-FORMATS = ("claude-code", "codex", "pi")
+FORMATS = ("claude-code", "codex", "pi", "opencode")
 
 
 @dataclass
@@ -45,11 +45,17 @@ def homes(env: dict[str, str] | None = None) -> dict[str, Path]:
         "claude-code": Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude") / "projects",
         "codex": Path(env.get("CODEX_HOME") or home / ".codex") / "sessions",
         "pi": Path(env.get("PI_CODING_AGENT_DIR") or home / ".pi" / "agent") / "sessions",
+        "opencode": Path(env.get("XDG_DATA_HOME") or home / ".local" / "share") / "opencode",
     }
 
 
 def session_files(fmt: str, root: Path) -> Iterator[Path]:
     """The session files of format ``fmt`` under ``root`` (a folder), sorted; symbolic links skipped."""
+    if fmt == "opencode":  # one database holds every session
+        database = root / "opencode.db" if root.is_dir() else root
+        if database.is_file() and not database.is_symlink():
+            yield database
+        return
     pattern = "rollout-*.jsonl" if fmt == "codex" else "*.jsonl"
     depth = {"claude-code": 2, "pi": 2}.get(fmt)  # claude-code and pi: <root>/<folder>/<file>
     for path in sorted(root.rglob(pattern)):
@@ -71,7 +77,7 @@ def discover(env: dict[str, str] | None = None, formats: tuple[str, ...] = FORMA
             continue
         for path in session_files(fmt, root):
             info = path.stat()
-            folder = path.parent.name if fmt != "codex" else "/".join(path.parent.parts[-3:])
+            folder = "/".join(path.parent.parts[-3:]) if fmt == "codex" else path.parent.name
             found.append(Found(fmt, path, info.st_size, info.st_mtime, folder))
     return sorted(found, key=lambda f: f.modified)
 
@@ -114,6 +120,19 @@ def parser(fmt: str) -> Callable[..., ImportedSession]:
 
         return pi.parse
     raise InvalidInput(f"unknown import format {fmt!r}; the formats are: {', '.join(FORMATS)}")
+
+
+def parse_sessions(fmt: str, path: Path) -> list[ImportedSession | AnyyError]:
+    """Every session a source file holds (one, except opencode's database), each parsed whole or replaced
+    by the error that stopped it (a bad session never stops the others)."""
+    if fmt != "opencode":
+        try:
+            return [parse_file(fmt, path)]
+        except AnyyError as exc:
+            return [exc]
+    from anyy.cli.import_opencode import read_database
+
+    return read_database(path)
 
 
 def parse_file(fmt: str, path: Path) -> ImportedSession:

@@ -34,9 +34,9 @@ _decoder = msgspec.json.Decoder()
 class SourceError(InvalidInput):
     """A source file that cannot be read as its format says: names the file, the line and the record."""
 
-    def __init__(self, source: str, line: int, what: str) -> None:
+    def __init__(self, source: str, line: int, what: str, *, unit: str = "line") -> None:
         super().__init__(
-            f"{source}, line {line}: {what}; nothing of this session was imported (fix or remove the file)"
+            f"{source}, {unit} {line}: {what}; nothing of this session was imported (fix or remove the file)"
         )
         self.source = source
         self.line = line
