@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import uuid
 from dataclasses import dataclass
@@ -46,9 +47,19 @@ def _run(args: list[str], workdir: Path, env: dict[str, str]) -> str:
     return done.stdout
 
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def hermes_bin() -> Path | None:
+    """Hermes Agent's environment, from scripts/setup-hermes (idempotent: ~1 s when installed)."""
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "setup-hermes")], capture_output=True, text=True, check=False)
+    lines = done.stdout.strip().splitlines()
+    return Path(lines[-1]) if done.returncode == 0 and lines and (Path(lines[-1]) / "hermes").exists() else None
+
+
 def make_sessions(name: str, tmp_path: Path) -> Made:
     """Two turns with a tool call in the first, the second a resume; Claude Code also forks the session."""
-    bin_dir = harness_bin(name)
+    bin_dir = hermes_bin() if name == "hermes" else harness_bin(name)
     if bin_dir is None:
         missing("harnesses", f"{name} is not installed (scripts/setup-harnesses could not install it)")
     server = FakeModelServer()
@@ -57,7 +68,9 @@ def make_sessions(name: str, tmp_path: Path) -> Made:
     home.mkdir()
     workdir = tmp_path / f"{name}-work"
     workdir.mkdir()
-    env = dict(os.environ) | harness_env(name, server, home, bin_dir)
+    env = dict(os.environ) | (
+        hermes_env(server, home) if name == "hermes" else harness_env(name, server, home, bin_dir)
+    )
     exe = str(bin_dir / ("opencode" if name == "acp" else name))
     try:
         if name == "claude":
@@ -92,6 +105,21 @@ def make_sessions(name: str, tmp_path: Path) -> Made:
             thread = json.loads(out.splitlines()[0])["thread_id"]
             _run([exe, "exec", "resume", *flags, thread, "second prompt"], workdir, env)
             files = sorted((home / ".codex" / "sessions").rglob("rollout-*.jsonl"))
+        elif name == "hermes":
+            server.enqueue(
+                Reply(tool_calls=[ToolCall("terminal", {"command": "echo hi"}, call_id="call_1")]),
+                Reply(text=["done: hi"]),
+                Reply(text=["second answer"]),
+            )
+            env["PWD"] = str(workdir)
+            base = [exe, "--yolo", "--provider", "custom", "-m", "fake-model"]
+            _run([*base, "-z", "run echo hi"], workdir, env)
+            state = home / ".hermes" / "state.db"
+            conn = sqlite3.connect(f"file:{state}?mode=ro", uri=True)
+            [(session_id,)] = conn.execute("SELECT id FROM sessions").fetchall()
+            conn.close()
+            _run([*base, "--resume", session_id, "-z", "second prompt"], workdir, env)
+            files = [state]
         elif name == "acp":  # opencode: its sessions are rows of one SQLite database
             server.enqueue(
                 Reply(tool_calls=[ToolCall("bash", {"command": "echo hi", "description": "say hi"}, call_id="call_1")]),
@@ -119,6 +147,17 @@ def make_sessions(name: str, tmp_path: Path) -> Made:
     return Made(name=name, home=home, workdir=workdir, files=files, env=env)
 
 
+def hermes_env(server: FakeModelServer, home: Path) -> dict[str, str]:
+    """Hermes pointed at the fake server: a custom OpenAI-compatible provider in its home's config.yaml."""
+    hermes_home = home / ".hermes"
+    hermes_home.mkdir()
+    (hermes_home / "config.yaml").write_text(
+        f"model:\n  provider: custom\n  default: fake-model\n  base_url: {server.openai_url}\n  api_key: sk-test\n",
+        encoding="utf-8",
+    )
+    return {"HOME": str(home), "HERMES_HOME": str(hermes_home), "OPENAI_API_KEY": "sk-test"}
+
+
 _made: dict[str, Made] = {}
 
 
@@ -127,7 +166,7 @@ def made_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("harness-sessions")
 
 
-@pytest.fixture(params=["claude", "codex", "pi", "acp"])
+@pytest.fixture(params=["claude", "codex", "pi", "acp", "hermes"])
 def made(request: pytest.FixtureRequest, made_dir: Path) -> Made:
     """Each CLI's sessions, made once per module (a CLI takes seconds) and read by several tests."""
     name: str = request.param

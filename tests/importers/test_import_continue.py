@@ -23,7 +23,7 @@ from tests.fakes.model_server import FakeModelServer, Reply
 from tests.importers.conftest import Made
 
 TIMEOUT = 60.0
-FORMATS = {"claude": "claude-code", "codex": "codex", "pi": "pi", "acp": "opencode"}
+FORMATS = {"claude": "claude-code", "codex": "codex", "pi": "pi", "acp": "opencode", "hermes": "hermes"}
 PROVIDERS = {
     "offline": ("offline", "offline"),
     "anthropic": ("fake-anthropic", "claude-test"),

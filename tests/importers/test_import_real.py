@@ -17,7 +17,7 @@ from anyy.storage.sqlite import SqliteStore
 from tests.cli.conftest import Run
 from tests.importers.conftest import Made
 
-FORMATS = {"claude": "claude-code", "codex": "codex", "pi": "pi", "acp": "opencode"}
+FORMATS = {"claude": "claude-code", "codex": "codex", "pi": "pi", "acp": "opencode", "hermes": "hermes"}
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
@@ -77,10 +77,27 @@ def opencode_sources(path: Path) -> dict[str, dict[str, int]]:
         conn.close()
 
 
+def hermes_sources(path: Path) -> dict[str, dict[str, int]]:
+    """Each Hermes session with its prompts, tool calls and results, read apart."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        out: dict[str, dict[str, int]] = {}
+        for (session_id,) in conn.execute("SELECT id FROM sessions"):
+            rows = conn.execute("SELECT role, tool_calls FROM messages WHERE session_id = ?", (session_id,)).fetchall()
+            calls = sum(len(json.loads(c)) for r, c in rows if r == "assistant" and c)
+            roles = [r for r, _ in rows]
+            out[session_id] = {"user": roles.count("user"), "tool_call": calls, "tool_result": roles.count("tool")}
+        return out
+    finally:
+        conn.close()
+
+
 def expected(made: Made) -> dict[str, dict[str, int]]:
     """Source id -> counts, for every session the CLI made."""
     if made.name == "acp":
         return opencode_sources(made.files[0])
+    if made.name == "hermes":
+        return hermes_sources(made.files[0])
     out: dict[str, dict[str, int]] = {}
     for path in made.files:
         records = _records(path)
@@ -163,10 +180,10 @@ def test_i3_truncated_file_imports_nothing_and_names_the_line(
     made: Made, anyy: Run, home: Path, tmp_path: Path
 ) -> None:
     source = made.files[0]
-    if made.name == "acp":  # a database cut short: the whole file refused, with its name
-        broken = tmp_path / "opencode.db"
+    if made.name in ("acp", "hermes"):  # a database cut short: the whole file refused, with its name
+        broken = tmp_path / source.name
         broken.write_bytes(source.read_bytes()[:1000])
-        result = anyy("import", "opencode", str(broken))
+        result = anyy("import", FORMATS[made.name], str(broken))
         assert result.exit_code == 1
         assert str(broken) in result.stderr
         assert "Traceback" not in result.stderr
@@ -183,13 +200,13 @@ def test_i3_truncated_file_imports_nothing_and_names_the_line(
 
 
 def test_i1_discover_lists_and_imports_each_agents_sessions(made: Made, anyy: Run, home: Path) -> None:
-    names = ("HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "XDG_DATA_HOME")
+    names = ("HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "XDG_DATA_HOME", "HERMES_HOME")
     env = {k: made.env[k] for k in names if k in made.env}
     listed = anyy("import", "--discover", env=env)
     assert listed.exit_code == 0
     for path in made.files:
         assert str(path) in listed.stdout
-    assert f"{len(made.files)} session(s) found" in listed.stderr  # opencode: one database of sessions
+    assert f"{len(made.files)} session file(s) found" in listed.stderr  # opencode, Hermes: one database
     assert _sessions(home) == []  # listing imports nothing
     taken = anyy("import", "--discover", "--all", env=env)
     assert taken.exit_code == 0, taken.stderr

@@ -250,3 +250,27 @@ def test_i1_opencode_steps_become_answers_with_calls_and_results() -> None:
     assert session.unknown == {"part brand-new": 1}
     with pytest.raises(SourceError, match=r"oc.db, row 3: prt_1: its data is not a JSON record"):
         opencode.parse(session_row, messages, [("prt_1", "msg_1", "{bad")], "oc.db")
+
+
+def test_i1_hermes_messages_become_a_tree_and_bad_calls_name_the_message() -> None:
+    from anyy.domain.imports import hermes
+
+    row = {"id": "h1", "model": "m", "cwd": "/w", "title": None, "started_at": 1796622421.4}
+    calls = json.dumps(
+        [{"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": '{"command": "ls"}'}}]
+    )
+    messages = [
+        (1, "user", "list", None, None, None, 1796622421.5, None, None, 1),
+        (2, "assistant", "", None, calls, None, 1796622422.0, "tool_calls", "think", 1),
+        (3, "tool", '{"output": "a"}', "c1", None, "terminal", 1796622423.0, None, None, 1),
+        (4, "user", "oops", None, None, None, 1796622424.0, None, None, 0),
+        (5, "assistant", "done", None, None, None, 1796622425.0, "stop", None, 1),
+    ]
+    session = hermes.parse(row, messages, "state.db")
+    kinds = [kind for kind, _ in _entries(session)]
+    assert kinds == ["user", "assistant", "tool_call", "tool_result", "assistant", "notice"]
+    assert session.unknown == {"message taken back": 1}
+    assert session.steps[0].entries[0].created_at == 1796622421.5
+    bad = [(2, "assistant", "", None, "[{", None, 1.0, None, None, 1)]
+    with pytest.raises(SourceError, match=r"state.db, message 1: its tool calls are not JSON"):
+        hermes.parse(row, bad, "state.db")

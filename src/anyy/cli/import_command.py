@@ -25,9 +25,10 @@ from anyy.profiles import Profile
 @click.option("--all", "take_all", is_flag=True, help="With --discover: import every session found.")
 @with_profile
 def import_command(profile: Profile, fmt: str | None, paths: tuple[Path, ...], find: bool, take_all: bool) -> None:
-    """Import sessions of Claude Code, Codex, pi or opencode (FORMAT: claude-code, codex, pi, opencode).
+    """Import sessions of Claude Code, Codex, pi, opencode or Hermes (FORMAT: claude-code, codex, pi,
+    opencode, hermes).
 
-    A PATH is a session file or a folder of them (opencode: its opencode.db, or the folder holding it).
+    A PATH is a session file or a folder of them (opencode, Hermes: their database, or its folder).
     Importing again adds only what is new."""
     if find:
         found = discover(formats=(fmt,) if fmt else FORMATS)
@@ -35,7 +36,7 @@ def import_command(profile: Profile, fmt: str | None, paths: tuple[Path, ...], f
             for item in found:
                 click.echo(item.line())
             click.echo(
-                f"{len(found)} session(s) found; import them with `anyy import --discover --all` "
+                f"{len(found)} session file(s) found; import them with `anyy import --discover --all` "
                 "or `anyy import FORMAT PATH…`",
                 err=True,
             )

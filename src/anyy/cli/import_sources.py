@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from anyy.domain.imports.model import ImportedSession
 
 MAX_FILE_BYTES = 1024 * 1024 * 1024  # 1 GiB: larger is not a session file
-FORMATS = ("claude-code", "codex", "pi", "opencode")
+FORMATS = ("claude-code", "codex", "pi", "opencode", "hermes")
 
 
 @dataclass
@@ -46,13 +46,14 @@ def homes(env: dict[str, str] | None = None) -> dict[str, Path]:
         "codex": Path(env.get("CODEX_HOME") or home / ".codex") / "sessions",
         "pi": Path(env.get("PI_CODING_AGENT_DIR") or home / ".pi" / "agent") / "sessions",
         "opencode": Path(env.get("XDG_DATA_HOME") or home / ".local" / "share") / "opencode",
+        "hermes": Path(env.get("HERMES_HOME") or home / ".hermes"),
     }
 
 
 def session_files(fmt: str, root: Path) -> Iterator[Path]:
     """The session files of format ``fmt`` under ``root`` (a folder), sorted; symbolic links skipped."""
-    if fmt == "opencode":  # one database holds every session
-        database = root / "opencode.db" if root.is_dir() else root
+    if fmt in ("opencode", "hermes"):  # one database holds every session
+        database = root / ("opencode.db" if fmt == "opencode" else "state.db") if root.is_dir() else root
         if database.is_file() and not database.is_symlink():
             yield database
         return
@@ -125,14 +126,14 @@ def parser(fmt: str) -> Callable[..., ImportedSession]:
 def parse_sessions(fmt: str, path: Path) -> list[ImportedSession | AnyyError]:
     """Every session a source file holds (one, except opencode's database), each parsed whole or replaced
     by the error that stopped it (a bad session never stops the others)."""
-    if fmt != "opencode":
+    if fmt not in ("opencode", "hermes"):
         try:
             return [parse_file(fmt, path)]
         except AnyyError as exc:
             return [exc]
-    from anyy.cli.import_opencode import read_database
+    from anyy.cli.import_databases import read_database, read_hermes
 
-    return read_database(path)
+    return read_database(path) if fmt == "opencode" else read_hermes(path)
 
 
 def parse_file(fmt: str, path: Path) -> ImportedSession:
