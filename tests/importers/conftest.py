@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import uuid
 from dataclasses import dataclass
@@ -114,11 +113,10 @@ def make_sessions(name: str, tmp_path: Path) -> Made:
             env["PWD"] = str(workdir)
             base = [exe, "--yolo", "--provider", "custom", "-m", "fake-model"]
             _run([*base, "-z", "run echo hi"], workdir, env)
+            # Hermes's one-shot mode (-z) always starts a new session (--resume is not honoured there): a
+            # second session
+            _run([*base, "-z", "second prompt"], workdir, env)
             state = home / ".hermes" / "state.db"
-            conn = sqlite3.connect(f"file:{state}?mode=ro", uri=True)
-            [(session_id,)] = conn.execute("SELECT id FROM sessions").fetchall()
-            conn.close()
-            _run([*base, "--resume", session_id, "-z", "second prompt"], workdir, env)
             files = [state]
         elif name == "acp":  # opencode: its sessions are rows of one SQLite database
             server.enqueue(

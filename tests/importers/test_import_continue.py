@@ -67,7 +67,7 @@ async def test_i2_imported_session_continues_with_any_provider(made: Made, provi
         deps.owner.start()
         runtime = Runtime(deps)
         await runtime.start()
-        [parsed] = parse_sessions(FORMATS[made.name], made.files[0])
+        parsed = parse_sessions(FORMATS[made.name], made.files[0])[0]  # the first session: the one with a call
         assert not isinstance(parsed, Exception)
         imported = await deps.owner.call(lambda s: write_import(s, parsed))
         name, model = PROVIDERS[provider]

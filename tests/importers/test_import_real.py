@@ -136,27 +136,33 @@ def test_i1_i2_real_sessions_import_as_faithful_trees(made: Made, anyy: Run, hom
         session, entries = by_origin[f"{fmt}:{source_id}"]
         # messages and tool-call/result pairs: 100% of the source's
         assert imported_counts(entries) == counts
-        assert imported_counts(entries)["tool_call"] >= 1
         calls = {e.data["call_id"]: e for e in entries if e.kind == EntryKind.TOOL_CALL}
         results = {e.data["call_id"]: e for e in entries if e.kind == EntryKind.TOOL_RESULT}
         assert calls.keys() == results.keys()
         for result_entry in results.values():
             assert "hi" in result_entry.text  # the command's real output
             assert result_entry.parent is not None
-        call = next(iter(calls.values()))
-        assert "echo hi" in json.dumps(call.data["arguments"])
+        for call in calls.values():
+            assert "echo hi" in json.dumps(call.data["arguments"])
         answers = [e for e in entries if e.kind == EntryKind.ASSISTANT]
         assert answers
         assert all(a.data.get("model") for a in answers)
         # the workspace is the folder the CLI ran in; the origin is recorded and shown
         assert session.workspace == str(made.workdir)
         assert session.origin.kind == "import"
-        assert "run echo hi" in session.title
+        first = next(e.text for e in entries if e.kind == EntryKind.USER)
+        assert session.title == first.strip()
         listed = anyy("sessions", "list")
         assert f"imported from {fmt}: {source_id}" in listed.stdout
+    assert sum(imported_counts(entries)["tool_call"] for _, entries in sessions) >= 1
     # the resumed turn continues the same tree: one linear path from the first prompt
     texts = [e.text for _, entries in sessions for e in entries if e.kind == EntryKind.USER]
     assert any("second prompt" in text for text in texts)  # opencode keeps the prompt in quotes
+    if made.name != "hermes":  # a resume goes on in the same session (Hermes's one-shot mode cannot resume)
+        assert any(
+            {"run echo hi", "second prompt"} <= {e.text.strip('"') for e in entries if e.kind == EntryKind.USER}
+            for _, entries in sessions
+        )
     if made.name == "claude":  # --fork-session: a second session holding the fork's own turn
         assert any("forked prompt" in text for text in texts)
 
