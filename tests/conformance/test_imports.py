@@ -123,3 +123,22 @@ def test_i2_an_entry_keeps_a_given_time_and_refuses_an_absurd_one(store: Session
         with pytest.raises(InvalidInput, match="seconds since the epoch"):
             store.append_entries(session.id, [NewEntry(kind=EntryKind.USER, text="x", created_at=absurd)])
     assert len(store.path(session.id)) == 1
+
+
+def test_i3_reimport_waits_while_the_session_works(store: SessionStore) -> None:
+    import pytest
+
+    from anyy.domain.errors import Conflict
+    from anyy.domain.queue import NewSubmission
+
+    done = write_import(store, pi.parse(_pi_file(), "s.jsonl"))
+    submission = store.add_submission(done.session.id, NewSubmission(text="go on"))
+    store.start_execution(done.session.id, [submission.id])
+    grown = _pi_file(
+        [{"type": "message", "id": "a3", "parentId": "u3", "message": {"role": "assistant", "content": "2"}}]
+    )
+    with pytest.raises(Conflict, match="is working now; import again once it is idle"):
+        write_import(store, pi.parse(grown, "s.jsonl"))
+    assert len(whole_tree(store, done.session.id)) == 7  # nothing written, the head not moved
+    assert store.get_session(done.session.id).head == done.session.head
+    assert write_import(store, pi.parse(_pi_file(), "s.jsonl")).added == 0  # nothing new: no conflict

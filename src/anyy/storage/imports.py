@@ -14,7 +14,7 @@ import contextlib
 from dataclasses import dataclass
 
 from anyy.domain.entries import Entry
-from anyy.domain.errors import AnyyError
+from anyy.domain.errors import AnyyError, Conflict
 from anyy.domain.imports.matching import plan
 from anyy.domain.imports.model import ImportedSession
 from anyy.domain.sessions import NewSession, Origin, Session
@@ -74,6 +74,10 @@ def _apply(store: SessionStore, session: Session, source: ImportedSession, exist
     todo = plan(source, existing)
     if not todo.writes:
         return 0
+    if existing and store.list_executions(session.id, active_only=True):
+        raise Conflict(
+            f"session {session.id} (imported from {source.origin}) is working now; import again once it is idle"
+        )
     # The head moves to where the source is now unless the person took the session elsewhere (a turn of
     # their own, a navigation off the imported steps): then their place is kept.
     head_was_imported = session.head is None or session.head in set(todo.found.values())
