@@ -45,7 +45,7 @@ class Goal(msgspec.Struct, kw_only=True):
     state: GoalState = "active"
 
 
-OriginKind = Literal["schedule", "delegate", "resident"]
+OriginKind = Literal["schedule", "delegate", "resident", "import"]
 
 
 class Origin(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
@@ -59,6 +59,7 @@ class Origin(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
     parent_session_id: str | None = None
     parent_call_id: str | None = None
     resident_id: str | None = None
+    source: str | None = None  # an imported session: "FORMAT:ID" of the conversation it came from
 
 
 ActivityState = Literal["running", "retrying", "waiting_answer", "waiting_tasks", "queued", "idle"]

@@ -25,6 +25,7 @@ from anyy.cli.devices_commands import devices
 from anyy.cli.doctor_command import doctor
 from anyy.cli.gateway_commands import gateway
 from anyy.cli.hooks_commands import hooks
+from anyy.cli.import_command import import_command
 from anyy.cli.money_commands import budget, usage
 from anyy.cli.profile_commands import profile
 from anyy.cli.resident_commands import resident
@@ -117,6 +118,7 @@ main.add_command(acp)
 main.add_command(devices)
 main.add_command(usage)
 main.add_command(budget)
+main.add_command(import_command)
 
 
 if __name__ == "__main__":

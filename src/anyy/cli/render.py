@@ -42,6 +42,8 @@ def origin_text(origin: Origin) -> str:
         return f"schedule {origin.name!r} run for {when(origin.scheduled_for or 0.0, zone=True)}"
     if origin.kind == "delegate":
         return f"delegated by {origin.parent_session_id}"
+    if origin.kind == "import":
+        return f"imported from {(origin.source or '').replace(':', ': ', 1)}"
     return f"resident {origin.name or origin.resident_id}"
 
 

@@ -178,11 +178,23 @@ DATA_TYPES: dict[EntryKind, type[msgspec.Struct]] = {
 
 
 class NewEntry(msgspec.Struct, kw_only=True):
-    """What a caller appends. ``data`` is checked against the kind's schema by :func:`encode_data`."""
+    """What a caller appends. ``data`` is checked against the kind's schema by :func:`encode_data`.
+    ``created_at``: when it happened, for an entry written after the fact (an imported session's, I2);
+    ``None``: now, by the store's clock."""
 
     kind: EntryKind
     text: str = ""
     data: msgspec.Struct | dict[str, Any] | None = None
+    created_at: float | None = None
+
+
+def check_created_at(value: float | None) -> float | None:
+    """A given time must be a finite number of seconds since the epoch."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1e11:
+        raise InvalidInput(f"an entry's time must be seconds since the epoch, not {value!r}")
+    return float(value)
 
 
 class Entry(msgspec.Struct, kw_only=True):

@@ -18,8 +18,8 @@ class Goal(msgspec.Struct, kw_only=True):
     state: GoalState = "active"
 
 
-OriginKind = Literal["schedule", "delegate", "resident"]
-ORIGIN_KINDS: tuple[OriginKind, ...] = ("schedule", "delegate", "resident")
+OriginKind = Literal["schedule", "delegate", "resident", "import"]
+ORIGIN_KINDS: tuple[OriginKind, ...] = ("schedule", "delegate", "resident", "import")
 
 
 class Origin(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
@@ -34,6 +34,8 @@ class Origin(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
     parent_session_id: str | None = None
     parent_call_id: str | None = None
     resident_id: str | None = None
+    # An imported chat session (I2): "FORMAT:ID", the format it came from and the source's own id.
+    source: str | None = None
 
 
 ActivityState = Literal["running", "retrying", "waiting_answer", "waiting_tasks", "queued", "idle"]

@@ -61,6 +61,8 @@ def origin_label(origin: Origin, residents: dict[str, Resident] | None = None) -
         return f"schedule {origin.name}, run for {when(origin.scheduled_for)} (Ctrl+R: its runs)"
     if origin.kind == "delegate":
         return f"delegated by {origin.parent_session_id} (Ctrl+R: the parent's tasks)"
+    if origin.kind == "import":
+        return f"imported from {(origin.source or '').replace(':', ': ', 1)}"
     resident = (residents or {}).get(origin.resident_id or "")
     triggers = f" · {resident_triggers(resident)}" if resident is not None else ""
     return f"resident {origin.name or origin.resident_id}{triggers}"

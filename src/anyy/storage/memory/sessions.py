@@ -16,7 +16,7 @@ from anyy.domain.context import (
     carries_payload,
     compaction_cut,
 )
-from anyy.domain.entries import Entry, EntryKind, NewEntry, decode_data, encode_data
+from anyy.domain.entries import Entry, EntryKind, NewEntry, check_created_at, decode_data, encode_data
 from anyy.domain.errors import InvalidInput
 from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
 from anyy.domain.sessions import UNSET, NewSession, Page, Session, SessionKind, SessionPatch, Unset
@@ -37,6 +37,7 @@ class Prepared(NamedTuple):
     obj: str | None
     body: bytes | None  # a large body, to keep as an object
     refs: list[str]
+    at: float | None = None  # the entry's own time (an imported entry's), else the append's
 
 
 def _plain(value: Any) -> Any:
@@ -193,7 +194,8 @@ class SessionsPart(MemoryCore):
                 if attachment["object"] not in self.data.objects:
                     raise rules.unknown_attachment(attachment["object"])
                 refs.append(attachment["object"])
-        return Prepared(kind, new.text, None if raw is None else raw.decode(), obj, body, refs)
+        at = None if new.created_at is None else check_created_at(new.created_at)
+        return Prepared(kind, new.text, None if raw is None else raw.decode(), obj, body, refs, at)
 
     def _append(self, record: SessionRecord, prepared: Sequence[Prepared]) -> list[Entry]:
         """Append children of the head and move the head to the last one (everything checked already)."""
@@ -214,7 +216,7 @@ class SessionsPart(MemoryCore):
                 kind=item.kind,
                 text=item.text,
                 data=decode_data(item.raw_data),
-                created_at=now,
+                created_at=now if item.at is None else item.at,
                 object=item.obj,
             )
             self.data.entries[entry.id] = EntryRecord(entry=entry, raw_data=item.raw_data, refs=item.refs)

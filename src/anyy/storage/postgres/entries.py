@@ -23,7 +23,7 @@ from anyy.domain.context import (
     newest_on_path,
     runs_from,
 )
-from anyy.domain.entries import Entry, EntryKind, NewEntry, decode_data, encode_data
+from anyy.domain.entries import Entry, EntryKind, NewEntry, check_created_at, decode_data, encode_data
 from anyy.domain.errors import InvalidInput
 from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
 from anyy.domain.sessions import UNSET, Page, Unset
@@ -82,6 +82,7 @@ class Prepared(NamedTuple):
     obj: str | None
     refs: list[str]
     body: bytes | None  # the body to store as an object (large bodies, and texts holding NUL)
+    at: float | None = None  # the entry's own time (an imported entry's), else the append's
 
 
 def runs_arrays(runs: Sequence[tuple[int, int]]) -> tuple[list[int], list[int]]:
@@ -105,7 +106,7 @@ class EntriesPart(PgCore):
         # The one-statement path cannot be fenced: a Gateway of a shared store takes the general one.
         one = prepared[0]
         # (An assistant entry may carry a model call's cost: its row is written in the general path.)
-        simple = one.body is None and not one.refs and one.kind != EntryKind.ASSISTANT
+        simple = one.body is None and not one.refs and one.at is None and one.kind != EntryKind.ASSISTANT
         if len(prepared) == 1 and simple and self.member is None:
             return [self._append_one(session_id, prepared[0], expected_head)]
         # Pipelined: BEGIN, the lock and the read go in one round trip, the inserts and COMMIT in another.
@@ -165,7 +166,8 @@ class EntriesPart(PgCore):
                 refs.append(obj)
         if kind == EntryKind.USER and data is not None:
             refs.extend(att["object"] for att in msgspec.json.decode(data).get("attachments", []))
-        return Prepared(kind, new.text, stored, data.decode() if data is not None else None, obj, refs, body)
+        at = None if new.created_at is None else check_created_at(new.created_at)
+        return Prepared(kind, new.text, stored, data.decode() if data is not None else None, obj, refs, body, at)
 
     def _append_prepared(
         self, session_id: str, prepared: Sequence[Prepared], *, expected_head: int | Unset | None = UNSET
@@ -205,7 +207,8 @@ class EntriesPart(PgCore):
                 )
             for ref in item.refs:
                 self._add_object_ref(entry_id, ref, created=item.obj == ref)
-            rows.append((entry_id, parent, run, int(item.kind), item.stored_text, item.data, item.obj, now))
+            at = now if item.at is None else item.at
+            rows.append((entry_id, parent, run, int(item.kind), item.stored_text, item.data, item.obj, at))
             out.append(
                 Entry(
                     id=entry_id,
@@ -213,7 +216,7 @@ class EntriesPart(PgCore):
                     kind=item.kind,
                     text=item.text,
                     data=decode_data(item.data) if item.data is not None else {},
-                    created_at=now,
+                    created_at=at,
                     object=item.obj,
                 )
             )

@@ -16,7 +16,7 @@ from anyy.domain.context import (
     newest_on_path,
     runs_from,
 )
-from anyy.domain.entries import Entry, EntryKind, NewEntry, decode_data, encode_data
+from anyy.domain.entries import Entry, EntryKind, NewEntry, check_created_at, decode_data, encode_data
 from anyy.domain.errors import InvalidInput
 from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
 from anyy.domain.sessions import UNSET, Page, Unset
@@ -41,6 +41,7 @@ class Prepared(NamedTuple):
     obj: str | None
     refs: list[str]
     body: bytes | None  # the encoded body to store in objects/ (large bodies only)
+    at: float | None = None  # the entry's own time (an imported entry's), else the append's
 
 
 class EntriesPart(StoreCore):
@@ -104,8 +105,9 @@ class EntriesPart(StoreCore):
             refs.append(obj)
         if kind == EntryKind.USER and data is not None:
             refs.extend(att["object"] for att in msgspec.json.decode(data).get("attachments", []))
+        at = None if new.created_at is None else check_created_at(new.created_at)
         return Prepared(
-            kind, new.text, stored, data.decode() if data is not None else None, obj, refs, body if large else None
+            kind, new.text, stored, data.decode() if data is not None else None, obj, refs, body if large else None, at
         )
 
     def _append_prepared(
@@ -162,7 +164,8 @@ class EntriesPart(StoreCore):
                     self.conn.execute("INSERT INTO cross_links (child, parent) VALUES (?, ?)", (entry_id, parent))
             for ref in item.refs:
                 self._add_object_ref(entry_id, ref, created=item.obj == ref)
-            rows.append((entry_id, parent, run, item.kind, item.stored_text, item.data, item.obj, now))
+            at = now if item.at is None else item.at
+            rows.append((entry_id, parent, run, item.kind, item.stored_text, item.data, item.obj, at))
             data = decode_data(item.data) if item.data is not None else {}
             out.append(
                 Entry(
@@ -171,7 +174,7 @@ class EntriesPart(StoreCore):
                     kind=item.kind,
                     text=item.text,
                     data=data,
-                    created_at=now,
+                    created_at=at,
                     object=item.obj,
                 )
             )
