@@ -3,7 +3,7 @@
 // only (markdown.js). Token counts are shown by usage.js.
 
 import { renderMarkdown } from "./markdown.js";
-import { CONFLICT, Rpc, fragmentParams, takeToken } from "./rpc.js";
+import { CONFLICT, Rpc, fragmentParams, refreshToken, takeToken } from "./rpc.js";
 import { activityNode, listLinks, originText, runItems, showList, taskItems, when } from "./background.js";
 import { contextLabel, usageLabel, usageOf } from "./usage.js";
 
@@ -33,6 +33,7 @@ const state = {
   asking: false, // a question waits for an answer (tab title, notification)
   token: "", // the access token (uploads are HTTP requests)
   attachments: [], // files attached to the message being written: {name, size, object?, media_type?}
+  textOnly: new Set(), // U5: providers whose models read text only (models.list), refused an image at attach time
   draft: null, // a new conversation not created yet ({kind}): it is created by its first message (U1)
   residents: null, // K4: the profile's residents by id, read with the Background list (their triggers)
   parents: new Map(), // K4: titles of the sessions that delegated tasks, by id
@@ -315,9 +316,11 @@ function entryNode(entry) {
   return li;
 }
 
-// A failed turn (U2): its durable notice shows the error, with Retry while it ends the conversation (the
-// style sheet hides the button once anything follows). Retry moves back to just before the failed message
-// (the failed attempt stays in the tree) and sends that message again, with its attachments.
+// A failed turn (U2): its durable notice shows the error, with Retry and Edit while it ends the conversation
+// (the style sheet hides the buttons once anything follows). Both move back to just before the failed
+// message (the failed attempt stays in the tree, on a branch); Retry sends that message again, with its
+// attachments, Edit puts it back in the editor to change it (U5: an image a model cannot take is removed
+// there). A Retry the Gateway refuses also leaves the message in the editor, so it never fails for good.
 function failedTurn(li, entry) {
   li.classList.add("failed-turn");
   const error = document.createElement("span");
@@ -328,22 +331,43 @@ function failedTurn(li, entry) {
   retry.title = entry.data.retryable
     ? "Send that message again"
     : "Send that message again (fix what the error names first, or it fails the same way)";
-  li.append(error, retry);
+  const edit = button("Edit", () => retryFailed(li, { edit: true }).catch(report));
+  edit.className = "retry edit-failed";
+  edit.title = "Put that message back in the editor to change it (the failed attempt stays on a branch)";
+  li.append(error, retry, edit);
 }
 
-async function retryFailed(noticeLi) {
+async function retryFailed(noticeLi, { edit = false } = {}) {
   let node = noticeLi.previousElementSibling;
   while (node && !node.classList.contains("kind-user")) node = node.previousElementSibling;
   const failed = node ? shownEntries.get(node) : null;
   const session = state.session;
   if (!failed || !session) {
-    notice("The failed message is further back: scroll up to show it, then Retry.");
+    notice(`The failed message is further back: scroll up to show it, then ${edit ? "Edit" : "Retry"}.`);
     return;
   }
   await state.rpc.call("session.navigate", { session_id: session.id, entry_id: failed.id, before: true });
   await openSession(session.id, null, { push: false });
   const attachments = (failed.data && failed.data.attachments) || [];
-  await state.rpc.call("session.send", { session_id: session.id, text: failed.text, kind: "prompt", attachments });
+  if (edit) {
+    backToEditor(failed.text, attachments, "");
+    return;
+  }
+  try {
+    await state.rpc.call("session.send", { session_id: session.id, text: failed.text, kind: "prompt", attachments });
+  } catch (error) {
+    backToEditor(failed.text, attachments, `Not sent: ${error.message || error}`);
+  }
+}
+
+function backToEditor(text, attachments, why) {
+  const editor = $("editor");
+  editor.value = text;
+  state.attachments = attachments.map(({ object, name, media_type, size }) => ({ object, name, media_type, size }));
+  renderAttachments();
+  editor.dispatchEvent(new Event("input"));
+  editor.focus();
+  notice(why);
 }
 
 function foldedOutput(text) {
@@ -1300,9 +1324,24 @@ async function send() {
 }
 
 // -- attachments (Q2): uploaded when chosen, dropped or pasted; sent with the message -----------------
+// The provider/model the next message goes to, when it reads text only (U5); "" otherwise.
+function textOnlyModel() {
+  const value = $("model-select").value || "";
+  const provider = value.split("/")[0];
+  return state.textOnly.has(provider) ? value : "";
+}
+
 async function attach(files) {
   for (const file of files) {
     const item = { name: file.name || "pasted", size: file.size };
+    const model = textOnlyModel();
+    if (model && (file.type || "").startsWith("image/")) {
+      notice(
+        `${item.name} was not attached: the model ${model} reads text only and cannot take images. ` +
+          "Choose a model that reads images, then attach it again.",
+      );
+      continue;
+    }
     state.attachments.push(item);
     renderAttachments();
     try {
@@ -1365,6 +1404,7 @@ function stopDisplayed() {
 // -- model and effort (M1) --------------------------------------------------------------------------
 async function loadModels() {
   const models = await state.rpc.call("models.list");
+  state.textOnly = new Set(models.providers.filter((p) => p.images === false).map((p) => p.name));
   const select = $("model-select");
   select.replaceChildren();
   for (const provider of models.providers) {
@@ -1531,23 +1571,23 @@ async function main() {
     banner(`${error.message}`);
     return;
   }
+  if (!token) token = await refreshToken().catch(() => null); // U8: a browser the Gateway knows needs no code
   if (!token) {
     banner("No access token: open the Dashboard with `anyy dashboard` (it passes the profile's token).");
     return;
   }
   state.token = token;
-  const scheme = location.protocol === "https:" ? "wss" : "ws";
-  const url = `${scheme}://${location.host}/ws?token=${encodeURIComponent(token)}`;
-  state.rpc = new Rpc(url, onEvent, (event) => {
-    document.body.classList.add("offline");
-    banner(
-      event.code === 4401
-        ? "The Gateway refused the token (it restarts with a new one): open the Dashboard again with `anyy dashboard`."
-        : "Disconnected from the Gateway. Start it with `anyy gateway start`, then reload this page.",
-    );
-  });
-  await state.rpc.ready;
-  const status = await state.rpc.call("gateway.status");
+  let status;
+  try {
+    status = await connect();
+  } catch (error) {
+    if (error.refused) {
+      banner(`${error.message}`);
+      return;
+    }
+    reconnectLater(); // the Gateway is down (restarting?): the page comes up when it is back
+    return;
+  }
   $("profile").textContent = status.profile;
   await Promise.all([loadModels().then(() => state.session && showHeader()), selectTab("chat")]);
   const wanted = fragmentParams().get("session");
@@ -1555,6 +1595,81 @@ async function main() {
   else if (NARROW.matches) setDrawer(true); // a phone opens on the lists
   document.body.dataset.ready = "true";
   performance.mark("anyy-ready"); // time to interactive, read by the tests
+}
+
+// -- the connection, and coming back after a Gateway restart or a network drop (U8) --------------------
+const UNAUTHORIZED_CLOSE = 4401;
+const reconnecting = { attempt: 0, timer: null };
+
+// A WebSocket to the Gateway, answering gateway.status; a token the Gateway refuses (it restarted) is traded
+// again for the browser key (refreshToken) once. Errors carry `refused` when the browser is not known.
+async function connect() {
+  for (let round = 0; ; round++) {
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    const url = `${scheme}://${location.host}/ws?token=${encodeURIComponent(state.token)}`;
+    const rpc = new Rpc(url, onEvent, (event) => lost(rpc, event));
+    try {
+      await rpc.ready;
+      const status = await rpc.call("gateway.status");
+      state.rpc = rpc;
+      return status;
+    } catch (error) {
+      await Promise.race([rpc.closed, new Promise((resolve) => setTimeout(resolve, 2000))]);
+      if (rpc.closeCode !== UNAUTHORIZED_CLOSE || round > 0) throw error;
+      state.token = await refreshToken();
+    }
+  }
+}
+
+function lost(rpc, event) {
+  if (rpc !== state.rpc) return; // an attempt that did not open, or a connection replaced already
+  state.subscription = null; // the Gateway forgot it with the connection
+  if (event.code === 4403) {
+    banner("The Gateway refused this page (another origin): open the Dashboard with `anyy dashboard`.");
+    return;
+  }
+  reconnectLater();
+}
+
+// Quietly, with backoff (0.25 s, doubling to 1 s: back within about a second of the Gateway being ready).
+// The draft, the attached files and the open conversation stay as they are; the banner says what goes on.
+function reconnectLater() {
+  document.body.classList.add("offline");
+  banner("Reconnecting to the Gateway…");
+  clearTimeout(reconnecting.timer);
+  const delay = Math.min(1000, 250 * 2 ** reconnecting.attempt);
+  reconnecting.attempt++;
+  reconnecting.timer = setTimeout(() => reconnect().catch(report), delay);
+}
+
+async function reconnect() {
+  let status;
+  try {
+    status = await connect();
+  } catch (error) {
+    if (error.refused) {
+      banner(`Not reconnected: ${error.message}`);
+      return;
+    }
+    reconnectLater();
+    return;
+  }
+  reconnecting.attempt = 0;
+  document.body.classList.remove("offline");
+  banner("");
+  $("profile").textContent = status.profile;
+  const box = $("messages");
+  const position = box.scrollTop;
+  const following = atBottom(box);
+  await loadModels();
+  await resetSessions();
+  if (state.session) {
+    await openSession(state.session.id, null, { push: false });
+    if (!following) box.scrollTop = position;
+  } else if (state.draft) {
+    showDraftSettings();
+  }
+  document.body.dataset.ready = "true";
 }
 
 main().catch(report);

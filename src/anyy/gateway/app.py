@@ -29,6 +29,7 @@ def create_app(dispatcher: Dispatcher, token: str, *, max_in_flight: int = MAX_I
             Route("/rpc", http.rpc, methods=["POST"]),
             Route("/health", http.health, methods=["GET"]),
             Route("/auth/exchange", http.exchange, methods=["POST"]),
+            Route("/auth/refresh", http.refresh, methods=["POST"]),  # U8: a tab back after a restart
             Route("/upload", http.upload, methods=["POST"]),
             Route(
                 "/hooks/{name}", hook_route(dispatcher, config.webhooks), methods=["POST"]
