@@ -35,6 +35,7 @@ const state = {
   attachments: [], // files attached to the message being written: {name, size, object?, media_type?}
   textOnly: new Set(), // U5: providers whose models read text only (models.list), refused an image at attach time
   draft: null, // a new conversation not created yet ({kind}): it is created by its first message (U1)
+  halted: false, // U6: the last execution stopped or failed: pending items are left waiting (Continue / Clear)
   residents: null, // K4: the profile's residents by id, read with the Background list (their triggers)
   parents: new Map(), // K4: titles of the sessions that delegated tasks, by id
 };
@@ -555,6 +556,8 @@ function setRunning(executionId, label) {
   }
   document.body.classList.toggle("busy", executionId !== null);
   $("stop").hidden = executionId === null;
+  if (executionId) state.halted = false;
+  renderQueue();
   $("send").title = executionId ? "Adds a follow-up: it starts when this response ends" : "Sends a prompt";
 }
 
@@ -648,6 +651,7 @@ async function openSession(id, entryId = null, { push = true } = {}) {
   clearTools();
   removeQuestion();
   setContext(view.context_tokens, view.context_budget);
+  state.halted = !view.running_execution; // pending items of an idle session are left waiting
   setRunning(view.running_execution);
   if (view.running_execution) setLive(view.live_text);
   // The calls running as the session opens (their tool_started came before it was followed).
@@ -942,6 +946,7 @@ function onExecutionState(event) {
     setLive("");
     // An execution stopped from this page keeps saying so when its end arrives.
     const stopped = state.stopped.has(event.execution_id) && event.state === "interrupted";
+    state.halted = event.state !== "completed";
     setRunning(null, stopped ? "Stopped" : event.state === "completed" ? "" : event.error || event.state);
   }
 }
@@ -1203,7 +1208,28 @@ function keepInEditor(text) {
 
 function renderQueue() {
   const ol = $("queue");
-  ol.replaceChildren(...state.queue.map(queueItem));
+  const rows = state.queue.map(queueItem);
+  if (state.queue.length && state.halted && !state.running && state.session) rows.unshift(leftoverRow());
+  ol.replaceChildren(...rows);
+}
+
+// U6: items left waiting after a stop or a failure (nothing runs, so nothing takes them): say so, and offer
+// to start them (session.continue) or remove them (session.queue.clear), as the TUI's /continue and /clear.
+function leftoverRow() {
+  const li = document.createElement("li");
+  li.className = "leftover";
+  const count = state.queue.length;
+  const hint = document.createElement("span");
+  hint.className = "hint muted";
+  hint.textContent = `${count} item${count === 1 ? "" : "s"} left waiting: Continue starts ${count === 1 ? "it" : "them"}, Clear removes ${count === 1 ? "it" : "them"}.`;
+  const session_id = state.session.id;
+  const go = button("Continue", () => {
+    state.halted = false;
+    state.rpc.call("session.continue", { session_id }).then(refreshQueue).catch(report);
+  });
+  const clear = button("Clear", () => state.rpc.call("session.queue.clear", { session_id }).then(refreshQueue).catch(report));
+  li.append(hint, go, clear);
+  return li;
 }
 
 function queueItem(item) {
@@ -1306,6 +1332,7 @@ async function send() {
     return;
   }
   const kind = state.running ? "follow_up" : "prompt";
+  if (!state.running && !state.queue.length) state.halted = false; // this prompt starts: nothing is left over
   const sent = state.attachments.slice();
   const attachments = sent.map(({ object, name, media_type, size }) => ({ object, name, media_type, size }));
   askNotificationPermission();
