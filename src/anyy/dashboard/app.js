@@ -445,6 +445,7 @@ function renderBatch() {
         if (old) old.replaceWith(body);
         li.dataset.rendered = "true";
       });
+      if (follow.on) scrollToBottom(); // the rendered text may be taller: still at the latest
     })
     .catch(() => {}); // the local rendering stays
 }
@@ -453,9 +454,36 @@ function atBottom(el) {
   return el.scrollHeight - el.scrollTop - el.clientHeight < 40;
 }
 
+// U6: the view follows the stream (new text, entries, tool lines, a queue or keyboard that shrinks the view)
+// until the user scrolls away from the bottom; then "Jump to latest" brings it back. Only the user's own
+// scrolling stops it: a layout change never does (it fires no scroll, or one at the position we set).
+const follow = { on: true, top: -1 };
+
 function scrollToBottom() {
   const box = $("messages");
   box.scrollTop = box.scrollHeight;
+  follow.on = true;
+  follow.top = box.scrollTop;
+  $("jump-latest").hidden = true;
+}
+
+function keepFollowing() {
+  if (follow.on) scrollToBottom();
+  else $("jump-latest").hidden = false;
+}
+
+function watchScrolling() {
+  const box = $("messages");
+  box.addEventListener("scroll", () => {
+    if (Math.abs(box.scrollTop - follow.top) <= 1) return; // where we put it
+    follow.on = atBottom(box);
+    follow.top = follow.on ? box.scrollTop : -1;
+    if (follow.on) $("jump-latest").hidden = true;
+  });
+  new ResizeObserver(() => {
+    if (follow.on && !box.hidden) scrollToBottom();
+  }).observe(box);
+  $("jump-latest").addEventListener("click", () => scrollToBottom());
 }
 
 async function loadOlder() {
@@ -498,8 +526,6 @@ async function appendNewEntries(event) {
 }
 
 function showAppended(entries, epoch) {
-  const box = $("messages");
-  const follow = atBottom(box);
   const fresh = entries.filter((e) => !state.history.shown.has(e.id));
   for (const entry of fresh) {
     state.history.shown.add(entry.id);
@@ -510,7 +536,7 @@ function showAppended(entries, epoch) {
       if (usage) setContext(usage.read, state.context.budget);
     }
   }
-  if (follow) scrollToBottom();
+  if (fresh.length) keepFollowing();
 }
 
 function setLive(text) {
@@ -888,10 +914,8 @@ function onEvent(event) {
       if (state.stopped.has(event.execution_id)) return;
       if (state.running === null) setRunning(event.execution_id);
       if (event.execution_id === state.running) {
-        const box = $("messages");
-        const follow = atBottom(box);
         setLive(state.liveText + event.text);
-        if (follow) scrollToBottom();
+        keepFollowing();
       }
       return;
     case "execution_state":
@@ -1141,8 +1165,7 @@ function toolLine(event) {
   } else {
     li.firstChild.textContent = `${event.name}: ${started ? "running…" : event.is_error ? "failed" : "done"}`;
   }
-  const box = $("messages");
-  if (atBottom(box)) scrollToBottom();
+  keepFollowing();
 }
 
 function recordedInnerCalls(calls) {
@@ -1591,6 +1614,7 @@ function wire() {
 
 async function main() {
   wire();
+  watchScrolling();
   let token;
   try {
     token = await takeToken();
