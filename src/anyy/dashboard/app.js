@@ -539,11 +539,71 @@ function showAppended(entries, epoch) {
   if (fresh.length) keepFollowing();
 }
 
+// U6: the streaming answer is rendered block by block. A block is complete at a blank line outside a code
+// fence: it is shown at once with the local renderer, then replaced by the Gateway's rendering (the one the
+// recorded entry gets, sanitised the same way), so nothing reflows when the answer ends. The open block is
+// plain text, only its text node updated per delta: the cost of a delta does not grow with the answer.
+const liveBlocks = { done: 0, generation: 0, tail: null };
+
 function setLive(text) {
-  state.liveText = text;
   const live = $("live");
-  live.replaceChildren(renderMarkdown(text));
+  const previous = state.liveText;
+  state.liveText = text;
   live.hidden = !text;
+  if (!text || !text.startsWith(previous) || !liveBlocks.tail || !live.contains(liveBlocks.tail)) {
+    liveBlocks.done = 0;
+    liveBlocks.generation++;
+    liveBlocks.tail = document.createElement("div");
+    liveBlocks.tail.className = "open-block";
+    live.replaceChildren(liveBlocks.tail);
+  }
+  const end = completedBlocks(text, liveBlocks.done);
+  if (end > liveBlocks.done) {
+    const chunk = text.slice(liveBlocks.done, end);
+    liveBlocks.done = end;
+    const block = document.createElement("div");
+    block.className = "block";
+    block.append(renderMarkdown(chunk));
+    live.insertBefore(block, liveBlocks.tail);
+    renderBlock(block, chunk, liveBlocks.generation);
+  }
+  liveBlocks.tail.textContent = text.slice(liveBlocks.done);
+}
+
+// Where the complete blocks of ``text`` end, scanning from ``from`` (a block boundary, outside any fence).
+function completedBlocks(text, from) {
+  let end = from;
+  let fence = null;
+  let at = from;
+  while (at < text.length) {
+    const next = text.indexOf("\n", at);
+    if (next === -1) break; // the last line is still being written
+    const line = text.slice(at, next);
+    const marker = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
+    if (fence) {
+      if (marker && marker[1][0] === fence[0] && marker[1].length >= fence.length && !line.trim().slice(marker[1].length)) {
+        fence = null;
+      }
+    } else if (marker) {
+      fence = marker[1];
+    } else if (!line.trim() && at > from) {
+      end = next + 1;
+    }
+    at = next + 1;
+  }
+  return end;
+}
+
+function renderBlock(block, chunk, generation) {
+  if (!state.rpc) return;
+  state.rpc
+    .call("markdown.render", { texts: [chunk] })
+    .then(({ html }) => {
+      if (generation !== liveBlocks.generation || !block.isConnected) return;
+      block.innerHTML = html[0]; // sanitised by the Gateway's allow-list (gateway/markdown_html.py)
+      if (follow.on) scrollToBottom();
+    })
+    .catch(() => {}); // the local rendering stays
 }
 
 function recorded(text, epoch) {
