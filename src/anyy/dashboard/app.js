@@ -128,6 +128,78 @@ function activityInList(sessionId, executionState) {
   badge.parentNode.replaceWith(line);
 }
 
+// -- lists that live (U7) ---------------------------------------------------------------------------
+// A connection of its own follows every session's events (events.subscribe without a session), so the
+// open conversation's subscription never gets an event twice. A row says what its session does (working,
+// waiting for you, failed, idle) as its executions change; a title changes in place; a session the list
+// does not show yet (made in another tab, the TUI, the CLI, a schedule) brings the list up to date.
+const lists = { rpc: null, timer: null };
+const ROW_STATES = {
+  running: ["working", "running"],
+  retry_wait: ["working", "running"],
+  suspended: ["waiting for you", "waiting"],
+  failed: ["failed", "failed"],
+  timed_out: ["failed", "failed"],
+};
+
+async function watchLists() {
+  if (lists.rpc) lists.rpc.close();
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const url = `${scheme}://${location.host}/ws?token=${encodeURIComponent(state.token)}`;
+  const rpc = new Rpc(url, onListEvent, () => {
+    if (lists.rpc === rpc) lists.rpc = null;
+  });
+  lists.rpc = rpc;
+  await rpc.ready;
+  await rpc.call("events.subscribe", {});
+}
+
+function rowOf(sessionId) {
+  return document.querySelector(`#sessions li[data-id="${CSS.escape(sessionId)}"]`);
+}
+
+function onListEvent(event) {
+  if (event.type === "text_delta" || event.type === "thinking_delta") return;
+  if (event.type === "session_renamed") {
+    if (rowOf(event.session_id)) renameInList({ id: event.session_id, title: event.title });
+    else refreshListSoon();
+  } else if (event.type === "execution_state") {
+    showRowState(event.session_id, event.state);
+  } else if ((event.type === "entries_appended" || event.type === "queue_changed") && !rowOf(event.session_id)) {
+    refreshListSoon();
+  }
+}
+
+function showRowState(sessionId, executionState) {
+  const li = rowOf(sessionId);
+  if (!li) {
+    refreshListSoon();
+    return;
+  }
+  if (li.querySelector(".activity .state")) {
+    activityInList(sessionId, executionState); // the Background list's own badge (K4)
+    return;
+  }
+  const [word, kind] = ROW_STATES[executionState] || ["idle", "idle"];
+  let badge = li.querySelector(".row-state");
+  if (!badge) {
+    badge = document.createElement("span");
+    badge.className = "row-state state";
+    li.querySelector("button.open .title").after(badge);
+  }
+  badge.textContent = word;
+  badge.dataset.state = kind;
+  li.dataset.state = kind;
+}
+
+function refreshListSoon() {
+  if (lists.timer || $("search").value.trim()) return;
+  lists.timer = setTimeout(() => {
+    lists.timer = null;
+    resetSessions().catch(report);
+  }, 30);
+}
+
 // The lists one click away (K1, K2, K4): a schedule's runs, a parent's delegated tasks; each item opens
 // its session.
 const LISTS = {
@@ -1700,6 +1772,7 @@ async function main() {
     return;
   }
   $("profile").textContent = status.profile;
+  watchLists().catch(() => {}); // the lists then live (U7); without it they still load, and refresh on reload
   await Promise.all([loadModels().then(() => state.session && showHeader()), selectTab("chat")]);
   const wanted = fragmentParams().get("session");
   if (wanted) await openSession(wanted, null, { push: false });
@@ -1769,6 +1842,7 @@ async function reconnect() {
   document.body.classList.remove("offline");
   banner("");
   $("profile").textContent = status.profile;
+  watchLists().catch(() => {});
   const box = $("messages");
   const position = box.scrollTop;
   const following = atBottom(box);
