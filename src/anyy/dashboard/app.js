@@ -529,7 +529,7 @@ function atBottom(el) {
 // U6: the view follows the stream (new text, entries, tool lines, a queue or keyboard that shrinks the view)
 // until the user scrolls away from the bottom; then "Jump to latest" brings it back. Only the user's own
 // scrolling stops it: a layout change never does (it fires no scroll, or one at the position we set).
-const follow = { on: true, top: -1 };
+const follow = { on: true, top: -1, pending: false };
 
 function scrollToBottom() {
   const box = $("messages");
@@ -615,12 +615,26 @@ function showAppended(entries, epoch) {
 // fence: it is shown at once with the local renderer, then replaced by the Gateway's rendering (the one the
 // recorded entry gets, sanitised the same way), so nothing reflows when the answer ends. The open block is
 // plain text, only its text node updated per delta: the cost of a delta does not grow with the answer.
-const liveBlocks = { done: 0, generation: 0, tail: null };
+const liveBlocks = { done: 0, generation: 0, tail: null, painted: "", frame: 0 };
 
 function setLive(text) {
-  const live = $("live");
-  const previous = state.liveText;
   state.liveText = text;
+  paintLive();
+}
+
+// Deltas that arrive together (a burst of frames, a busy page) are painted once, at the next frame.
+function addLive(text) {
+  state.liveText += text;
+  if (!liveBlocks.frame) liveBlocks.frame = requestAnimationFrame(paintLive);
+}
+
+function paintLive() {
+  cancelAnimationFrame(liveBlocks.frame);
+  liveBlocks.frame = 0;
+  const live = $("live");
+  const text = state.liveText;
+  const previous = liveBlocks.painted;
+  liveBlocks.painted = text;
   live.hidden = !text;
   if (!text || !text.startsWith(previous) || !liveBlocks.tail || !live.contains(liveBlocks.tail)) {
     liveBlocks.done = 0;
@@ -1046,8 +1060,14 @@ function onEvent(event) {
       if (state.stopped.has(event.execution_id)) return;
       if (state.running === null) setRunning(event.execution_id);
       if (event.execution_id === state.running) {
-        setLive(state.liveText + event.text);
-        keepFollowing();
+        addLive(event.text);
+        if (liveBlocks.frame && !follow.pending) {
+          follow.pending = true;
+          requestAnimationFrame(() => {
+            follow.pending = false;
+            keepFollowing();
+          });
+        }
       }
       return;
     case "execution_state":
