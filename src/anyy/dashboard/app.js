@@ -1122,10 +1122,13 @@ function onExecutionState(event) {
     setLive("");
     // An execution stopped from this page keeps saying so when its end arrives.
     const stopped = state.stopped.has(event.execution_id) && event.state === "interrupted";
-    state.halted = event.state !== "completed";
+    if (HALTED.has(event.state)) state.halted = true; // a retry wait is not an end: nothing is left over yet
+    else if (event.state === "completed") state.halted = false;
     setRunning(null, stopped ? "Stopped" : event.state === "completed" ? "" : event.error || event.state);
   }
 }
+
+const HALTED = new Set(["interrupted", "failed", "timed_out", "cancelled"]);
 
 function report(error) {
   banner(error.message || String(error));
