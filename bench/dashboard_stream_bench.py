@@ -47,7 +47,7 @@ def _answer(size: int) -> str:
 
 def _task_ms(page: Page, session: object) -> float:
     metrics = session.send("Performance.getMetrics")["metrics"]  # type: ignore[attr-defined]
-    return 1000.0 * next(m["value"] for m in metrics if m["name"] == "TaskDuration")
+    return 1000.0 * float(next(m["value"] for m in metrics if m["name"] == "TaskDuration"))
 
 
 def _open(page: Page, live: LiveGateway, session_id: str) -> None:

@@ -36,7 +36,13 @@ def test_u6_the_view_follows_the_stream_until_the_user_scrolls_up(sized: Dashboa
     live = sized.live
     page, _ = open_new_session(sized)
     first, second = Gate("first"), Gate("second")
-    script = [TextDelta(text=_part("one")), first, TextDelta(text=_part("two")), second, TextDelta(text="done")]
+    script: list[TextDelta | Gate] = [
+        TextDelta(text=_part("one")),
+        first,
+        TextDelta(text=_part("two")),
+        second,
+        TextDelta(text="done"),
+    ]
     live.model.enqueue(script)
     send_from_page(page, "a long answer please")
     expect(page.locator("#live")).to_contain_text("end of one")
