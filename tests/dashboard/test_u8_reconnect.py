@@ -76,7 +76,8 @@ def test_u8_a_tab_comes_back_after_a_gateway_restart_with_its_draft(
         page.reload()
         expect(page.locator("body")).to_have_attribute("data-ready", "true")
         expect(page.locator("#entries .kind-assistant")).to_have_text(["Back."])
-        assert board.errors == [], board.errors
+        # Chromium itself logs each attempt made while the Gateway was down; the page's own code logged nothing.
+        assert [e for e in board.errors if "ERR_CONNECTION_REFUSED" not in e] == [], board.errors
     finally:
         board.close()
         for gateway in gateways:

@@ -91,6 +91,7 @@ function sessionItem(session) {
   }
   button.addEventListener("click", () => openSession(session.id));
   li.append(button);
+  if (!session.activity && lists.states.has(session.id)) rowState(li, lists.states.get(session.id));
   const links = listLinks(session, LISTS);
   if (links.length) {
     const row = document.createElement("div");
@@ -133,7 +134,7 @@ function activityInList(sessionId, executionState) {
 // open conversation's subscription never gets an event twice. A row says what its session does (working,
 // waiting for you, failed, idle) as its executions change; a title changes in place; a session the list
 // does not show yet (made in another tab, the TUI, the CLI, a schedule) brings the list up to date.
-const lists = { rpc: null, timer: null };
+const lists = { rpc: null, timer: null, states: new Map() }; // states: the last execution state seen, by session
 const ROW_STATES = {
   running: ["working", "running"],
   retry_wait: ["working", "running"],
@@ -171,6 +172,7 @@ function onListEvent(event) {
 }
 
 function showRowState(sessionId, executionState) {
+  lists.states.set(sessionId, executionState); // a row made later (the list read again) starts with it
   const li = rowOf(sessionId);
   if (!li) {
     refreshListSoon();
@@ -180,6 +182,10 @@ function showRowState(sessionId, executionState) {
     activityInList(sessionId, executionState); // the Background list's own badge (K4)
     return;
   }
+  rowState(li, executionState);
+}
+
+function rowState(li, executionState) {
   const [word, kind] = ROW_STATES[executionState] || ["idle", "idle"];
   let badge = li.querySelector(".row-state");
   if (!badge) {
