@@ -34,8 +34,8 @@ from typing import Any
 from anyy.domain.entries import AssistantData, EntryKind, NewEntry, ToolCallData, ToolResultData, Usage
 from anyy.domain.model_io import context_to_messages
 from anyy.domain.sessions import NewSession
+from anyy.runtime.attachments import context_attachments
 from anyy.runtime.contexts import ContextCache
-from anyy.runtime.images import context_images
 from anyy.storage.protocol import SessionStore
 from bench import workload
 from bench.store.report import ms, say
@@ -73,11 +73,11 @@ def _pass(n: int) -> list[NewEntry]:
 def measure(store: SessionStore, session_id: str, calls: int) -> dict[str, float]:
     def rebuild() -> None:
         context = store.context(session_id)
-        context_to_messages(context, context_images(store, session_id, context))
+        context_to_messages(context, context_attachments(store, session_id, context))
 
     full = _median(rebuild, 3 if calls > 3 else calls)
     read = store.context(session_id)
-    found = context_images(store, session_id, read)
+    found = context_attachments(store, session_id, read)
     convert = _median(lambda: context_to_messages(read, found), 3 if calls > 3 else calls)
     cache = ContextCache(max_bytes=2**31)
     start = time.perf_counter()

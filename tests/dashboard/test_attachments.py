@@ -46,12 +46,12 @@ def _chips(page: Page) -> list[str]:
 def test_q2_attach_with_the_button_remove_one_and_send(dashboard: Dashboard, tmp_path: Path) -> None:
     live = dashboard.live
     page, session_id = open_new_session(dashboard)
-    notes, photo = tmp_path / "notes.txt", tmp_path / "photo.png"
+    notes, table = tmp_path / "notes.txt", tmp_path / "table.csv"
     notes.write_bytes(b"remember the milk\n")
-    photo.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 64)
-    page.locator("#file-input").set_input_files([str(notes), str(photo)])
+    table.write_bytes(b"a,b\n1,2\n")
+    page.locator("#file-input").set_input_files([str(notes), str(table)])
     expect(page.locator("#attachments .chip[data-state=attached]")).to_have_count(2)
-    page.get_by_role("button", name="Remove photo.png").click()
+    page.get_by_role("button", name="Remove table.csv").click()
     expect(page.locator("#attachments .chip")).to_have_count(1)
     live.model.enqueue("Noted.")
     send_from_page(page, "see the file")

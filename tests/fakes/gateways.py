@@ -78,17 +78,20 @@ class LiveGateway:
         scripted_only: bool = True,
         wall_clock: WallClock | None = None,
         loaders: Mapping[str, Loader] | None = None,
+        port: int = 0,
+        token: str = TOKEN,
     ) -> None:
+        """``port`` and ``token`` given: the same profile again, as a Gateway restarted on its port (U8)."""
         self.wall_clock = wall_clock  # the scheduler's calendar clock (K1); None: the system's
         self.loaders = loaders  # providers' loaders by kind (a test holds one: G4)
         self.home = tmp_path / "anyy-home"
-        self.profile: Profile = create_profile(self.home, profile_name)
+        self.profile: Profile = create_profile(self.home, profile_name, exist_ok=bool(port))
         (tmp_path / "work").mkdir(exist_ok=True)
         self.workdir = tmp_path / "work"
         # Scripted only: a call with nothing enqueued fails, so no test (and no fuzz input) ever makes the
         # offline model call a real tool by one of its cues.
         self.model = OfflineProvider(scripted_only=scripted_only)
-        self.token = TOKEN
+        self.token = token
         self.serve = serve
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name=f"gateway-{profile_name}", daemon=True)
@@ -103,7 +106,7 @@ class LiveGateway:
         if serve:
             self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            self.sock.bind(("127.0.0.1", 0))
+            self.sock.bind(("127.0.0.1", port))
             self.sock.listen(128)
 
     # -- lifecycle -------------------------------------------------------------------------------

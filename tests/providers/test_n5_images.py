@@ -87,10 +87,10 @@ def test_n5_openai_compatible_models_get_image_content_parts(tmp_path: Path, ser
     state, _ = _run(tmp_path, server, table, "oa")
     assert state == "completed"
     user = next(m for m in server.received[0].body["messages"] if m["role"] == "user")
-    assert user["content"] == [
-        {"type": "text", "text": "what is in the chart?"},
-        {"type": "image_url", "image_url": {"url": "data:image/png;base64," + _base64(PNG)}},
-    ]
+    text, image = user["content"]
+    assert image == {"type": "image_url", "image_url": {"url": "data:image/png;base64," + _base64(PNG)}}
+    assert text["type"] == "text"
+    assert text["text"].startswith('what is in the chart?\n\n[Attached file "notes.txt"')  # U5: the file too
 
 
 def test_n5_anthropic_models_get_image_blocks(
@@ -106,13 +106,12 @@ def test_n5_anthropic_models_get_image_blocks(
     assert state == "completed"
     user = server.received[0].body["messages"][0]
     assert user["role"] == "user"
-    assert user["content"] == [
-        {
-            "type": "image",
-            "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(PNG).decode()},
-        },
-        {"type": "text", "text": "what is in the chart?"},
-    ]
+    image, text = user["content"]
+    assert image == {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(PNG).decode()},
+    }
+    assert text["text"].startswith('what is in the chart?\n\n[Attached file "notes.txt"')  # U5: the file too
 
 
 @pytest.mark.parametrize("provider", ["textonly", "offline"])

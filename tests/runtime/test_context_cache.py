@@ -25,8 +25,8 @@ from anyy.domain.entries import (
 )
 from anyy.domain.model_io import Message, ToolCallEvent, context_to_messages
 from anyy.domain.sessions import NewSession
+from anyy.runtime.attachments import context_attachments
 from anyy.runtime.contexts import ContextCache
-from anyy.runtime.images import context_images
 from anyy.storage.protocol import SessionStore
 from tests.conformance.backends import BACKENDS
 from tests.runtime.harness import Harness
@@ -82,7 +82,7 @@ def _same(cache: ContextCache, store: SessionStore, session_id: str) -> ModelCon
     expected = plain.context(session_id)
     assert _plain(kept) == _plain(expected)
     messages: Sequence[Message] = cache.messages(store, session_id, kept)
-    assert list(messages) == context_to_messages(expected, context_images(plain, session_id, expected))
+    assert list(messages) == context_to_messages(expected, context_attachments(plain, session_id, expected))
     return kept
 
 
@@ -268,7 +268,7 @@ def test_a6_each_model_call_extends_the_kept_context(tmp_path: Path) -> None:
             assert contexts.stats.told == 2  # from the entries it announced: the store was not asked
             expected = await h.deps.owner.call(
                 lambda s: context_to_messages(
-                    s.context(session.id), context_images(s, session.id, s.context(session.id))
+                    s.context(session.id), context_attachments(s, session.id, s.context(session.id))
                 )
             )
             assert list(h.model.requests[-1].messages) == expected[: len(h.model.requests[-1].messages)]

@@ -3,6 +3,7 @@ call (SPEC Q4, Q5, S2-S4, S6). Tests wait on the app's state, which follows the 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -87,6 +88,27 @@ async def test_q5_alt_up_returns_pending_items_before_the_draft(start_gateway: S
         assert app.editor.text == "one\n\ntwo\n\nmy draft"
         assert gateway_queue(live, app.session_id) == []
         assert app.state.running == execution  # Alt+Up never stops the work
+        await stop_turn(app, pilot)
+
+
+async def test_q5_alt_up_brings_back_the_attachments_too(start_gateway: StartGateway, tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("milk\n")
+    live = start_gateway()
+    app = make_app(live)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(app)
+        await start_slow_turn(app, pilot)
+        await type_text(pilot, f"/attach {notes}")
+        await pilot.press("enter")
+        await until(app, lambda: len(app.state.attachments) == 1, TIMEOUT)
+        await type_text(pilot, "with the file")
+        await pilot.press("enter")
+        await until(app, lambda: len(pending(app)) == 1 and not app.state.attachments, TIMEOUT)
+        await pilot.press("alt+up")
+        await until(app, lambda: not pending(app), TIMEOUT)
+        assert app.editor.text == "with the file"
+        assert [a.name for a in app.state.attachments] == ["notes.txt"]  # the file is back with its text
         await stop_turn(app, pilot)
 
 

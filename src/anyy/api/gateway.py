@@ -14,6 +14,7 @@ class ProviderInfo(msgspec.Struct, kw_only=True):
     kind: str
     base_url: str
     models: list[str]
+    images: bool = True  # whether its models read images: a client refuses an image attachment otherwise (U5)
 
 
 class AliasInfo(msgspec.Struct, kw_only=True):

@@ -56,12 +56,24 @@ def dashboard_url(address: Address, code: str, session_id: str | None = None) ->
 @click.option(
     "--print-url", is_flag=True, help="Print the address instead of opening it (its code works once, for 2 minutes)."
 )
+@click.option(
+    "--revoke",
+    is_flag=True,
+    help="Forget every browser this profile's Dashboard was opened in: their tabs need `anyy dashboard` again.",
+)
 @with_profile
-def dashboard(profile: Profile, session_id: str | None, print_url: bool) -> None:
+def dashboard(profile: Profile, session_id: str | None, print_url: bool, revoke: bool) -> None:
     """Open the Dashboard of the profile's Gateway in the web browser.
 
-    Starts the Gateway first when none runs (and says so), as the TUI does.
+    Starts the Gateway first when none runs (and says so), as the TUI does. A browser it was opened in comes
+    back by itself after a Gateway restart (a key kept as a cookie); --revoke forgets those keys.
     """
+    if revoke:
+        from anyy.profiles.browser_keys import revoke_keys
+
+        count = revoke_keys(profile)
+        click.echo(f"Forgot {count} browser key{'s' * (count != 1)}: open tabs stop at the next Gateway restart.")
+        return
     address, started = ensure_gateway(profile)
     if started:
         click.echo(started, err=True)

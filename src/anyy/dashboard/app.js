@@ -3,7 +3,7 @@
 // only (markdown.js). Token counts are shown by usage.js.
 
 import { renderMarkdown } from "./markdown.js";
-import { CONFLICT, Rpc, fragmentParams, pairDevice, takeToken } from "./rpc.js";
+import { CONFLICT, Rpc, fragmentParams, pairDevice, refreshToken, takeToken } from "./rpc.js";
 import { activityNode, listLinks, originText, runItems, showList, taskItems, when } from "./background.js";
 import { showChannels } from "./channels.js";
 import { contextLabel, showSessionCost, usageLabel, usageOf } from "./usage.js";
@@ -35,7 +35,9 @@ const state = {
   asking: false, // a question waits for an answer (tab title, notification)
   token: "", // the access token (uploads are HTTP requests)
   attachments: [], // files attached to the message being written: {name, size, object?, media_type?}
+  textOnly: new Set(), // U5: providers whose models read text only (models.list), refused an image at attach time
   draft: null, // a new conversation not created yet ({kind}): it is created by its first message (U1)
+  halted: false, // U6: the last execution stopped or failed: pending items are left waiting (Continue / Clear)
   residents: null, // K4: the profile's residents by id, read with the Background list (their triggers)
   parents: new Map(), // K4: titles of the sessions that delegated tasks, by id
 };
@@ -91,6 +93,7 @@ function sessionItem(session) {
   }
   button.addEventListener("click", () => openSession(session.id));
   li.append(button);
+  if (!session.activity && lists.states.has(session.id)) rowState(li, lists.states.get(session.id));
   const links = listLinks(session, LISTS);
   if (links.length) {
     const row = document.createElement("div");
@@ -126,6 +129,83 @@ function activityInList(sessionId, executionState) {
   const now = { running: "running", retry_wait: "retrying", suspended: "waiting_answer" }[executionState];
   const line = activityNode(now ? { state: now } : { state: "idle", outcome: executionState, ended_at: Date.now() / 1000 });
   badge.parentNode.replaceWith(line);
+}
+
+// -- lists that live (U7) ---------------------------------------------------------------------------
+// A connection of its own follows every session's events (events.subscribe without a session), so the
+// open conversation's subscription never gets an event twice. A row says what its session does (working,
+// waiting for you, failed, idle) as its executions change; a title changes in place; a session the list
+// does not show yet (made in another tab, the TUI, the CLI, a schedule) brings the list up to date.
+const lists = { rpc: null, timer: null, states: new Map() }; // states: the last execution state seen, by session
+const ROW_STATES = {
+  running: ["working", "running"],
+  retry_wait: ["working", "running"],
+  suspended: ["waiting for you", "waiting"],
+  failed: ["failed", "failed"],
+  timed_out: ["failed", "failed"],
+};
+
+async function watchLists() {
+  if (lists.rpc) lists.rpc.close();
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const url = `${scheme}://${location.host}/ws?token=${encodeURIComponent(state.token)}`;
+  const rpc = new Rpc(url, onListEvent, () => {
+    if (lists.rpc === rpc) lists.rpc = null;
+  });
+  lists.rpc = rpc;
+  await rpc.ready;
+  await rpc.call("events.subscribe", {});
+}
+
+function rowOf(sessionId) {
+  return document.querySelector(`#sessions li[data-id="${CSS.escape(sessionId)}"]`);
+}
+
+function onListEvent(event) {
+  if (event.type === "text_delta" || event.type === "thinking_delta") return;
+  if (event.type === "session_renamed") {
+    if (rowOf(event.session_id)) renameInList({ id: event.session_id, title: event.title });
+    else refreshListSoon();
+  } else if (event.type === "execution_state") {
+    showRowState(event.session_id, event.state);
+  } else if ((event.type === "entries_appended" || event.type === "queue_changed") && !rowOf(event.session_id)) {
+    refreshListSoon();
+  }
+}
+
+function showRowState(sessionId, executionState) {
+  lists.states.set(sessionId, executionState); // a row made later (the list read again) starts with it
+  const li = rowOf(sessionId);
+  if (!li) {
+    refreshListSoon();
+    return;
+  }
+  if (li.querySelector(".activity .state")) {
+    activityInList(sessionId, executionState); // the Background list's own badge (K4)
+    return;
+  }
+  rowState(li, executionState);
+}
+
+function rowState(li, executionState) {
+  const [word, kind] = ROW_STATES[executionState] || ["idle", "idle"];
+  let badge = li.querySelector(".row-state");
+  if (!badge) {
+    badge = document.createElement("span");
+    badge.className = "row-state state";
+    li.querySelector("button.open .title").after(badge);
+  }
+  badge.textContent = word;
+  badge.dataset.state = kind;
+  li.dataset.state = kind;
+}
+
+function refreshListSoon() {
+  if (lists.timer || $("search").value.trim()) return;
+  lists.timer = setTimeout(() => {
+    lists.timer = null;
+    resetSessions().catch(report);
+  }, 30);
 }
 
 // The lists one click away (K1, K2, K4): a schedule's runs, a parent's delegated tasks; each item opens
@@ -318,9 +398,11 @@ function entryNode(entry) {
   return li;
 }
 
-// A failed turn (U2): its durable notice shows the error, with Retry while it ends the conversation (the
-// style sheet hides the button once anything follows). Retry moves back to just before the failed message
-// (the failed attempt stays in the tree) and sends that message again, with its attachments.
+// A failed turn (U2): its durable notice shows the error, with Retry and Edit while it ends the conversation
+// (the style sheet hides the buttons once anything follows). Both move back to just before the failed
+// message (the failed attempt stays in the tree, on a branch); Retry sends that message again, with its
+// attachments, Edit puts it back in the editor to change it (U5: an image a model cannot take is removed
+// there). A Retry the Gateway refuses also leaves the message in the editor, so it never fails for good.
 function failedTurn(li, entry) {
   li.classList.add("failed-turn");
   const error = document.createElement("span");
@@ -331,22 +413,43 @@ function failedTurn(li, entry) {
   retry.title = entry.data.retryable
     ? "Send that message again"
     : "Send that message again (fix what the error names first, or it fails the same way)";
-  li.append(error, retry);
+  const edit = button("Edit", () => retryFailed(li, { edit: true }).catch(report));
+  edit.className = "retry edit-failed";
+  edit.title = "Put that message back in the editor to change it (the failed attempt stays on a branch)";
+  li.append(error, retry, edit);
 }
 
-async function retryFailed(noticeLi) {
+async function retryFailed(noticeLi, { edit = false } = {}) {
   let node = noticeLi.previousElementSibling;
   while (node && !node.classList.contains("kind-user")) node = node.previousElementSibling;
   const failed = node ? shownEntries.get(node) : null;
   const session = state.session;
   if (!failed || !session) {
-    notice("The failed message is further back: scroll up to show it, then Retry.");
+    notice(`The failed message is further back: scroll up to show it, then ${edit ? "Edit" : "Retry"}.`);
     return;
   }
   await state.rpc.call("session.navigate", { session_id: session.id, entry_id: failed.id, before: true });
   await openSession(session.id, null, { push: false });
   const attachments = (failed.data && failed.data.attachments) || [];
-  await state.rpc.call("session.send", { session_id: session.id, text: failed.text, kind: "prompt", attachments });
+  if (edit) {
+    backToEditor(failed.text, attachments, "");
+    return;
+  }
+  try {
+    await state.rpc.call("session.send", { session_id: session.id, text: failed.text, kind: "prompt", attachments });
+  } catch (error) {
+    backToEditor(failed.text, attachments, `Not sent: ${error.message || error}`);
+  }
+}
+
+function backToEditor(text, attachments, why) {
+  const editor = $("editor");
+  editor.value = text;
+  state.attachments = attachments.map(({ object, name, media_type, size }) => ({ object, name, media_type, size }));
+  renderAttachments();
+  editor.dispatchEvent(new Event("input"));
+  editor.focus();
+  notice(why);
 }
 
 function foldedOutput(text) {
@@ -423,6 +526,7 @@ function renderBatch() {
         if (old) old.replaceWith(body);
         li.dataset.rendered = "true";
       });
+      if (follow.on) scrollToBottom(); // the rendered text may be taller: still at the latest
     })
     .catch(() => {}); // the local rendering stays
 }
@@ -431,9 +535,36 @@ function atBottom(el) {
   return el.scrollHeight - el.scrollTop - el.clientHeight < 40;
 }
 
+// U6: the view follows the stream (new text, entries, tool lines, a queue or keyboard that shrinks the view)
+// until the user scrolls away from the bottom; then "Jump to latest" brings it back. Only the user's own
+// scrolling stops it: a layout change never does (it fires no scroll, or one at the position we set).
+const follow = { on: true, top: -1, pending: false };
+
 function scrollToBottom() {
   const box = $("messages");
   box.scrollTop = box.scrollHeight;
+  follow.on = true;
+  follow.top = box.scrollTop;
+  $("jump-latest").hidden = true;
+}
+
+function keepFollowing() {
+  if (follow.on) scrollToBottom();
+  else $("jump-latest").hidden = false;
+}
+
+function watchScrolling() {
+  const box = $("messages");
+  box.addEventListener("scroll", () => {
+    if (Math.abs(box.scrollTop - follow.top) <= 1) return; // where we put it
+    follow.on = atBottom(box);
+    follow.top = follow.on ? box.scrollTop : -1;
+    if (follow.on) $("jump-latest").hidden = true;
+  });
+  new ResizeObserver(() => {
+    if (follow.on && !box.hidden) scrollToBottom();
+  }).observe(box);
+  $("jump-latest").addEventListener("click", () => scrollToBottom());
 }
 
 async function loadOlder() {
@@ -476,8 +607,6 @@ async function appendNewEntries(event) {
 }
 
 function showAppended(entries, epoch) {
-  const box = $("messages");
-  const follow = atBottom(box);
   const fresh = entries.filter((e) => !state.history.shown.has(e.id));
   for (const entry of fresh) {
     state.history.shown.add(entry.id);
@@ -489,14 +618,88 @@ function showAppended(entries, epoch) {
       if (usage && usage.cost !== null && state.session) showSessionCost(state.rpc, state.session.id, $("cost"));
     }
   }
-  if (follow) scrollToBottom();
+  if (fresh.length) keepFollowing();
 }
+
+// U6: the streaming answer is rendered block by block. A block is complete at a blank line outside a code
+// fence: it is shown at once with the local renderer, then replaced by the Gateway's rendering (the one the
+// recorded entry gets, sanitised the same way), so nothing reflows when the answer ends. The open block is
+// plain text, only its text node updated per delta: the cost of a delta does not grow with the answer.
+const liveBlocks = { done: 0, generation: 0, tail: null, painted: "", frame: 0 };
 
 function setLive(text) {
   state.liveText = text;
+  paintLive();
+}
+
+// Deltas that arrive together (a burst of frames, a busy page) are painted once, at the next frame.
+function addLive(text) {
+  state.liveText += text;
+  if (!liveBlocks.frame) liveBlocks.frame = requestAnimationFrame(paintLive);
+}
+
+function paintLive() {
+  cancelAnimationFrame(liveBlocks.frame);
+  liveBlocks.frame = 0;
   const live = $("live");
-  live.replaceChildren(renderMarkdown(text));
+  const text = state.liveText;
+  const previous = liveBlocks.painted;
+  liveBlocks.painted = text;
   live.hidden = !text;
+  if (!text || !text.startsWith(previous) || !liveBlocks.tail || !live.contains(liveBlocks.tail)) {
+    liveBlocks.done = 0;
+    liveBlocks.generation++;
+    liveBlocks.tail = document.createElement("div");
+    liveBlocks.tail.className = "open-block";
+    live.replaceChildren(liveBlocks.tail);
+  }
+  const end = completedBlocks(text, liveBlocks.done);
+  if (end > liveBlocks.done) {
+    const chunk = text.slice(liveBlocks.done, end);
+    liveBlocks.done = end;
+    const block = document.createElement("div");
+    block.className = "block";
+    block.append(renderMarkdown(chunk));
+    live.insertBefore(block, liveBlocks.tail);
+    renderBlock(block, chunk, liveBlocks.generation);
+  }
+  liveBlocks.tail.textContent = text.slice(liveBlocks.done);
+}
+
+// Where the complete blocks of ``text`` end, scanning from ``from`` (a block boundary, outside any fence).
+function completedBlocks(text, from) {
+  let end = from;
+  let fence = null;
+  let at = from;
+  while (at < text.length) {
+    const next = text.indexOf("\n", at);
+    if (next === -1) break; // the last line is still being written
+    const line = text.slice(at, next);
+    const marker = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
+    if (fence) {
+      if (marker && marker[1][0] === fence[0] && marker[1].length >= fence.length && !line.trim().slice(marker[1].length)) {
+        fence = null;
+      }
+    } else if (marker) {
+      fence = marker[1];
+    } else if (!line.trim() && at > from) {
+      end = next + 1;
+    }
+    at = next + 1;
+  }
+  return end;
+}
+
+function renderBlock(block, chunk, generation) {
+  if (!state.rpc) return;
+  state.rpc
+    .call("markdown.render", { texts: [chunk] })
+    .then(({ html }) => {
+      if (generation !== liveBlocks.generation || !block.isConnected) return;
+      block.innerHTML = html[0]; // sanitised by the Gateway's allow-list (gateway/markdown_html.py)
+      if (follow.on) scrollToBottom();
+    })
+    .catch(() => {}); // the local rendering stays
 }
 
 function recorded(text, epoch) {
@@ -535,6 +738,8 @@ function setRunning(executionId, label) {
   }
   document.body.classList.toggle("busy", executionId !== null);
   $("stop").hidden = executionId === null;
+  if (executionId) state.halted = false;
+  renderQueue();
   $("send").title = executionId ? "Adds a follow-up: it starts when this response ends" : "Sends a prompt";
 }
 
@@ -630,6 +835,7 @@ async function openSession(id, entryId = null, { push = true } = {}) {
   setContext(view.context_tokens, view.context_budget);
   $("cost").textContent = "";
   showSessionCost(state.rpc, view.session.id, $("cost"));
+  state.halted = !view.running_execution; // pending items of an idle session are left waiting
   setRunning(view.running_execution);
   if (view.running_execution) setLive(view.live_text);
   // The calls running as the session opens (their tool_started came before it was followed).
@@ -866,10 +1072,14 @@ function onEvent(event) {
       if (state.stopped.has(event.execution_id)) return;
       if (state.running === null) setRunning(event.execution_id);
       if (event.execution_id === state.running) {
-        const box = $("messages");
-        const follow = atBottom(box);
-        setLive(state.liveText + event.text);
-        if (follow) scrollToBottom();
+        addLive(event.text);
+        if (liveBlocks.frame && !follow.pending) {
+          follow.pending = true;
+          requestAnimationFrame(() => {
+            follow.pending = false;
+            keepFollowing();
+          });
+        }
       }
       return;
     case "execution_state":
@@ -924,9 +1134,13 @@ function onExecutionState(event) {
     setLive("");
     // An execution stopped from this page keeps saying so when its end arrives.
     const stopped = state.stopped.has(event.execution_id) && event.state === "interrupted";
+    if (HALTED.has(event.state)) state.halted = true; // a retry wait is not an end: nothing is left over yet
+    else if (event.state === "completed") state.halted = false;
     setRunning(null, stopped ? "Stopped" : event.state === "completed" ? "" : event.error || event.state);
   }
 }
+
+const HALTED = new Set(["interrupted", "failed", "timed_out", "cancelled"]);
 
 function report(error) {
   banner(error.message || String(error));
@@ -1118,8 +1332,7 @@ function toolLine(event) {
   } else {
     li.firstChild.textContent = `${event.name}: ${started ? "running…" : event.is_error ? "failed" : "done"}`;
   }
-  const box = $("messages");
-  if (atBottom(box)) scrollToBottom();
+  keepFollowing();
 }
 
 function recordedInnerCalls(calls) {
@@ -1185,7 +1398,28 @@ function keepInEditor(text) {
 
 function renderQueue() {
   const ol = $("queue");
-  ol.replaceChildren(...state.queue.map(queueItem));
+  const rows = state.queue.map(queueItem);
+  if (state.queue.length && state.halted && !state.running && state.session) rows.unshift(leftoverRow());
+  ol.replaceChildren(...rows);
+}
+
+// U6: items left waiting after a stop or a failure (nothing runs, so nothing takes them): say so, and offer
+// to start them (session.continue) or remove them (session.queue.clear), as the TUI's /continue and /clear.
+function leftoverRow() {
+  const li = document.createElement("li");
+  li.className = "leftover";
+  const count = state.queue.length;
+  const hint = document.createElement("span");
+  hint.className = "hint muted";
+  hint.textContent = `${count} item${count === 1 ? "" : "s"} left waiting: Continue starts ${count === 1 ? "it" : "them"}, Clear removes ${count === 1 ? "it" : "them"}.`;
+  const session_id = state.session.id;
+  const go = button("Continue", () => {
+    state.halted = false;
+    state.rpc.call("session.continue", { session_id }).then(refreshQueue).catch(report);
+  });
+  const clear = button("Clear", () => state.rpc.call("session.queue.clear", { session_id }).then(refreshQueue).catch(report));
+  li.append(hint, go, clear);
+  return li;
 }
 
 function queueItem(item) {
@@ -1288,6 +1522,7 @@ async function send() {
     return;
   }
   const kind = state.running ? "follow_up" : "prompt";
+  if (!state.running && !state.queue.length) state.halted = false; // this prompt starts: nothing is left over
   const sent = state.attachments.slice();
   const attachments = sent.map(({ object, name, media_type, size }) => ({ object, name, media_type, size }));
   askNotificationPermission();
@@ -1306,9 +1541,24 @@ async function send() {
 }
 
 // -- attachments (Q2): uploaded when chosen, dropped or pasted; sent with the message -----------------
+// The provider/model the next message goes to, when it reads text only (U5); "" otherwise.
+function textOnlyModel() {
+  const value = $("model-select").value || "";
+  const provider = value.split("/")[0];
+  return state.textOnly.has(provider) ? value : "";
+}
+
 async function attach(files) {
   for (const file of files) {
     const item = { name: file.name || "pasted", size: file.size };
+    const model = textOnlyModel();
+    if (model && (file.type || "").startsWith("image/")) {
+      notice(
+        `${item.name} was not attached: the model ${model} reads text only and cannot take images. ` +
+          "Choose a model that reads images, then attach it again.",
+      );
+      continue;
+    }
     state.attachments.push(item);
     renderAttachments();
     try {
@@ -1371,6 +1621,7 @@ function stopDisplayed() {
 // -- model and effort (M1) --------------------------------------------------------------------------
 async function loadModels() {
   const models = await state.rpc.call("models.list");
+  state.textOnly = new Set(models.providers.filter((p) => p.images === false).map((p) => p.name));
   const select = $("model-select");
   select.replaceChildren();
   for (const provider of models.providers) {
@@ -1530,6 +1781,7 @@ function wire() {
 
 async function main() {
   wire();
+  watchScrolling();
   let token;
   try {
     await pairDevice(); // #pair=… from `anyy devices pair`: this device gets its own credential (a cookie)
@@ -1538,23 +1790,23 @@ async function main() {
     banner(`${error.message}`);
     return;
   }
-  // Without the profile's token, a paired device's cookie authenticates the WebSocket.
+  if (!token) token = await refreshToken().catch(() => null); // U8: a browser the Gateway knows needs no code
+  // Without a token, a paired device's cookie (docs/remote.md) authenticates the WebSocket.
   state.token = token || "";
-  const scheme = location.protocol === "https:" ? "wss" : "ws";
-  const query = token ? `?token=${encodeURIComponent(token)}` : "";
-  const url = `${scheme}://${location.host}/ws${query}`;
-  state.rpc = new Rpc(url, onEvent, (event) => {
-    document.body.classList.add("offline");
-    if (event.code === 4401 && !token) return askPairingCode();
-    banner(
-      event.code === 4401
-        ? "The Gateway refused the token (it restarts with a new one): open the Dashboard again with `anyy dashboard`."
-        : "Disconnected from the Gateway. Start it with `anyy gateway start`, then reload this page.",
-    );
-  });
-  await state.rpc.ready;
-  const status = await state.rpc.call("gateway.status");
+  let status;
+  try {
+    status = await connect();
+  } catch (error) {
+    if (error.refused) {
+      if (!token) return askPairingCode(); // neither the profile's token, a browser key nor a device cookie
+      banner(`${error.message}`);
+      return;
+    }
+    reconnectLater(); // the Gateway is down (restarting?): the page comes up when it is back
+    return;
+  }
   $("profile").textContent = status.profile;
+  watchLists().catch(() => {}); // the lists then live (U7); without it they still load, and refresh on reload
   await Promise.all([loadModels().then(() => state.session && showHeader()), selectTab("chat")]);
   installRewind({
     rpc: () => state.rpc,
@@ -1609,6 +1861,83 @@ function askPairingCode() {
   pairDevice(code.trim())
     .then(() => location.reload())
     .catch((error) => banner(error.message));
+}
+
+// -- the connection, and coming back after a Gateway restart or a network drop (U8) --------------------
+const UNAUTHORIZED_CLOSE = 4401;
+const reconnecting = { attempt: 0, timer: null };
+
+// A WebSocket to the Gateway, answering gateway.status; a token the Gateway refuses (it restarted) is traded
+// again for the browser key (refreshToken) once. Errors carry `refused` when the browser is not known.
+async function connect() {
+  for (let round = 0; ; round++) {
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    const query = state.token ? `?token=${encodeURIComponent(state.token)}` : ""; // a paired device: its cookie
+    const url = `${scheme}://${location.host}/ws${query}`;
+    const rpc = new Rpc(url, onEvent, (event) => lost(rpc, event));
+    try {
+      await rpc.ready;
+      const status = await rpc.call("gateway.status");
+      state.rpc = rpc;
+      return status;
+    } catch (error) {
+      await Promise.race([rpc.closed, new Promise((resolve) => setTimeout(resolve, 2000))]);
+      if (rpc.closeCode !== UNAUTHORIZED_CLOSE || round > 0) throw error;
+      state.token = await refreshToken();
+    }
+  }
+}
+
+function lost(rpc, event) {
+  if (rpc !== state.rpc) return; // an attempt that did not open, or a connection replaced already
+  state.subscription = null; // the Gateway forgot it with the connection
+  if (event.code === 4403) {
+    banner("The Gateway refused this page (another origin): open the Dashboard with `anyy dashboard`.");
+    return;
+  }
+  reconnectLater();
+}
+
+// Quietly, with backoff (0.25 s, doubling to 1 s: back within about a second of the Gateway being ready).
+// The draft, the attached files and the open conversation stay as they are; the banner says what goes on.
+function reconnectLater() {
+  document.body.classList.add("offline");
+  banner("Reconnecting to the Gateway…");
+  clearTimeout(reconnecting.timer);
+  const delay = Math.min(1000, 250 * 2 ** reconnecting.attempt);
+  reconnecting.attempt++;
+  reconnecting.timer = setTimeout(() => reconnect().catch(report), delay);
+}
+
+async function reconnect() {
+  let status;
+  try {
+    status = await connect();
+  } catch (error) {
+    if (error.refused) {
+      banner(`Not reconnected: ${error.message}`);
+      return;
+    }
+    reconnectLater();
+    return;
+  }
+  reconnecting.attempt = 0;
+  document.body.classList.remove("offline");
+  banner("");
+  $("profile").textContent = status.profile;
+  watchLists().catch(() => {});
+  const box = $("messages");
+  const position = box.scrollTop;
+  const following = atBottom(box);
+  await loadModels();
+  await resetSessions();
+  if (state.session) {
+    await openSession(state.session.id, null, { push: false });
+    if (!following) box.scrollTop = position;
+  } else if (state.draft) {
+    showDraftSettings();
+  }
+  document.body.dataset.ready = "true";
 }
 
 main().catch(report);

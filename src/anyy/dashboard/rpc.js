@@ -55,6 +55,21 @@ export async function pairDevice(given) {
   return true;
 }
 
+// U8: the access token of the Gateway running now, traded for the browser key the code exchange left as an
+// HttpOnly cookie (sent to /auth/refresh only). The Gateway's token changes when it restarts; a tab holding
+// a key comes back by itself. An error says what to do when the browser is not (or no longer) known.
+export async function refreshToken() {
+  const reply = await fetch("/auth/refresh", { method: "POST", cache: "no-store", credentials: "same-origin" });
+  const body = await reply.json().catch(() => ({}));
+  if (!reply.ok || !body.token) {
+    const error = new Error(body.error || `the Gateway refused this browser (${reply.status})`);
+    error.refused = reply.status === 401 || reply.status === 403;
+    throw error;
+  }
+  sessionStorage.setItem(TOKEN_KEY, body.token);
+  return body.token;
+}
+
 // -- JSON-RPC over the WebSocket --------------------------------------------------------------------
 export class RpcError extends Error {
   constructor(error) {
@@ -74,14 +89,25 @@ export class Rpc {
       this.ws.addEventListener("error", () => reject(new Error("cannot reach the Gateway")));
     });
     this.ws.addEventListener("message", (message) => this.receive(message.data));
-    this.ws.addEventListener("close", (event) => {
-      for (const { reject } of this.pending.values()) reject(new Error("the connection to the Gateway closed"));
-      this.pending.clear();
-      onClose(event);
+    this.closeCode = null;
+    this.closed = new Promise((resolve) => {
+      this.ws.addEventListener("close", (event) => {
+        this.closeCode = event.code;
+        for (const { reject } of this.pending.values()) reject(new Error("the connection to the Gateway closed"));
+        this.pending.clear();
+        resolve(event);
+        onClose(event);
+      });
     });
   }
 
+  close() {
+    this.ws.close();
+  }
+
   receive(data) {
+    // The Gateway's refusal of a token comes as a binary frame before the close (code 4401): the close says it.
+    if (typeof data !== "string") return;
     const message = JSON.parse(data);
     if (message.method === "event" && message.id === undefined) {
       this.onEvent(message.params);
@@ -96,6 +122,7 @@ export class Rpc {
 
   call(method, params = {}) {
     const id = this.nextId++;
+    if (this.ws.readyState !== WebSocket.OPEN) return Promise.reject(new Error("not connected to the Gateway"));
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.ws.send(JSON.stringify({ jsonrpc: "2.0", id, method, params }));

@@ -65,6 +65,7 @@ def create_app(
             Route("/auth/pair", http.pair, methods=["POST"]),  # a device trades a pairing code (O2)
             Route("/push/key", push.key, methods=["GET"]),  # Web Push to paired devices (O3)
             Route("/push/subscribe", push.subscribe, methods=["POST"]),
+            Route("/auth/refresh", http.refresh, methods=["POST"]),  # U8: a tab back after a restart
             Route("/upload", http.upload, methods=["POST"]),
             Route(
                 "/hooks/{name}", hook_route(dispatcher, config.webhooks), methods=["POST"]

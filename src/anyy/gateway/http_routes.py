@@ -13,6 +13,7 @@ from starlette.responses import JSONResponse, Response
 
 from anyy.domain.errors import StorageFull
 from anyy.gateway.access import Access, foreign, too_many_failures_reply, unauthorized_reply
+from anyy.gateway.browser_routes import give_key, refresh
 from anyy.gateway.dispatcher import MAX_FRAME_BYTES
 from anyy.gateway.markdown_html import warm_up
 from anyy.gateway.remote import COOKIE, Caller, PairingRefused
@@ -113,7 +114,11 @@ class HttpRoutes:
             return JSONResponse(
                 {"error": "this code is unknown, used or expired: run `anyy dashboard` again"}, status_code=401
             )
-        return JSONResponse({"token": self.access.token}, headers={"Cache-Control": "no-store"})
+        reply = JSONResponse({"token": self.access.token}, headers={"Cache-Control": "no-store"})
+        return await give_key(self.access, request, reply)  # U8: the tab comes back after a restart
+
+    async def refresh(self, request: Request) -> Response:
+        return await refresh(self.access, request)
 
     async def pair(self, request: Request) -> Response:
         """A device trades a pairing secret (the QR code's link) or short code for its own credential (O2),

@@ -29,6 +29,7 @@ from anyy.domain.entries import Attachment
 from anyy.domain.errors import InvalidInput, NotFound
 from anyy.domain.queue import NewSubmission
 from anyy.domain.sessions import NewSession, Page, Session
+from anyy.gateway.attachment_checks import refuse_unreadable
 from anyy.gateway.state import Connection, Gateway
 from anyy.gateway.table import TABLE
 from anyy.runtime import views
@@ -163,8 +164,13 @@ async def send(gw: Gateway, conn: Connection | None, p: SendParams) -> wire.Subm
             "create with this message)"
         )
     if p.new is None:
+        if new.attachments:
+            found = await gw.store(lambda s: s.get_session(p.session_id or ""))
+            refuse_unreadable(gw.runtime.deps.models, found.provider, found.model, new.attachments)
         return views.submission(await gw.runtime.submit(p.session_id or "", new))
-    _, submission = await gw.runtime.start_session(_new_spec(gw, p.new), new)
+    spec = _new_spec(gw, p.new)
+    refuse_unreadable(gw.runtime.deps.models, spec.provider, spec.model, new.attachments)
+    _, submission = await gw.runtime.start_session(spec, new)
     return views.submission(submission)
 
 

@@ -115,7 +115,7 @@ class AnthropicProvider(SdkProvider):
 
     async def _open(self, request: ModelRequest) -> Any:
         """The streamed response, once the request was checked and sent."""
-        self._check(request)
+        request = self._check(request)
         try:
             return await self._client.messages.create(stream=True, **to_anthropic_params(request))
         except anthropic.APIError as exc:

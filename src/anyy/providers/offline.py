@@ -46,7 +46,9 @@ from anyy.domain.model_io import (
     UsageEvent,
     UserMessage,
     image_count,
+    last_user_images,
     refuse_images,
+    without_images,
 )
 from anyy.domain.titles import TITLE_INSTRUCTIONS, offline_title
 from anyy.providers.base import ProviderError
@@ -99,7 +101,9 @@ class OfflineProvider:
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ProviderEvent]:
         if image_count(request):  # a text-only model: said before anything is played (N5)
-            return self._refuse(request)
+            if last_user_images(request):
+                return self._refuse(request)
+            request = without_images(request, self.name)  # earlier images never fail a later turn (U5)
         if request.system == TITLE_INSTRUCTIONS:
             self.title_requests.append(request)
             script = self._titles.popleft() if self._titles else None

@@ -115,7 +115,7 @@ class OpenAICompatProvider(SdkProvider):
 
     async def _open(self, request: ModelRequest) -> Any:
         """The streamed response, once the request was checked and sent."""
-        self._check(request)
+        request = self._check(request)
         params = self._params(request)
         try:
             return await self._client.chat.completions.create(stream=True, **params)

@@ -104,6 +104,7 @@ class ProviderInfo(msgspec.Struct, kw_only=True, frozen=True):
     kind: str
     base_url: str
     models: tuple[str, ...]
+    images: bool = True  # whether its models read images (U5: clients refuse an image at attach time)
 
 
 class AliasInfo(msgspec.Struct, kw_only=True, frozen=True):
@@ -175,9 +176,23 @@ class ModelRegistry:
                     kind=kind,
                     base_url=settings.base_url if settings is not None else "",
                     models=tuple(settings.models) if settings is not None else (),
+                    images=self.reads_images(name),
                 )
             )
         return infos
+
+    def reads_images(self, provider: str) -> bool:
+        """Whether a provider's models read images (N5): the offline model never does, an SDK provider unless
+        its settings say ``images = false``."""
+        if provider == VIRTUAL_PROVIDER:
+            return True  # an alias: its target decides (resolved at the call)
+        instance = self._instances.get(provider)
+        if instance is not None:
+            return bool(getattr(instance, "images", False))
+        settings = self._settings.get(provider)
+        if settings is None:
+            return True
+        return settings.kind != "offline" and bool(getattr(settings, "images", True))
 
     def aliases(self) -> list[AliasInfo]:
         return [AliasInfo(name=n, provider=p, model=m) for n, (p, m) in sorted(self._aliases.items())]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from anyy.domain.model_io import ModelRequest, image_count, refuse_images
+from anyy.domain.model_io import ModelRequest, image_count, last_user_images, refuse_images, without_images
 from anyy.providers.base import ProviderError
 from anyy.providers.http_errors import missing_key
 
@@ -27,13 +27,18 @@ class SdkProvider:
         self._key_env = key_env
         self._key_missing = key_required and not api_key
 
-    def _check(self, request: ModelRequest) -> None:
-        """Refuse before any call: no key, or images for a model that reads text only."""
+    def _check(self, request: ModelRequest) -> ModelRequest:
+        """Refuse before any call: no key, or images in the message to answer for a model that reads text
+        only; the images of earlier messages become a note for such a model (one image never fails every
+        later turn, U5). The request to send."""
         if self._key_missing:
             raise missing_key(self.name, self._key_env)
         if not self.images and image_count(request):
-            hint = f"If they do, set images = true in [providers.{self.name}] of config.toml."
-            raise ProviderError("fatal", refuse_images(self.name, request.model, hint))
+            if last_user_images(request):
+                hint = f"If they do, set images = true in [providers.{self.name}] of config.toml."
+                raise ProviderError("fatal", refuse_images(self.name, request.model, hint))
+            return without_images(request, self.name)
+        return request
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -11,7 +11,7 @@ to be worth walking) builds the context again from the store. Whoever appended (
 process on the same store) the result is the one ``SessionStore.context`` gives.
 
 Memory is bounded: the least recently used sessions are dropped past ``max_sessions`` or ``max_bytes``
-(an estimate: the texts, a fixed cost per item, the image bytes).
+(an estimate: the texts, a fixed cost per item, the attachments' bytes and text).
 
 Everything here runs on the store's thread (inside ``StoreOwner.call``) and uses the ``SessionStore``
 protocol only.
@@ -30,8 +30,8 @@ import msgspec
 
 from anyy.domain.context import CONTEXT_KINDS, DATA_KINDS, ContextItem, ModelContext, Prefix, carries_payload
 from anyy.domain.entries import AssistantData, Entry, EntryKind, Usage
-from anyy.domain.model_io import ImagePart, Message, MessageFold
-from anyy.runtime.images import context_images, image_refs, read_images
+from anyy.domain.model_io import AttachedPart, Message, MessageFold
+from anyy.runtime.attachments import attachment_refs, context_attachments, part_size, read_attachments
 from anyy.storage.protocol import SessionStore
 
 # Kinds whose payload may go with the item (carries_payload says which do).
@@ -145,7 +145,7 @@ class ContextCache:
             kept = self._kept.get(session_id)
             if kept is None or kept.context is not context:
                 fold = MessageFold(context.summary)
-                fold.feed(context.items, context_images(store, session_id, context))
+                fold.feed(context.items, context_attachments(store, session_id, context))
                 return fold.messages()
             if kept.messages is None:
                 kept.messages = kept.fold.messages()
@@ -212,7 +212,7 @@ def _since(store: SessionStore, session_id: str, head: int | None) -> list[Entry
 def _extend(store: SessionStore, kept: _Kept, newer: list[Entry], head: int | None) -> _Kept:
     items = kept.base
     added: list[ContextItem] = []
-    images: dict[int, tuple[ImagePart, ...]] = {}
+    images: dict[int, tuple[AttachedPart, ...]] = {}
     last_model = kept.context.last_model
     usage, usage_index, chars, chars_after = kept.usage, kept.usage_index, kept.chars, kept.chars_after
     size = kept.size
@@ -232,10 +232,10 @@ def _extend(store: SessionStore, kept: _Kept, newer: list[Entry], head: int | No
         else:
             chars_after += len(entry.text)
         if entry.kind == EntryKind.USER:
-            refs = image_refs(entry.data)
+            refs = attachment_refs(entry.data)
             if refs:
-                images[entry.id] = read_images(store, refs)
-                size += sum(len(part.data) for part in images[entry.id])
+                images[entry.id] = read_attachments(store, refs)
+                size += sum(map(part_size, images[entry.id]))
     items += added  # in place: the contexts handed out before are prefixes, and stay as they were
     kept.fold.feed(added, images)
     fresh = _Kept(
@@ -281,10 +281,10 @@ def _build(store: SessionStore, session_id: str) -> _Kept:
         if last >= after:
             usage_index = last
             usage = msgspec.convert(store.get_entry(session_id, items[last][0]).data, AssistantData).usage
-    images = context_images(store, session_id, context)
+    images = context_attachments(store, session_id, context)
     fold = MessageFold(context.summary)
     fold.feed(items, images)
-    size = chars + ITEM_OVERHEAD * len(items) + sum(len(part.data) for parts in images.values() for part in parts)
+    size = chars + ITEM_OVERHEAD * len(items) + sum(part_size(part) for parts in images.values() for part in parts)
     return _Kept(
         context=context,
         base=items,

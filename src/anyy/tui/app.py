@@ -454,7 +454,8 @@ class AnyyApp(App[None]):
         await self.commands.tree("")
 
     async def action_recall(self) -> None:
-        """Alt+Up (Q5): each pending item leaves its queue, acknowledged, before its text is used."""
+        """Alt+Up (Q5): each pending item leaves its queue, acknowledged, before its text and its attachments
+        are used."""
         await self.recall_pending()
 
     async def recall_pending(self) -> list[str]:
@@ -469,6 +470,8 @@ class AnyyApp(App[None]):
                 await self.say(f"«{item.text}» could not be taken back: {exc}")
                 continue
             recalled.append(item.text)
+            if item.attachments:  # Q5: the files come back with the text, listed above the editor again
+                self.state.attachments = [*self.state.attachments, *item.attachments]
         if recalled:
             draft = self.editor.text
             parts = [*recalled, draft] if draft.strip() else recalled

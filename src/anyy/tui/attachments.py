@@ -73,9 +73,15 @@ def _post(address: Address, name: str, data: bytes, media_type: str) -> Attachme
         raise AttachError(f"{name} could not be uploaded: {exc}") from None
 
 
-async def upload(address: Address, argument: str, cwd: Path | None = None) -> Attachment:
-    """Read and upload the file (in a thread: the app goes on drawing); AttachError says why not."""
+async def upload(address: Address, argument: str, cwd: Path | None = None, *, text_only: str = "") -> Attachment:
+    """Read and upload the file (in a thread: the app goes on drawing); AttachError says why not.
+    ``text_only`` names the session's model when it reads text only: an image is refused then (U5)."""
     name, data, media_type = read_file(argument, cwd)
+    if text_only and media_type.startswith("image/"):
+        raise AttachError(
+            f"{name} was not attached: the model {text_only} reads text only and cannot take images. "
+            "Switch to a model that reads images (/model) and attach it again."
+        )
     return await asyncio.to_thread(_post, address, name, data, media_type)
 
 

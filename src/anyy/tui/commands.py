@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 import msgspec
 
 from anyy.api import methods as m
-from anyy.api.params import ClearParams, NavigateParams, SessionRef, SettingsParams
+from anyy.api.params import ClearParams, NavigateParams, NoParams, SessionRef, SettingsParams
 from anyy.api.sessions import TreeView
 from anyy.client.errors import GatewayError
 from anyy.client.workspace import client_workspace, shown
@@ -87,11 +87,23 @@ class Commands:
     async def attach(self, argument: str) -> None:
         """Upload a file for the next message (``/attach PATH``)."""
         try:
-            attached = await upload(self.host.address, argument)
+            attached = await upload(self.host.address, argument, text_only=await self._text_only())
         except AttachError as exc:
             await self.host.say(f"/attach: {exc}")
             return
         self.state.attachments = [*self.state.attachments, attached]
+
+    async def _text_only(self) -> str:
+        """The session's ``provider/model`` when its provider reads text only (``models.list``), else ""."""
+        session = self.state.session
+        if session is None:
+            return ""
+        try:
+            catalog = await self.host.call(m.MODELS_LIST, NoParams())
+        except GatewayError:
+            return ""  # the send says it then
+        found = next((p for p in catalog.providers if p.name == session.provider), None)
+        return f"{session.provider}/{session.model}" if found is not None and not found.images else ""
 
     async def detach(self, argument: str) -> None:
         """``/detach N`` removes the Nth file listed above the editor; ``/detach`` all of them."""

@@ -182,6 +182,8 @@ class ConversationView(VerticalScroll):
         self._follow(following)
 
     async def add_message(self, role: str, text: str, *, rich: bool = True) -> Message:
+        if role == "user":  # a new turn: what earlier turns said never hides what this one says
+            self._said.clear()
         widget = Message(role, text, rich=rich)
         await self._add(widget, follow=role == "user")
         return widget
