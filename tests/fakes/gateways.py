@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import http.client
 import itertools
 import json
@@ -472,6 +473,7 @@ class Hold:
         self.path = path
         os.mkfifo(path)
         self._fd: int | None = None
+        self._released = False
 
     @classmethod
     def until_stopped(cls) -> Hold:
@@ -482,12 +484,30 @@ class Hold:
     def command(self) -> str:
         return f"run: read line < {self.path}"
 
+    def wait_running(self, timeout: float = 60.0) -> None:
+        """Return once the held shell call runs: it has opened the pipe (a tool call is recorded before its
+        program starts, D3). The pipe is then held open for writing, so the call keeps waiting for a line
+        until :meth:`release`; TimeoutError after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while self._fd is None:
+            try:
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO while nobody reads it
+            except OSError as exc:
+                if exc.errno != errno.ENXIO:
+                    raise
+                if time.monotonic() >= deadline:
+                    raise TimeoutError(f"the held shell call did not start within {timeout:g} s") from None
+                time.sleep(0.01)  # a look at the pipe, not a wait for an amount of time: bounded by the timeout
+
     def release(self) -> None:
         """Let the held shell call finish. The pipe is opened read-write so the write never blocks,
         whether or not the shell has opened it yet; the line waits in the pipe for it."""
         if self._fd is None:
             self._fd = os.open(self.path, os.O_RDWR | os.O_NONBLOCK)
-            os.write(self._fd, b"go\n")
+        if not self._released:
+            self._released = True
+            with contextlib.suppress(BrokenPipeError):  # the shell that read it is gone (a killed Gateway)
+                os.write(self._fd, b"go\n")
 
     def close(self) -> None:
         if self._fd is not None:

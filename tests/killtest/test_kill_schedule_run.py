@@ -91,6 +91,8 @@ def test_k1_a_run_killed_while_running_is_interrupted_and_not_run_again(tmp_path
             client.call("schedule.create", {"name": "held", "prompt": held.command, "at": FAR})
             run = client.call("schedule.run_now", {"schedule": "held"})
             client.event(lambda e: e.get("type") == "tool_started" and e["session_id"] == run["session_id"], timeout=60)
+            # Killed once the shell call runs: the run has begun (a run that had not would be run again, P7).
+            held.wait_running()
             gateway.kill()
 
         gateway.start()

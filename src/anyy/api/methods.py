@@ -162,13 +162,12 @@ CHANNEL_PAIR: MethodSpec[ch.ChannelPairParams, ch.ChannelSender] = MethodSpec(
 CHANNEL_UNPAIR: MethodSpec[ch.ChannelUnpairParams, int] = MethodSpec("channel.unpair", ch.ChannelUnpairParams, int)
 CHANNEL_RELOAD: MethodSpec[p.NoParams, list[str]] = MethodSpec("channel.reload", p.NoParams, list[str])
 CHANNEL_FORGET: MethodSpec[ch.ChannelRef, None] = MethodSpec("channel.forget", ch.ChannelRef, None)
+# Money (Y1-Y3): what model calls cost, and the budgets that stop them.
+USAGE_REPORT: MethodSpec[UsageParams, UsageReport] = MethodSpec("usage.report", UsageParams, UsageReport)
+BUDGET_LIST: MethodSpec[p.NoParams, Budgets] = MethodSpec("budget.list", p.NoParams, Budgets)
+BUDGET_SET: MethodSpec[BudgetSetParams, Budgets] = MethodSpec("budget.set", BudgetSetParams, Budgets)
 
 METHODS: dict[str, MethodSpec[Any, Any]] = {
     spec.name: spec for spec in list(globals().values()) if isinstance(spec, MethodSpec)
 }
 """Every method of the API, by name."""
-
-# Money (Y1-Y3): what model calls cost, and the budgets that stop them.
-USAGE_REPORT: MethodSpec[UsageParams, UsageReport] = MethodSpec("usage.report", UsageParams, UsageReport)
-BUDGET_LIST: MethodSpec[p.NoParams, Budgets] = MethodSpec("budget.list", p.NoParams, Budgets)
-BUDGET_SET: MethodSpec[BudgetSetParams, Budgets] = MethodSpec("budget.set", BudgetSetParams, Budgets)
