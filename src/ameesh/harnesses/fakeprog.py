@@ -139,7 +139,9 @@ def _run(rule: dict[str, Any]) -> str:
 
     if argv[0] == "ameesh":
         argv = [sys.executable, "-m", "ameesh", *argv[1:]]
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)  # noqa: S603 - the test's script
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # `ameesh` in a shell line
+    env = {**os.environ, "PATH": path}
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, env=env)  # noqa: S603 - the script
     return f"\n[ran {' '.join(rule['run'])}: exit {done.returncode}] {done.stdout.strip()} {done.stderr.strip()}"
 
 
