@@ -595,3 +595,22 @@ def merge(lot_name: str) -> None:
             click.echo(f"its worktree is kept: {exc}", err=True)
             return
     click.echo(f"worktree {removed} removed (branch {lots.branch_of(lot_name)} kept)")
+
+
+@main.command()
+@click.argument("lot_name", metavar="LOT")
+def reopen(lot_name: str) -> None:
+    """Give a stopped lot (its rounds used up) back to its build agent with its rounds counted afresh;
+    a person's command, refused inside an agent's turn. Send the agent a message on the lot to go on."""
+    if os.environ.get("AMEESH_TURN_KEY"):
+        raise click.ClickException("ameesh reopen is a person's command: it is refused inside an agent's turn")
+    with opened() as reg:
+        lot = reg.lot(lot_name)
+        if lot.state != "stopped":
+            raise click.ClickException(f"lot {lot_name} is {lot.state}: only a stopped lot is reopened")
+        with reg.tx():
+            reg.update_lot(lot_name, state="working", rounds=0)
+            reg.resolve_alerts(lot.owner, "lot_rounds", why=f"lot {lot_name} reopened")
+            reg.note(lot.owner, "lot", f"lot {lot_name} reopened (ameesh reopen)", lot=lot_name)
+    owner = lot.owner
+    click.echo(f"lot {lot_name} is {owner}'s again (rounds counted afresh): ameesh send {owner} --lot {lot_name} …")

@@ -72,6 +72,10 @@ def test_h16_a_failing_check_returns_to_the_same_agent_on_the_same_lot_and_stops
     assert alert["agent"] == "ann"
     assert "lot L1 stopped after 2 round(s)" in alert["message"]
     assert "stopped" in ameesh("lots").output
+    assert "only a stopped lot" not in ameesh("reopen", "L1").output
+    assert (lot(ameesh, "L1")["state"], lot(ameesh, "L1")["rounds"]) == ("working", 0)
+    assert not [a for a in ameesh.json("alerts") if a["kind"] == "lot_rounds"]
+    assert "only a stopped lot is reopened" in ameesh("reopen", "L1", ok=False).output
 
 
 def test_h16_check_output_is_capped_and_a_hanging_check_is_killed(ameesh: Ameesh, repo: Path, tmp_path: Path) -> None:
