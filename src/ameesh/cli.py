@@ -508,7 +508,7 @@ def attach(name: str, do_exec: bool) -> None:
 def done() -> None:
     """Say, from a build agent's own turn on a lot, that the lot is done: ameesh runs the canon's checks
     in the lot's worktree when the turn ends, then asks its reviewers. The agent and lot are the turn's
-    (the runner's AMEESH_TURN_KEY), never a name given here."""
+    (the runner's AMEESH_TURN), never a name given here."""
     from ameesh import review
 
     with opened() as reg:
@@ -564,7 +564,7 @@ def merge(lot_name: str) -> None:
     from ameesh import lots
     from ameesh.gitid import git_identity
 
-    if os.environ.get("AMEESH_TURN_KEY"):
+    if os.environ.get("AMEESH_TURN"):
         raise click.ClickException("ameesh merge is a person's command: it is refused inside an agent's turn")
     with opened() as reg:
         lot = reg.lot(lot_name)
@@ -602,7 +602,7 @@ def merge(lot_name: str) -> None:
 def reopen(lot_name: str) -> None:
     """Give a stopped lot (its rounds used up) back to its build agent with its rounds counted afresh;
     a person's command, refused inside an agent's turn. Send the agent a message on the lot to go on."""
-    if os.environ.get("AMEESH_TURN_KEY"):
+    if os.environ.get("AMEESH_TURN"):
         raise click.ClickException("ameesh reopen is a person's command: it is refused inside an agent's turn")
     with opened() as reg:
         lot = reg.lot(lot_name)

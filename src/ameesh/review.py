@@ -13,7 +13,7 @@ A lot is owned by the build agent whose turn first played it (``ameesh lots``). 
 A failing check (its output's end, capped at ``output_cap`` characters) or a reviewer's findings go back to
 the owner as a message on the lot, so they land in the lot's session; each ``ameesh done`` starts a round.
 
-Who speaks: the runner gives each turn on a lot a fresh random key (``AMEESH_TURN_KEY``, with
+Who speaks: the runner gives each turn on a lot a fresh random key (``AMEESH_TURN``, with
 ``AMEESH_AGENT`` and ``AMEESH_LOT``) in the harness's environment, and keeps only a hash of the lot and the
 key. ``ameesh done`` and ``ameesh review`` act for the agent whose turn holds that key, on that turn's lot —
 never for a name the caller claims. Only the owner can say its lot is done (which only asks for the checks:
@@ -34,7 +34,7 @@ from ameesh.registry import Registry, RegistryError
 from ameesh.rows import Agent, Lot
 
 STATES = ("working", "checking", "in review", "ready", "merged", "stopped")
-TURN_ENV = ("AMEESH_AGENT", "AMEESH_LOT", "AMEESH_TURN_KEY")
+TURN_ENV = ("AMEESH_AGENT", "AMEESH_LOT", "AMEESH_TURN")
 
 
 def key_hash(lot: str, key: str) -> str:
@@ -45,7 +45,7 @@ def new_turn(reg: Registry, agent: str, lot: str) -> dict[str, str]:
     """A fresh key for the agent's turn on ``lot``: its hash recorded, the environment of the harness."""
     key = secrets.token_urlsafe(24)
     reg.update_agent(agent, turn_key=key_hash(lot, key))
-    return {"AMEESH_AGENT": agent, "AMEESH_LOT": lot, "AMEESH_TURN_KEY": key}
+    return {"AMEESH_AGENT": agent, "AMEESH_LOT": lot, "AMEESH_TURN": key}
 
 
 def end_turn(reg: Registry, agent: str) -> None:
@@ -55,10 +55,10 @@ def end_turn(reg: Registry, agent: str) -> None:
 def caller(reg: Registry, environ: dict[str, str] | None = None) -> tuple[Agent, Lot]:
     """The agent and lot of the turn running this command (its key), or a refusal saying why."""
     env = os.environ if environ is None else environ
-    key, lot_name = env.get("AMEESH_TURN_KEY", ""), env.get("AMEESH_LOT", "")
+    key, lot_name = env.get("AMEESH_TURN", ""), env.get("AMEESH_LOT", "")
     if not key or not lot_name:
         raise RegistryError(
-            "this command is run by an agent from its own turn on a lot (the runner sets AMEESH_TURN_KEY and"
+            "this command is run by an agent from its own turn on a lot (the runner sets AMEESH_TURN and"
             " AMEESH_LOT for the harness): send the agent a message with --lot"
         )
     agent = reg.agent_by_turn_key(key_hash(lot_name, key))

@@ -27,7 +27,7 @@ def repo(ameesh: Ameesh, tmp_path: Path) -> Path:
     for var, value in (("NAME", "t"), ("EMAIL", "t@example.org")):
         ameesh.monkeypatch.setenv(f"GIT_AUTHOR_{var}", value)
         ameesh.monkeypatch.setenv(f"GIT_COMMITTER_{var}", value)
-    ameesh.monkeypatch.delenv("AMEESH_TURN_KEY", raising=False)
+    ameesh.monkeypatch.delenv("AMEESH_TURN", raising=False)
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
@@ -145,7 +145,7 @@ def test_h16_a_build_agent_cannot_approve_or_merge_its_own_lot(ameesh: Ameesh, r
     assert outside.exit_code == 1
     assert "from its own turn on a lot" in outside.output
     ameesh.monkeypatch.setenv("AMEESH_LOT", "L1")
-    ameesh.monkeypatch.setenv("AMEESH_TURN_KEY", "guessed")
+    ameesh.monkeypatch.setenv("AMEESH_TURN", "guessed")
     forged = ameesh("review", "--approve", ok=False)
     assert forged.exit_code == 1
     assert "key is not known" in forged.output
