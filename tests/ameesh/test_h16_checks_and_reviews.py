@@ -131,12 +131,13 @@ def test_h16_a_build_agent_cannot_approve_or_merge_its_own_lot(ameesh: Ameesh, r
     ameesh("add", "ann", "--harness", "fake", "--dir", str(repo))
     ameesh("add", "rev", "--harness", "fake", "--role", "review", "--dir", str(repo))
     sneaky = f"{WORK}; ameesh review --approve; ameesh merge L1; AMEESH_AGENT=rev ameesh review --approve; true"
-    ameesh.script({"match": "Review lot", "answer": "looking"}, {"run": ["sh", "-c", sneaky]})
+    ameesh.script({"match": "Review lot", "run": ["ameesh", "done"]}, {"run": ["sh", "-c", sneaky]})
     ameesh("send", "ann", "--lot", "L1", "build L1")
     ameesh("run")
     said = ameesh.answers("ann")[0]
     assert "ann is not one of the lot's reviewers" in said
     assert "refused inside an agent's turn" in said
+    assert "lot L1 is ann's: only its build agent says it is done" in ameesh.answers("rev")[0]
     assert lot(ameesh, "L1")["state"] == "in review"  # the reviewer gave no verdict: not ready
     refused = ameesh("merge", "L1", ok=False)
     assert refused.exit_code == 1
