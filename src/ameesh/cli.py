@@ -379,7 +379,8 @@ def sessions(name: str, as_json: bool) -> None:
 @click.argument("words", nargs=-1)
 @json_option
 def alerts(words: tuple[str, ...], as_json: bool) -> None:
-    """Active alerts (session_too_big, workdir_missing, harness_failing, circuit_open, summary_failed), with
+    """Active alerts (session_too_big, workdir_missing, harness_failing, circuit_open, summary_failed,
+    lot_worktree, lot_rounds, lot_review), with
     their ids; ``ameesh alerts AGENT`` for one agent, ``ameesh alerts ack ID…`` to acknowledge. An alert
     also clears by itself when its cause is gone."""
     from ameesh.rows import as_dict

@@ -96,6 +96,7 @@ def verdict(reg: Registry, agent: Agent, lot: Lot, config: Lots, *, approve: boo
         raise RegistryError("--changes needs the findings (an argument, or on stdin)")
     with reg.tx():
         reg.add_review(lot.name, agent.name, lot.rounds, "approve" if approve else "changes", findings or None)
+        reg.resolve_alerts(agent.name, "lot_review", why="a verdict was given")
         if not approve:
             said = send_back(reg, lot, config, f"Review of lot {lot.name} by {agent.name} (round {lot.rounds}):"
                              f" changes asked.\n\n{findings.strip()}")  # fmt: skip

@@ -283,6 +283,11 @@ class Runner:
     async def _lot_checks(self, name: str, lot_name: str) -> None:
         """After the owner's turn in which it ran ``ameesh done``: the lot's checks, and where they lead."""
         lot = self.reg.find_lot(lot_name)
+        if lot is not None and lot.state == "in review" and name in self.canons[name].lots.reviewers:
+            if not any(r.reviewer == name for r in self.reg.reviews(lot_name, lot.rounds)):
+                why = f"lot {lot_name}: {name}'s turn ended without a verdict (ameesh review --approve | --changes)"
+                self.reg.alert(name, "lot_review", why + f"; send it a message on the lot, or see ameesh thread {name}")
+            return
         if lot is None or lot.owner != name or lot.state != "checking":
             return
         config = self.canons[name].lots

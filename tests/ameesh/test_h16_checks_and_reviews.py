@@ -139,6 +139,9 @@ def test_h16_a_build_agent_cannot_approve_or_merge_its_own_lot(ameesh: Ameesh, r
     assert "refused inside an agent's turn" in said
     assert "lot L1 is ann's: only its build agent says it is done" in ameesh.answers("rev")[0]
     assert lot(ameesh, "L1")["state"] == "in review"  # the reviewer gave no verdict: not ready
+    (unsaid,) = [a for a in ameesh.json("alerts") if a["kind"] == "lot_review"]
+    assert unsaid["agent"] == "rev"
+    assert "ended without a verdict" in unsaid["message"]
     refused = ameesh("merge", "L1", ok=False)
     assert refused.exit_code == 1
     assert "in review, not ready to merge" in refused.output
