@@ -562,15 +562,12 @@ def merge(lot_name: str) -> None:
     """Merge a ready lot into its base branch (a fast-forward when possible, else a merge commit), then
     remove its worktree (never while dirty or unmerged). A conflict is refused and nothing changes. Not
     from an agent's turn."""
-    from ameesh import lots
+    from ameesh import lots, paths
     from ameesh.gitid import git_identity
+    from ameesh.rotation import restart
 
-    if os.environ.get("AMEESH_TURN"):
-        raise click.ClickException("ameesh merge is a person's command: it is refused inside an agent's turn")
     with opened() as reg:
-        lot = reg.lot(lot_name)
-        if lot.state != "ready":
-            raise click.ClickException(f"lot {lot_name} is {lot.state}, not ready to merge (see ameesh lots)")
+        lot = _person_on_lot(reg, "merge", lot_name, "ready", "not ready to merge (see ameesh lots)")
         if not lot.repository or not lot.base:
             raise click.ClickException(f"lot {lot_name} is not in a git repository: nothing to merge")
         repository, worktree = Path(lot.repository), Path(lot.worktree)
@@ -587,6 +584,8 @@ def merge(lot_name: str) -> None:
             for agent in reg.agents():  # the agents that worked in the lot's worktree go back to the repository
                 if Path(agent.workdir) == worktree and worktree != repository:
                     reg.update_agent(agent.name, workdir=str(repository), git_common_dir=common, git_branch=branch)
+                if agent.session_lot == lot_name:  # H4: a lot's session is kept until the lot is merged
+                    restart(reg, paths.home(), agent.name, reason=f"lot {lot_name} merged")
         click.echo(f"lot {lot_name} merged into {lot.base} ({how})")
         if worktree == repository:
             return
@@ -603,15 +602,21 @@ def merge(lot_name: str) -> None:
 def reopen(lot_name: str) -> None:
     """Give a stopped lot (its rounds used up) back to its build agent with its rounds counted afresh;
     a person's command, refused inside an agent's turn. Send the agent a message on the lot to go on."""
-    if os.environ.get("AMEESH_TURN"):
-        raise click.ClickException("ameesh reopen is a person's command: it is refused inside an agent's turn")
     with opened() as reg:
-        lot = reg.lot(lot_name)
-        if lot.state != "stopped":
-            raise click.ClickException(f"lot {lot_name} is {lot.state}: only a stopped lot is reopened")
+        lot = _person_on_lot(reg, "reopen", lot_name, "stopped", "only a stopped lot is reopened")
         with reg.tx():
             reg.update_lot(lot_name, state="working", rounds=0)
             reg.resolve_alerts(lot.owner, "lot_rounds", why=f"lot {lot_name} reopened")
             reg.note(lot.owner, "lot", f"lot {lot_name} reopened (ameesh reopen)", lot=lot_name)
     owner = lot.owner
     click.echo(f"lot {lot_name} is {owner}'s again (rounds counted afresh): ameesh send {owner} --lot {lot_name} …")
+
+
+def _person_on_lot(reg: Registry, command: str, lot_name: str, state: str, refusal: str) -> Any:
+    """The lot a person's command acts on, in ``state``; refused inside an agent's turn (H16)."""
+    if os.environ.get("AMEESH_TURN"):
+        raise click.ClickException(f"ameesh {command} is a person's command: it is refused inside an agent's turn")
+    lot = reg.lot(lot_name)
+    if lot.state != state:
+        raise click.ClickException(f"lot {lot_name} is {lot.state}: {refusal}")
+    return lot

@@ -144,7 +144,7 @@ def test_h16_a_build_agent_cannot_approve_or_merge_its_own_lot(ameesh: Ameesh, r
     assert "ended without a verdict" in unsaid["message"]
     refused = ameesh("merge", "L1", ok=False)
     assert refused.exit_code == 1
-    assert "in review, not ready to merge" in refused.output
+    assert "is in review: not ready to merge" in refused.output
     outside = ameesh("done", ok=False)  # not from a turn
     assert outside.exit_code == 1
     assert "from its own turn on a lot" in outside.output
@@ -177,8 +177,10 @@ def test_h16_a_clean_lot_becomes_ready_and_merge_merges_it_and_removes_its_workt
     assert git(repo, "merge-base", "--is-ancestor", "lot/L1", "main") == ""
     assert lot(ameesh, "L1")["state"] == "merged"
     assert ameesh.json("show", "ann")["workdir"] == str(repo)  # back in the repository
+    assert ameesh.json("show", "ann")["session_id"] is None  # the lot's session is dropped with the lot
+    assert ameesh.json("sessions", "ann")[-1]["close_reason"] == "lot L1 merged"
     again = ameesh("merge", "L1", ok=False)
-    assert "merged, not ready" in again.output
+    assert "is merged: not ready" in again.output
 
 
 def test_h16_a_fast_forward_when_main_did_not_move(ameesh: Ameesh, repo: Path, tmp_path: Path) -> None:
