@@ -23,10 +23,11 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from anyy.channels.links import Link, LinkFactory, Message, SendFailed
 from anyy.domain.channels import CODE_SECONDS, Inbound, Pairing, Reply, split_text
 from anyy.domain.entries import EntryKind
 from anyy.domain.errors import InvalidInput, NotFound
@@ -45,40 +46,6 @@ MAX_BACKOFF = 300.0
 CLOSE_GRACE = 10.0  # seconds a stopping channel lets the reply being sent finish
 APPROVAL_WORDS = {"yes": "once", "y": "once", "once": "once", "always": "session", "session": "session"}
 APPROVAL_WORDS |= {"no": "deny", "n": "deny", "deny": "deny"}
-
-
-class Message(msgspec.Struct, kw_only=True):
-    """One inbound message as a link hands it over: already parsed, not yet trusted."""
-
-    key: str  # unique on the channel (Telegram: the update id)
-    position: str  # the read position once it is handled
-    sender: str
-    conversation: str
-    text: str
-    label: str = ""  # the sender's name, to show the owner
-
-
-class SendFailed(Exception):
-    """A send the platform refused; ``permanent``: sending it again cannot work (the reply is dropped)."""
-
-    def __init__(self, message: str, *, permanent: bool = False, retry_after: float = 0.0) -> None:
-        super().__init__(message)
-        self.permanent = permanent
-        self.retry_after = retry_after
-
-
-class Link(Protocol):
-    """A platform connection: it polls messages and sends text (one implementation per kind)."""
-
-    limit: int  # the platform's longest message, in characters
-
-    async def open(self) -> None: ...
-    async def poll(self, position: str) -> list[Message]: ...
-    async def send(self, conversation: str, text: str) -> str: ...
-    async def aclose(self) -> None: ...
-
-
-LinkFactory = Callable[[str, ChannelSettings, str], Link]
 
 
 @dataclass
