@@ -102,6 +102,12 @@ def telegram_link(name: str, settings: ChannelSettings, token: str) -> Link:
     return TelegramLink(name, settings, token)
 
 
+def email_link(name: str, settings: ChannelSettings, password: str) -> Link:
+    from anyy.channels.email_link import EmailLink
+
+    return EmailLink(name, settings, password)
+
+
 class Channels:
     def __init__(
         self,
@@ -115,7 +121,7 @@ class Channels:
         self.deps = runtime.deps
         self.profile_dir = profile_dir
         self.environ = environ
-        self.links: dict[str, LinkFactory] = links or {"telegram": telegram_link}
+        self.links: dict[str, LinkFactory] = links or {"telegram": telegram_link, "email": email_link}
         self.running: dict[str, Running] = {}
 
     async def _store(self, fn: Callable[[SessionStore], Any]) -> Any:
