@@ -158,10 +158,14 @@ class SmtpSink:
         self.received: list[Received] = []
         self._lock = threading.Condition()
         self.refuse = False  # answer 451 (try later) to every message while set
+        self.refused = 0
         self.controller: Any = None
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         if self.refuse:
+            with self._lock:
+                self.refused += 1
+                self._lock.notify_all()
             return "451 try again later"
         message = BytesParser(policy=email.policy.default).parsebytes(envelope.content)
         assert isinstance(message, EmailMessage)
@@ -187,6 +191,11 @@ class SmtpSink:
                 texts = "\n".join(r.text for r in self.received)
                 raise AssertionError(f"the agent sent {len(self.received)} mails, not {count}:\n{texts}")
             return list(self.received)
+
+    def wait_refused(self, count: int, timeout: float = 60.0) -> None:
+        with self._lock:
+            if not self._lock.wait_for(lambda: self.refused >= count, timeout):
+                raise AssertionError(f"the agent tried {self.refused} times, not {count}")
 
     def stop(self) -> None:
         if self.controller is not None:

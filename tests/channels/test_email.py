@@ -16,9 +16,10 @@ import pytest
 
 from anyy.domain.errors import InvalidInput
 from anyy.domain.model_io import ToolCallEvent
-from anyy.profiles.channels_file import ChannelSettings, check_channel, save_channels
+from anyy.profiles import get_profile
+from anyy.profiles.channels_file import ChannelSettings, check_channel, load_channels, save_channels
 from tests.channels.mail_servers import ADDRESS, PASSWORD, Dovecot, SmtpSink
-from tests.fakes.gateways import LiveGateway
+from tests.fakes.gateways import LiveGateway, run
 
 ENV = {"MAIL_PASSWORD": PASSWORD}
 OWNER = "ann@people.test"
@@ -173,6 +174,25 @@ def test_l2_email_automatic_mail_and_a_forged_own_address_are_never_answered(
     assert len(smtp.received) == 1
 
 
+def test_l3_email_a_reply_the_server_defers_is_sent_again_once(
+    live: LiveGateway, imap: Dovecot, smtp: SmtpSink
+) -> None:
+    session_id = _session(live)
+    _channel(live, imap, smtp, session_id)
+    smtp.refuse = True
+    imap.deliver(STRANGER, "hello")
+    smtp.wait_refused(1)
+    pending = live.call("channel.get", {"name": "mail"})
+    smtp.refuse = False
+    received = smtp.wait_received(1)
+    _code(received[0].text)
+    assert received[0]["Message-ID"].endswith("@example.test>")
+    assert pending["codes"]  # the code was recorded before the reply went out
+    imap.deliver(STRANGER, "again")  # the same code again, in a second reply: the first is not repeated
+    assert len(smtp.wait_received(2)) == 2
+    assert smtp.refused == 1
+
+
 def test_l2_email_a_fork_does_not_carry_the_send_rights(live: LiveGateway, imap: Dovecot, smtp: SmtpSink) -> None:
     session_id = _session(live)
     _channel(live, imap, smtp, session_id)
@@ -226,3 +246,24 @@ def test_l1_email_settings_are_checked() -> None:
     ):
         with pytest.raises(InvalidInput, match=said):
             check_channel("mail", msgspec.structs.replace(good, **wrong))
+
+
+def test_l1_email_channel_cli_add_writes_the_settings_and_refuses_what_is_missing(home: Path) -> None:
+    assert run(home, "profile", "create", "default").returncode == 0
+    profile = get_profile(home, "default")
+    base = ["channel", "add", "mail", "--kind", "email", "--token-env", "MAIL_PASSWORD", "--session", "ses_1"]
+    missing = run(home, *base, "--imap-url", "imaps://mail.example.org", "--smtp-url", "smtps://mail.example.org")
+    assert missing.returncode != 0
+    assert "needs its own address" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    assert load_channels(profile.path) == {}
+    servers = ["--imap-url", "imaps://mail.example.org", "--smtp-url", "smtps://mail.example.org:465"]
+    added = run(home, *base, "--address", ADDRESS, *servers)
+    assert added.returncode == 0, added.stderr
+    saved = load_channels(profile.path)["mail"]
+    assert (saved.kind, saved.address, saved.imap_url, saved.token_env) == (
+        "email",
+        ADDRESS,
+        "imaps://mail.example.org",
+        "MAIL_PASSWORD",
+    )
