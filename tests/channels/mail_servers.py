@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.parser import BytesParser
@@ -190,6 +191,15 @@ class SmtpSink:
             if not self._lock.wait_for(lambda: len(self.received) >= count, timeout):
                 texts = "\n".join(r.text for r in self.received)
                 raise AssertionError(f"the agent sent {len(self.received)} mails, not {count}:\n{texts}")
+            return list(self.received)
+
+    def wait_until(self, done: Callable[[list[Received]], bool], timeout: float = 120.0) -> list[Received]:
+        """Once ``done`` holds of what the agent sent: all it sent."""
+        with self._lock:
+            if not self._lock.wait_for(lambda: done(list(self.received)), timeout):
+                raise AssertionError(
+                    "the agent did not send what was expected:\n" + "\n".join(r.text for r in self.received)
+                )
             return list(self.received)
 
     def wait_refused(self, count: int, timeout: float = 60.0) -> None:
