@@ -256,6 +256,7 @@ class Channels:
             running.state, running.error = "polling", ""
             for message in messages:
                 await self.inbound(running, message)
+            running.wake.set()  # replies another Gateway of the service queued (a pairing there) go out too
 
     # -- inbound -----------------------------------------------------------------------------------
     async def inbound(self, running: Running, message: Message) -> None:
