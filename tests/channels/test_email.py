@@ -229,6 +229,29 @@ def test_l3_email_a_restart_neither_loses_nor_repeats_a_mail(tmp_path: Path, ima
     assert len(smtp.received) == 5
 
 
+def test_l1_email_a_wrong_password_is_reported_without_the_password(
+    tmp_path: Path, imap: Dovecot, smtp: SmtpSink
+) -> None:
+    live = LiveGateway(tmp_path)
+    live.channel_env = {"MAIL_PASSWORD": "wrong-password-value"}
+    with live:
+        session_id = _session(live)
+        save_channels(live.profile.path, {"mail": _settings(imap, smtp, session_id)})
+        live.call("channel.reload")
+        state = live.run(_settled(live), timeout=60.0)
+        assert state[0] == "failed"
+        assert "the IMAP server refused the login" in state[1]
+        assert "wrong-password-value" not in state[1]
+        live.channel_env = {}
+
+
+async def _settled(live: LiveGateway) -> tuple[str, str]:
+    assert live.gateway is not None
+    assert live.gateway.channels is not None
+    await live.gateway.channels.running["mail"].tasks[0]
+    return live.gateway.channels.status("mail")
+
+
 def test_l1_email_settings_are_checked() -> None:
     good = ChannelSettings(
         kind="email",

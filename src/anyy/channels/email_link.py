@@ -85,6 +85,9 @@ class EmailLink:
             self._drop()
             await asyncio.to_thread(self._connect)
             messages = await asyncio.to_thread(self._read, position)
+        except Exception:  # a refusal: the next poll starts on a new connection
+            await asyncio.to_thread(self._drop)
+            raise
         if not messages:
             await asyncio.sleep(self.settings.poll_seconds)
         return messages
