@@ -133,7 +133,10 @@ service anvil {{
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        for _ in range(3):  # a mail process of the dovecot user may still be writing as the master ends
+            shutil.rmtree(self.dir, ignore_errors=True)
+            if not self.dir.exists():
+                break
 
 
 @dataclass
