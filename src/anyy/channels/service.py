@@ -43,6 +43,7 @@ log = logging.getLogger("anyy.channels")
 
 FINAL_STATES = frozenset({"completed", "failed", "interrupted", "timed_out", "cancelled", "cleared"})
 MAX_BACKOFF = 300.0
+STANDBY_SECONDS = 2.0  # how often a standing-by Gateway asks for a channel (L4)
 CLOSE_GRACE = 10.0  # seconds a stopping channel lets the reply being sent finish
 APPROVAL_WORDS = {"yes": "once", "y": "once", "once": "once", "always": "session", "session": "session"}
 APPROVAL_WORDS |= {"no": "deny", "n": "deny", "deny": "deny"}
@@ -69,6 +70,12 @@ def telegram_link(name: str, settings: ChannelSettings, token: str) -> Link:
     return TelegramLink(name, settings, token)
 
 
+def email_link(name: str, settings: ChannelSettings, password: str) -> Link:
+    from anyy.channels.email_link import EmailLink
+
+    return EmailLink(name, settings, password)
+
+
 class Channels:
     def __init__(
         self,
@@ -82,7 +89,7 @@ class Channels:
         self.deps = runtime.deps
         self.profile_dir = profile_dir
         self.environ = environ
-        self.links: dict[str, LinkFactory] = links or {"telegram": telegram_link}
+        self.links: dict[str, LinkFactory] = links or {"telegram": telegram_link, "email": email_link}
         self.running: dict[str, Running] = {}
 
     async def _store(self, fn: Callable[[SessionStore], Any]) -> Any:
@@ -154,6 +161,7 @@ class Channels:
                     "the Gateway's environment: set it and restart the Gateway"
                 )
             running.link = self.links[settings.kind](name, settings, token)
+            await self._hold(running)
             await running.link.open()
         except Exception as exc:
             running.state, running.error = "failed", _say(exc)
@@ -167,6 +175,13 @@ class Channels:
         running.tasks.append(running.sender)
         running.wake.set()
         await self._poll(running)
+
+    async def _hold(self, running: Running) -> None:
+        """Wait until this Gateway holds the channel (L4): with several Gateways on one store, one polls it,
+        the others stand by and take it once its holder is gone."""
+        while not await self._store(lambda s: s.claim_channel(running.name)):
+            running.state, running.error = "standby", "another Gateway of the service polls this channel"
+            await self.deps.wall.sleep(STANDBY_SECONDS)
 
     async def _continue(self, running: Running, unanswered: list[Inbound]) -> None:
         """Messages accepted before a restart and not started yet are started now: a restart starts no
@@ -190,6 +205,9 @@ class Channels:
         assert running.link is not None
         failures = 0
         while True:
+            if not await self._store(lambda s: s.claim_channel(running.name)):  # taken over (L4): wait again
+                log.warning("channel %s: another Gateway of the service took it over", running.name)
+                await self._hold(running)
             position = await self._store(lambda s: s.channel_position(running.name))
             try:
                 messages = await running.link.poll(position)
@@ -205,6 +223,7 @@ class Channels:
             running.state, running.error = "polling", ""
             for message in messages:
                 await self.inbound(running, message)
+            running.wake.set()  # replies another Gateway of the service queued (a pairing there) go out too
 
     # -- inbound -----------------------------------------------------------------------------------
     async def inbound(self, running: Running, message: Message) -> None:
