@@ -39,6 +39,14 @@ Without one, built-in defaults apply and nothing is capped. Example::
     circuit_open = ["ntfy://ntfy.example.org/phone", "mailto://me:pw@example.org"]
     session_too_big = []
 
+    [lots]                      # H15, H16: a worktree per lot, its checks and reviews
+    worktrees = true
+    base = "main"
+    checks = ["pytest -q", "ruff check ."]   # run in the lot's worktree when its build agent runs ameesh done
+    check_timeout = 600
+    reviewers = ["rev"]         # review agents asked for a verdict once the checks pass
+    max_rounds = 3
+
 ``ameesh set`` writes the agent's execution state (the registry); it can never go over a cap. The caps
 also hold at every turn against the canon as it is then (``clamp``): a setting a tightened canon no longer
 allows is lowered to what it allows, and the thread says so.
@@ -104,6 +112,11 @@ class AlertPush(msgspec.Struct, forbid_unknown_fields=True):
 class Lots(msgspec.Struct, forbid_unknown_fields=True):
     worktrees: bool = False  # H15: build and review agents play each lot in its own worktree
     base: str = "main"  # the branch a lot's worktree starts from (and is merged into)
+    checks: list[str] = msgspec.field(default_factory=list)  # H16: commands (sh -c) run in the lot at ameesh done
+    check_timeout: float = 600.0  # seconds a check may run (then killed: it failed)
+    output_cap: int = 4000  # characters of a failing check's output sent back (its end)
+    reviewers: list[str] = msgspec.field(default_factory=list)  # review agents asked once the checks pass
+    max_rounds: int = 3  # check-and-review rounds of a lot; after the last one fails: alert lot_rounds
 
 
 class Canon(msgspec.Struct, forbid_unknown_fields=True):

@@ -379,7 +379,8 @@ def sessions(name: str, as_json: bool) -> None:
 @click.argument("words", nargs=-1)
 @json_option
 def alerts(words: tuple[str, ...], as_json: bool) -> None:
-    """Active alerts (session_too_big, workdir_missing, harness_failing, circuit_open, summary_failed), with
+    """Active alerts (session_too_big, workdir_missing, harness_failing, circuit_open, summary_failed,
+    lot_worktree, lot_rounds, lot_review), with
     their ids; ``ameesh alerts AGENT`` for one agent, ``ameesh alerts ack ID…`` to acknowledge. An alert
     also clears by itself when its cause is gone."""
     from ameesh.rows import as_dict
@@ -499,3 +500,123 @@ def attach(name: str, do_exec: bool) -> None:
         if ended:
             click.echo(f"ended {len(ended)} process(es) the harness left running", err=True)
     sys.exit(done.returncode)
+
+
+# -- lots: checks, reviews, merge (H16) -----------------------------------------------------------------
+
+
+@main.command()
+def done() -> None:
+    """Say, from a build agent's own turn on a lot, that the lot is done: ameesh runs the canon's checks
+    in the lot's worktree when the turn ends, then asks its reviewers. The agent and lot are the turn's
+    (the runner's AMEESH_TURN), never a name given here."""
+    from ameesh import review
+
+    with opened() as reg:
+        agent, lot = review.caller(reg)
+        click.echo(review.done(reg, agent, lot))
+
+
+@main.command(name="review")
+@click.option("--approve", "approve", flag_value=True, default=None, help="The lot may be merged.")
+@click.option("--changes", "approve", flag_value=False, help="Changes are needed: the findings go to its builder.")
+@click.argument("findings", required=False, default="")
+def review_(approve: bool | None, findings: str) -> None:
+    """A reviewer's verdict on the lot of its own turn: --approve, or --changes "FINDINGS" (or the findings
+    on stdin), sent to the lot's build agent as a message on the lot."""
+    from ameesh import canon, review
+
+    if approve is None:
+        raise click.UsageError("ameesh review --approve | --changes FINDINGS")
+    if approve is False and not findings:
+        findings = "" if sys.stdin.isatty() else sys.stdin.read()
+    with opened() as reg:
+        agent, lot = review.caller(reg)
+        click.echo(review.verdict(reg, agent, lot, canon.for_agent(agent).lots, approve=approve, findings=findings))
+
+
+@main.command(name="lots")
+@json_option
+def lots_(as_json: bool) -> None:
+    """Each lot: its build agent, state (working, checking, in review, ready, merged, stopped), rounds,
+    verdicts of this round, and its worktree."""
+    from ameesh.rows import as_dict
+
+    with opened() as reg:
+        views = []
+        for lot in reg.lots():
+            verdicts = {r.reviewer: r.verdict for r in reg.reviews(lot.name, lot.rounds)}
+            views.append(as_dict(lot) | {"verdicts": verdicts})
+    lines = [
+        f"{v['name']:<16} {v['state']:<10} owner {v['owner']}, round {v['rounds']}"
+        + (f", verdicts {', '.join(f'{k}: {x}' for k, x in v['verdicts'].items())}" if v["verdicts"] else "")
+        + f", {v['worktree']}"
+        for v in views
+    ]
+    emit(views, as_json, lines or ["no lots (a build agent's first turn on a lot makes one)"])
+
+
+@main.command()
+@click.argument("lot_name", metavar="LOT")
+def merge(lot_name: str) -> None:
+    """Merge a ready lot into its base branch (a fast-forward when possible, else a merge commit), then
+    remove its worktree (never while dirty or unmerged). A conflict is refused and nothing changes. Not
+    from an agent's turn."""
+    from ameesh import lots, paths
+    from ameesh.gitid import git_identity
+    from ameesh.rotation import restart
+
+    with opened() as reg:
+        lot = _person_on_lot(reg, "merge", lot_name, "ready", "not ready to merge (see ameesh lots)")
+        if not lot.repository or not lot.base:
+            raise click.ClickException(f"lot {lot_name} is not in a git repository: nothing to merge")
+        repository, worktree = Path(lot.repository), Path(lot.worktree)
+        if worktree.is_dir() and lots.is_dirty(worktree):
+            raise click.ClickException(f"lot {lot_name}'s worktree {worktree} has uncommitted changes: not merged")
+        try:
+            how = lots.merge(repository, lot_name, lot.base)
+        except lots.LotError as exc:
+            raise click.ClickException(str(exc)) from None
+        common, branch = git_identity(repository)
+        with reg.tx():
+            reg.update_lot(lot_name, state="merged")
+            reg.note(lot.owner, "lot", f"lot {lot_name} merged into {lot.base} ({how})", lot=lot_name)
+            for agent in reg.agents():  # the agents that worked in the lot's worktree go back to the repository
+                if Path(agent.workdir) == worktree and worktree != repository:
+                    reg.update_agent(agent.name, workdir=str(repository), git_common_dir=common, git_branch=branch)
+                if agent.session_lot == lot_name:  # H4: a lot's session is kept until the lot is merged
+                    restart(reg, paths.home(), agent.name, reason=f"lot {lot_name} merged")
+        click.echo(f"lot {lot_name} merged into {lot.base} ({how})")
+        if worktree == repository:
+            return
+        try:
+            removed = lots.remove(repository, lot_name, lot.base)
+        except lots.LotError as exc:
+            click.echo(f"its worktree is kept: {exc}", err=True)
+            return
+    click.echo(f"worktree {removed} removed (branch {lots.branch_of(lot_name)} kept)")
+
+
+@main.command()
+@click.argument("lot_name", metavar="LOT")
+def reopen(lot_name: str) -> None:
+    """Give a stopped lot (its rounds used up) back to its build agent with its rounds counted afresh;
+    a person's command, refused inside an agent's turn. Send the agent a message on the lot to go on."""
+    with opened() as reg:
+        lot = _person_on_lot(reg, "reopen", lot_name, "stopped", "only a stopped lot is reopened")
+        with reg.tx():
+            reg.update_lot(lot_name, state="working", rounds=0)
+            reg.resolve_alerts(lot.owner, "lot_rounds", why=f"lot {lot_name} reopened")
+            reg.note(lot.owner, "lot", f"lot {lot_name} reopened (ameesh reopen)", lot=lot_name)
+    owner = lot.owner
+    click.echo(f"lot {lot_name} is {owner}'s again (rounds counted afresh): ameesh send {owner} --lot {lot_name} …")
+
+
+def _person_on_lot(reg: Registry, command: str, lot_name: str, state: str, refusal: str) -> Any:
+    """The lot a person's command acts on, in ``state``; refused inside an agent's turn (H16)."""
+    if os.environ.get("AMEESH_TURN"):
+        raise click.ClickException(f"ameesh {command} is a person's command: it is refused inside an agent's turn")
+    lot = reg.lot(lot_name)
+    if lot.state != state:
+        raise click.ClickException(f"lot {lot_name} is {lot.state}: {refusal}")
+    return lot

@@ -45,7 +45,7 @@ def ensure(workdir: Path, lot: str, base: str) -> tuple[Path, bool]:
     path = lot_path(repository, lot)
     if (path / ".git").exists():
         return path, False
-    branch = BRANCH_PREFIX + _SAFE.sub("-", lot)
+    branch = branch_of(lot)
     exists = _git(repository, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}").returncode == 0
     args = ["worktree", "add", str(path), branch] if exists else ["worktree", "add", "-b", branch, str(path), base]
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -55,6 +55,11 @@ def ensure(workdir: Path, lot: str, base: str) -> tuple[Path, bool]:
     return path, True
 
 
+def is_dirty(path: Path) -> bool:
+    """Whether the working tree at ``path`` has uncommitted changes."""
+    return bool(_git(path, "status", "--porcelain").stdout.strip())
+
+
 def remove(workdir: Path, lot: str, base: str) -> Path:
     """Remove the lot's worktree — never while it has uncommitted changes or its branch is not merged into
     ``base`` (the branch is kept: it is the lot's history)."""
@@ -62,12 +67,72 @@ def remove(workdir: Path, lot: str, base: str) -> Path:
     path = lot_path(repository, lot)
     if not path.exists():
         raise LotError(f"lot {lot} has no worktree ({path})")
-    if _git(path, "status", "--porcelain").stdout.strip():
+    if is_dirty(path):
         raise LotError(f"lot {lot}'s worktree {path} has uncommitted changes: commit or discard them first")
-    branch = BRANCH_PREFIX + _SAFE.sub("-", lot)
+    branch = branch_of(lot)
     if _git(repository, "merge-base", "--is-ancestor", branch, base).returncode != 0:
         raise LotError(f"lot {lot}'s branch {branch} is not merged into {base}: merge it first")
     done = _git(repository, "worktree", "remove", str(path))
     if done.returncode != 0:
         raise LotError(f"cannot remove {path}: {done.stderr.strip()}")
     return path
+
+
+def branch_of(lot: str) -> str:
+    return BRANCH_PREFIX + _SAFE.sub("-", lot)
+
+
+def _checked_out(repository: Path, branch: str) -> Path | None:
+    """The working tree where ``branch`` is checked out, if any."""
+    listing = _git(repository, "worktree", "list", "--porcelain").stdout
+    path: Path | None = None
+    for line in listing.splitlines():
+        if line.startswith("worktree "):
+            path = Path(line.removeprefix("worktree "))
+        elif line == f"branch refs/heads/{branch}" and path is not None:
+            return path
+    return None
+
+
+def merge(repository: Path, lot: str, base: str) -> str:
+    """Merge the lot's branch into ``base``: a fast-forward when possible, else a merge commit; how it
+    was done. A conflict is refused and undone (nothing changes), and so is a dirty checkout of ``base``."""
+    branch = branch_of(lot)
+    for ref in (branch, base):
+        if _git(repository, "rev-parse", "--verify", "--quiet", f"refs/heads/{ref}").returncode != 0:
+            raise LotError(f"no branch {ref} in {repository}")
+    if _git(repository, "merge-base", "--is-ancestor", branch, base).returncode == 0:
+        return "already merged"
+    fast = _git(repository, "merge-base", "--is-ancestor", base, branch).returncode == 0
+    where = _checked_out(repository, base)
+    if where is None and fast:  # base checked out nowhere: move it
+        old = _git(repository, "rev-parse", base).stdout.strip()
+        new = _git(repository, "rev-parse", branch).stdout.strip()
+        done = _git(repository, "update-ref", f"refs/heads/{base}", new, old)
+        if done.returncode != 0:
+            raise LotError(f"cannot move {base} to {branch}: {done.stderr.strip()}")
+        return "fast-forward"
+    temporary = where is None
+    if where is None:  # a merge commit needs a checkout of base: a temporary one
+        where = repository.parent / f"{repository.name}.lots" / f".merge-{_SAFE.sub('-', lot)}"
+        made = _git(repository, "worktree", "add", str(where), base)
+        if made.returncode != 0:
+            raise LotError(f"cannot check out {base} to merge into it: {made.stderr.strip()}")
+    try:
+        if _git(where, "status", "--porcelain", "--untracked-files=no").stdout.strip():
+            raise LotError(f"{where} (branch {base}) has uncommitted changes: commit or discard them, then merge")
+        message = f"Merge lot {lot} ({branch}) into {base}"
+        args = ["merge", "--ff-only", branch] if fast else ["merge", "--no-ff", "--no-edit", "-m", message, branch]
+        done = _git(where, *args)
+        if done.returncode != 0:
+            conflicts = _git(where, "diff", "--name-only", "--diff-filter=U").stdout.split()
+            _git(where, "merge", "--abort")
+            said = f" in {', '.join(conflicts)}" if conflicts else f": {(done.stderr or done.stdout).strip()}"
+            raise LotError(
+                f"lot {lot} conflicts with {base}{said}; nothing was merged. Send its build agent a message on"
+                f" the lot to merge {base} into {branch} and resolve it, then ameesh done"
+            )
+    finally:
+        if temporary:
+            _git(repository, "worktree", "remove", "--force", str(where))
+    return "fast-forward" if fast else "merge commit"

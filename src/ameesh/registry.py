@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ameesh.names import HARNESSES, ROLES
-from ameesh.rows import Agent, Alert, Message, Session, ThreadItem, Turn
+from ameesh.rows import Agent, Alert, Lot, LotReview, Message, Session, ThreadItem, Turn
 from commons import sqlite
 
 __all__ = ["HARNESSES", "ROLES", "Registry", "RegistryError"]
@@ -118,6 +118,31 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
         ALTER TABLE agents ADD COLUMN rewind_to TEXT;
         """,
     ),
+    (
+        3,
+        """
+        ALTER TABLE agents ADD COLUMN turn_key TEXT;
+        CREATE TABLE lots (
+            name TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            state TEXT NOT NULL,
+            rounds INTEGER NOT NULL DEFAULT 0,
+            repository TEXT,
+            worktree TEXT NOT NULL,
+            base TEXT,
+            updated_at REAL NOT NULL
+        );
+        CREATE TABLE lot_reviews (
+            num INTEGER PRIMARY KEY AUTOINCREMENT,
+            lot TEXT NOT NULL REFERENCES lots(name) ON DELETE CASCADE,
+            reviewer TEXT NOT NULL,
+            round INTEGER NOT NULL,
+            verdict TEXT NOT NULL,
+            findings TEXT,
+            at REAL NOT NULL
+        );
+        """,
+    ),
 )
 
 # The agent columns a caller may change (``update_agent``): never its name or its uid.
@@ -125,7 +150,7 @@ AGENT_COLUMNS = frozenset(
     {
         "harness", "role", "workdir", "git_common_dir", "git_branch", "session_policy", "model", "effort", "tier",
         "session_id", "session_lot", "rotation_state", "rotation_reason", "pending_summary", "pending_kind",
-        "failures", "retry_at", "circuit_open", "rewind_to",
+        "failures", "retry_at", "circuit_open", "rewind_to", "turn_key",
     }
 )  # fmt: skip
 
@@ -416,3 +441,47 @@ class Registry:
 
     def turns(self, agent: str) -> list[Turn]:
         return self._rows(Turn, "SELECT * FROM turns WHERE agent = ? ORDER BY num", (agent,))
+
+    # -- lots (H16) -----------------------------------------------------------------------------------
+
+    def find_lot(self, name: str) -> Lot | None:
+        return self._row(Lot, "SELECT * FROM lots WHERE name = ?", (name,))
+
+    def lot(self, name: str) -> Lot:
+        found = self.find_lot(name)
+        if found is None:
+            raise RegistryError(f"no lot named {name!r} (see ameesh lots)")
+        return found
+
+    def lots(self) -> list[Lot]:
+        return self._rows(Lot, "SELECT * FROM lots ORDER BY name")
+
+    def add_lot(self, name: str, *, owner: str, worktree: str, repository: str | None, base: str | None) -> None:
+        self.conn.execute(
+            "INSERT OR IGNORE INTO lots (name, owner, state, worktree, repository, base, updated_at)"
+            " VALUES (?, ?, 'working', ?, ?, ?, ?)",
+            (name, owner, worktree, repository, base, time.time()),
+        )
+
+    def update_lot(self, name: str, **values: Any) -> None:
+        unknown = set(values) - {"state", "rounds", "worktree", "repository", "base"}
+        if unknown:
+            raise ValueError(f"not a lot column: {', '.join(sorted(unknown))}")
+        cols = ", ".join(f"{key} = ?" for key in (*values, "updated_at"))
+        self.conn.execute(f"UPDATE lots SET {cols} WHERE name = ?", (*values.values(), time.time(), name))
+
+    def add_review(self, lot: str, reviewer: str, round_: int, verdict: str, findings: str | None) -> None:
+        self.conn.execute(
+            "INSERT INTO lot_reviews (lot, reviewer, round, verdict, findings, at) VALUES (?, ?, ?, ?, ?, ?)",
+            (lot, reviewer, round_, verdict, findings, time.time()),
+        )
+
+    def reviews(self, lot: str, round_: int | None = None) -> list[LotReview]:
+        if round_ is None:
+            return self._rows(LotReview, "SELECT * FROM lot_reviews WHERE lot = ? ORDER BY num", (lot,))
+        sql = "SELECT * FROM lot_reviews WHERE lot = ? AND round = ? ORDER BY num"
+        return self._rows(LotReview, sql, (lot, round_))
+
+    def agent_by_turn_key(self, key_hash: str) -> Agent | None:
+        """The agent whose turn holds this key now (H16: who runs ``ameesh done`` / ``ameesh review``)."""
+        return self._row(Agent, "SELECT * FROM agents WHERE turn_key = ?", (key_hash,))

@@ -180,16 +180,18 @@ def close(runner: Player, name: str, sid: str, reason: str, *, opening: str | No
     )
 
 
-def restart(registry: Registry, root: Path, name: str, brief: str | None = None) -> str | None:
+def restart(
+    registry: Registry, root: Path, name: str, brief: str | None = None, *, reason: str | None = None
+) -> str | None:
     """Close the agent's session at once (H7); its next turn opens a new one on ``brief``, or on its
-    message alone without one. Returns the old id."""
+    message alone without one. Returns the old id. ``reason``: why, when it is not a restart (a merged lot)."""
     agent = registry.agent(name)
     old = agent.session_id
     if old is None and paths.owned_by(root, name, agent.uid):
         old = paths.read_session_file(root, name)[0]
     with registry.tx():
         if old:
-            registry.close_session(name, old, "restart on a brief" if brief else "restart")
+            registry.close_session(name, old, reason or ("restart on a brief" if brief else "restart"))
         registry.update_agent(
             name,
             session_id=None,
@@ -200,7 +202,8 @@ def restart(registry: Registry, root: Path, name: str, brief: str | None = None)
             pending_kind="brief" if brief else None,
         )
         said = "on a brief" if brief else "on the next message alone"
-        registry.note(name, "rotation", f"restart {said} (session {old or 'none'} closed)", session_id=old)
+        said = f"{reason}: the next turn opens a new session" if reason else f"restart {said}"
+        registry.note(name, "rotation", f"{said} (session {old or 'none'} closed)", session_id=old)
     paths.write_session_file(root, name, None, None)
     return old
 

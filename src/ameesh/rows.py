@@ -34,6 +34,7 @@ class Agent:
     circuit_open: int = 0  # 1: attempts stopped after too many failures in a row
     pending_kind: str | None = None  # summary | brief
     rewind_to: str | None = None  # the next turn resumes the session at this point (a failed summary dropped)
+    turn_key: str | None = None  # the hash of the key of the turn playing now (H16: ameesh done / review)
 
     def setting(self, key: str) -> str | None:
         value: str | None = getattr(self, key)
@@ -104,6 +105,29 @@ class ThreadItem:
     session_id: str | None
     lot: str | None
     text: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Lot:
+    name: str
+    owner: str  # the build agent the lot's checks and reviews come back to
+    state: str  # working | checking | in review | ready | merged | stopped (see ameesh.review)
+    rounds: int  # the check-and-review rounds started (one per ameesh done)
+    repository: str | None
+    worktree: str  # where the lot is played and its checks run
+    base: str | None  # the branch it is merged into
+    updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class LotReview:
+    num: int
+    lot: str
+    reviewer: str
+    round: int
+    verdict: str  # approve | changes
+    findings: str | None
     at: float
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import fcntl
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -39,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ameesh import alerts, canon, harnesses, leftovers, paths, rotation, worktrees
+from ameesh import alerts, canon, harnesses, leftovers, paths, review, rotation, worktrees
 from ameesh.canon import Canon
 from ameesh.harnesses import Harness, Retry, TurnRequest, TurnResult
 from ameesh.registry import Registry
@@ -223,6 +224,9 @@ class Runner:
             return False
         harness, workdir, settings = ready
         request, retry = self._request(name, harness, workdir, settings, message)
+        if message.lot:  # H16: the lot's owner on record; a key that says who runs ameesh done / review
+            self._own_lot(name, workdir, message.lot)
+            request = dataclasses.replace(request, env=review.new_turn(self.reg, name, message.lot))
         sid = request.session_id
         opening_lot = self.reg.agent(name).session_lot or message.lot
 
@@ -233,7 +237,11 @@ class Runner:
 
         self.reg.message_started(message.num)
         self._say(f"{name}: message {message.num} (attempt {message.attempts + 1}) playing on {harness.name}…")
-        result = await self.play_turn(name, harness, request, on_session=announced, label=f"message {message.num}")
+        try:
+            result = await self.play_turn(name, harness, request, on_session=announced, label=f"message {message.num}")
+        finally:
+            if message.lot:
+                review.end_turn(self.reg, name)
         if result.session_id and result.session_id != sid:
             self._replace(name, sid, result.session_id, opening_lot, settings["model"])
             sid = result.session_id
@@ -250,7 +258,43 @@ class Runner:
             await self._after_turn(name, harness, settings, sid, result)
         elif not result.ok and sid and retry.kind != "continue":
             self._undo_attempt(name, harness, sid, workdir, message)  # whatever is played next, not after it
+        if message.lot:
+            await self._lot_checks(name, message.lot)
         return True
+
+    # -- lots: checks and reviews (H16) ---------------------------------------------------------------
+
+    def _own_lot(self, name: str, workdir: Path, lot: str) -> None:
+        """A build agent's first turn on a lot makes it the lot's owner (its checks and reviews come back
+        to it); the lot is played and checked in ``workdir``."""
+        if self.reg.agent(name).role != "build" or self.reg.find_lot(lot) is not None:
+            return
+        from ameesh import lots
+
+        try:
+            repository: str | None = str(lots.repository_of(workdir))
+        except lots.LotError:
+            repository = None
+        base = self.canons[name].lots.base
+        with self.reg.tx():
+            self.reg.add_lot(lot, owner=name, worktree=str(workdir), repository=repository, base=base)
+            self.reg.note(name, "lot", f"lot {lot}: {name} builds it in {workdir}", lot=lot)
+
+    async def _lot_checks(self, name: str, lot_name: str) -> None:
+        """After the owner's turn in which it ran ``ameesh done``: the lot's checks, and where they lead."""
+        lot = self.reg.find_lot(lot_name)
+        if lot is not None and lot.state == "in review" and name in self.canons[name].lots.reviewers:
+            if not any(r.reviewer == name for r in self.reg.reviews(lot_name, lot.rounds)):
+                why = f"lot {lot_name}: {name}'s turn ended without a verdict (ameesh review --approve | --changes)"
+                self.reg.alert(name, "lot_review", why + f"; send it a message on the lot, or see ameesh thread {name}")
+            return
+        if lot is None or lot.owner != name or lot.state != "checking":
+            return
+        config = self.canons[name].lots
+        self._say(f"{name}: lot {lot_name}: {len(config.checks)} check(s) running (round {lot.rounds})…")
+        results = await review.run_checks(config.checks, lot.worktree, config.check_timeout)
+        said = review.after_checks(self.reg, self.reg.lot(lot_name), config, results)
+        self._say(f"{name}: lot {lot_name}: {said}")
 
     async def _ready(self, name: str, message: Message) -> tuple[Harness, Path, dict[str, Any]] | None:
         """Before a turn: a leftover turn ended, the working directory found (H9), the canon read with its

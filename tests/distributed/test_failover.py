@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from anyy.runtime.delegation import RESTARTED
-from anyy.runtime.runtime import RECOVERY_NOTE
+from anyy.runtime.host import RECOVERY_NOTE
 from tests.distributed.service import BOUND, LEASE, Service, eventually
 from tests.distributed.test_any_gateway import running_on, wait_final
 from tests.fakes.gateways import MakeHold

@@ -32,7 +32,7 @@ from anyy.profiles import create_profile, get_profile
 from anyy.profiles.gateway_address import Address, read_address, write_address
 from anyy.providers.gates import Gate
 from anyy.runtime import stream_keeper
-from anyy.runtime.runtime import RECOVERY_NOTE
+from anyy.runtime.host import RECOVERY_NOTE
 from anyy.storage.protocol import SessionStore
 from anyy.tools.process import process_start_ticks
 from commons import jsonrpc

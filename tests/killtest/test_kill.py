@@ -26,8 +26,8 @@ import pytest
 
 from anyy.domain.queue import FINAL_SUBMISSION_STATES
 from anyy.profiles import create_profile
-from anyy.runtime.runtime import RECOVERY_NOTE
-from anyy.storage.sqlite.core import HEAD_SQL
+from anyy.runtime.host import RECOVERY_NOTE
+from anyy.storage.rows import HEAD_SQL
 from commons import jsonrpc
 from tests.killtest.gateway_process import GatewayProcess, RpcClient, RpcFailure
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from anyy.profiles import create_profile
-from anyy.runtime.runtime import RECOVERY_NOTE
+from anyy.runtime.host import RECOVERY_NOTE
 from anyy.storage.sqlite import SqliteStore
 from tests.fakes.gateways import BROKEN_PROVIDER, WsClient
 from tests.killtest.gateway_process import GatewayProcess

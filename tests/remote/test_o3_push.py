@@ -113,7 +113,9 @@ def _device(home: Path, base: str, trust: ssl.SSLContext, *args: str) -> httpx.C
 def test_o3_push_when_a_question_waits_decrypted_with_the_subscription_keys(
     home: Path, start_gateway: StartGateway, push_service: PushService
 ) -> None:
-    gateway = start_gateway(start_args=("--host", HOST, "--tls"))
+    # The test's push service runs on loopback: a push service the profile's owner names.
+    named = '\n[gateway]\npush_hosts = ["127.0.0.1"]\n'
+    gateway = start_gateway(start_args=("--host", HOST, "--tls"), config_extra=named)
     base = f"https://{HOST}:{gateway.address.port}"
     trust = ssl.create_default_context(cafile=home / "profiles" / "default" / "tls" / "ca.pem")
     plain, private = Browser(f"{push_service.base}/p/plain"), Browser(f"{push_service.base}/p/private")
@@ -159,6 +161,18 @@ def test_o3_subscription_checked(home: Path, start_gateway: StartGateway) -> Non
     assert "https://" in refused.json()["error"]
     bad_kind = {"subscription": {"endpoint": "https://push.example/x", "keys": {"p256dh": "a", "auth": "b"}}}
     assert phone.post(f"{base}/push/subscribe", json=bad_kind | {"kinds": ["everything"]}).status_code == 400
+    # Pushes are the Gateway's own requests: only to a push service, never to an address a device chooses
+    # (a host on the user's network, the Gateway itself).
+    for host in ("10.0.0.7", "127.0.0.1:8080", "router.lan", "fcm.googleapis.com.evil.example"):
+        inside = {"subscription": {"endpoint": f"https://{host}/x", "keys": {"p256dh": "a", "auth": "b"}}}
+        refused = phone.post(f"{base}/push/subscribe", json=inside)
+        assert refused.status_code == 400, host
+        assert "not a known push service" in refused.json()["error"]
+        assert "push_hosts" in refused.json()["error"]
+    browser = {
+        "subscription": {"endpoint": "https://fcm.googleapis.com/fcm/send/abc", "keys": {"p256dh": "a", "auth": "b"}}
+    }
+    assert phone.post(f"{base}/push/subscribe", json=browser).status_code == 200
     # The owner's token is not a device: nothing to push to.
     owner = httpx.post(
         f"{base}/push/subscribe",

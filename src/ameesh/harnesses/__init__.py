@@ -52,6 +52,7 @@ class TurnRequest:
     effort: str | None = None
     timeout: float = 3600.0
     rewind_to: str | None = None  # resume the session as it was at this point of its history (a Retry's)
+    env: dict[str, str] = field(default_factory=dict)  # added to the harness's environment (H16: the turn's key)
 
 
 @dataclass(frozen=True)
@@ -221,7 +222,7 @@ async def _start(
     """The harness's process in a group of its own, told to ``on_start``; why it could not start."""
     from commons.processes import spawn_group
 
-    env = {**os.environ, **harness.environment()}
+    env = {**os.environ, **harness.environment(), **request.env}
     try:
         proc = await spawn_group(harness.command(request), cwd=request.cwd, env=env)
     except OSError as exc:

@@ -13,7 +13,9 @@ is in the prompt (no ``match``: any prompt) and whose ``times`` is not used up a
 ``answer``, ``context_tokens``, ``fail`` (an error result), ``exit`` (exit status), ``hang`` (never
 answer), ``notify`` (a path, FIFO or file, written with ``started`` once the prompt is in the session),
 ``stdout`` or ``stdout_file`` (printed verbatim instead of the JSON object), ``spawn`` (a path: a
-``sleep`` process is left running, its pid written there). Like Claude Code, a failed or
+``sleep`` process is left running, its pid written there), ``run`` (a command, argv, run in the turn's
+directory and environment as an agent would; ``ameesh`` first means this Python's ``-m ameesh``; its
+output ends the answer). Like Claude Code, a failed or
 hanging turn leaves its prompt in the session (unanswered) and ``--resume-session-at UUID`` resumes the
 session as it was up to that answer; an answer given with unanswered prompts in the history says so.
 """
@@ -128,6 +130,21 @@ def _answer(rule: dict[str, Any], prompt: str, history: list[dict[str, Any]]) ->
     return answer + (f" [unanswered in history: {unanswered}]" if unanswered else "")
 
 
+def _run(rule: dict[str, Any]) -> str:
+    """A rule's ``run``: the command an agent runs in its turn (``ameesh done``…), its output."""
+    argv = list(rule.get("run") or [])
+    if not argv:
+        return ""
+    import subprocess
+
+    if argv[0] == "ameesh":
+        argv = [sys.executable, "-m", "ameesh", *argv[1:]]
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # `ameesh` in a shell line
+    env = {**os.environ, "PATH": path}
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, env=env)  # noqa: S603 - the script
+    return f"\n[ran {' '.join(rule['run'])}: exit {done.returncode}] {done.stdout.strip()} {done.stderr.strip()}"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
     home = Path(os.environ.get("FAKE_HARNESS_HOME") or Path.cwd() / ".fake-harness")
@@ -146,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = _failing(rule, args, path, history)
     if failed is not None:
         return failed
-    answer = _answer(rule, args.prompt, history)
+    answer = _answer(rule, args.prompt, history) + _run(rule)
     history.append({"prompt": args.prompt, "answer": answer, "uuid": str(uuid.uuid4())})
     path.write_text(json.dumps(history), encoding="utf-8")
     chars = sum(len(t["prompt"]) + len(t["answer"] or "") for t in history)

@@ -23,10 +23,11 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from anyy.channels.links import Link, LinkFactory, Message, SendFailed
 from anyy.domain.channels import CODE_SECONDS, Inbound, Pairing, Reply, split_text
 from anyy.domain.entries import EntryKind
 from anyy.domain.errors import InvalidInput, NotFound
@@ -42,43 +43,10 @@ log = logging.getLogger("anyy.channels")
 
 FINAL_STATES = frozenset({"completed", "failed", "interrupted", "timed_out", "cancelled", "cleared"})
 MAX_BACKOFF = 300.0
+STANDBY_SECONDS = 2.0  # how often a standing-by Gateway asks for a channel (L4)
 CLOSE_GRACE = 10.0  # seconds a stopping channel lets the reply being sent finish
 APPROVAL_WORDS = {"yes": "once", "y": "once", "once": "once", "always": "session", "session": "session"}
 APPROVAL_WORDS |= {"no": "deny", "n": "deny", "deny": "deny"}
-
-
-class Message(msgspec.Struct, kw_only=True):
-    """One inbound message as a link hands it over: already parsed, not yet trusted."""
-
-    key: str  # unique on the channel (Telegram: the update id)
-    position: str  # the read position once it is handled
-    sender: str
-    conversation: str
-    text: str
-    label: str = ""  # the sender's name, to show the owner
-
-
-class SendFailed(Exception):
-    """A send the platform refused; ``permanent``: sending it again cannot work (the reply is dropped)."""
-
-    def __init__(self, message: str, *, permanent: bool = False, retry_after: float = 0.0) -> None:
-        super().__init__(message)
-        self.permanent = permanent
-        self.retry_after = retry_after
-
-
-class Link(Protocol):
-    """A platform connection: it polls messages and sends text (one implementation per kind)."""
-
-    limit: int  # the platform's longest message, in characters
-
-    async def open(self) -> None: ...
-    async def poll(self, position: str) -> list[Message]: ...
-    async def send(self, conversation: str, text: str) -> str: ...
-    async def aclose(self) -> None: ...
-
-
-LinkFactory = Callable[[str, ChannelSettings, str], Link]
 
 
 @dataclass
@@ -102,6 +70,12 @@ def telegram_link(name: str, settings: ChannelSettings, token: str) -> Link:
     return TelegramLink(name, settings, token)
 
 
+def email_link(name: str, settings: ChannelSettings, password: str) -> Link:
+    from anyy.channels.email_link import EmailLink
+
+    return EmailLink(name, settings, password)
+
+
 class Channels:
     def __init__(
         self,
@@ -115,7 +89,7 @@ class Channels:
         self.deps = runtime.deps
         self.profile_dir = profile_dir
         self.environ = environ
-        self.links: dict[str, LinkFactory] = links or {"telegram": telegram_link}
+        self.links: dict[str, LinkFactory] = links or {"telegram": telegram_link, "email": email_link}
         self.running: dict[str, Running] = {}
 
     async def _store(self, fn: Callable[[SessionStore], Any]) -> Any:
@@ -187,6 +161,7 @@ class Channels:
                     "the Gateway's environment: set it and restart the Gateway"
                 )
             running.link = self.links[settings.kind](name, settings, token)
+            await self._hold(running)
             await running.link.open()
         except Exception as exc:
             running.state, running.error = "failed", _say(exc)
@@ -200,6 +175,13 @@ class Channels:
         running.tasks.append(running.sender)
         running.wake.set()
         await self._poll(running)
+
+    async def _hold(self, running: Running) -> None:
+        """Wait until this Gateway holds the channel (L4): with several Gateways on one store, one polls it,
+        the others stand by and take it once its holder is gone."""
+        while not await self._store(lambda s: s.claim_channel(running.name)):
+            running.state, running.error = "standby", "another Gateway of the service polls this channel"
+            await self.deps.wall.sleep(STANDBY_SECONDS)
 
     async def _continue(self, running: Running, unanswered: list[Inbound]) -> None:
         """Messages accepted before a restart and not started yet are started now: a restart starts no
@@ -223,6 +205,9 @@ class Channels:
         assert running.link is not None
         failures = 0
         while True:
+            if not await self._store(lambda s: s.claim_channel(running.name)):  # taken over (L4): wait again
+                log.warning("channel %s: another Gateway of the service took it over", running.name)
+                await self._hold(running)
             position = await self._store(lambda s: s.channel_position(running.name))
             try:
                 messages = await running.link.poll(position)
@@ -238,6 +223,7 @@ class Channels:
             running.state, running.error = "polling", ""
             for message in messages:
                 await self.inbound(running, message)
+            running.wake.set()  # replies another Gateway of the service queued (a pairing there) go out too
 
     # -- inbound -----------------------------------------------------------------------------------
     async def inbound(self, running: Running, message: Message) -> None:

@@ -13,7 +13,7 @@ import importlib
 import logging
 from typing import Any
 
-from anyy.channels.service import Message, SendFailed
+from anyy.channels.links import Message, SendFailed
 from anyy.profiles.channels_file import ChannelSettings
 
 TELEGRAM_API = "https://api.telegram.org"

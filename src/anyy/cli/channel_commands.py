@@ -61,6 +61,10 @@ def channel() -> None:
 @click.option("--resident", default="", help="The resident it feeds (a name).")
 @click.option("--api-url", default="", help="Another Bot API server (default: Telegram's).")
 @click.option("--poll-seconds", type=click.IntRange(1, 300), default=30, show_default=True)
+@click.option("--address", default="", help="E-mail: the agent's own address.")
+@click.option("--imap-url", default="", help="E-mail: the mailbox it reads, imaps://host[:port].")
+@click.option("--smtp-url", default="", help="E-mail: the server it sends with, smtps://host[:port] or smtp://...")
+@click.option("--username", default="", help="E-mail: the login of both servers (default: the address).")
 @click.option(
     "--rights",
     default=",".join(RIGHTS),
@@ -80,17 +84,25 @@ def add_command(
     poll_seconds: int,
     rights: str,
     as_json: bool,
+    address: str = "",
+    imap_url: str = "",
+    smtp_url: str = "",
+    username: str = "",
 ) -> None:
     """Add a channel to the profile (channels.toml) and start it if the Gateway runs."""
     profile.require()
     settings = ChannelSettings(
-        kind="telegram",
+        kind="email" if kind == "email" else "telegram",
         token_env=token_env,
         session=session_id,
         resident=resident,
         api_url=api_url,
         poll_seconds=poll_seconds,
         rights=check_rights([r.strip() for r in rights.split(",") if r.strip()]),
+        address=address,
+        imap_url=imap_url,
+        smtp_url=smtp_url,
+        username=username,
     )
     check_channel(name, settings)
     channels = load_channels(profile.path)

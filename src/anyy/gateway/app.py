@@ -56,7 +56,7 @@ def create_app(
     access = Access(dispatcher=dispatcher, token=token, in_flight=InFlight(max_in_flight), remote=gateway.remote)
     config = dispatcher.gateway.profile.load_config()  # read at start: webhooks' limits, the upload quota
     http = HttpRoutes(access, upload_quota=config.gateway.upload_quota << 20)
-    push = PushRoutes(access, http._caller)
+    push = PushRoutes(access, http._caller, push_hosts=config.gateway.push_hosts)
     return Starlette(
         routes=[
             Route("/rpc", http.rpc, methods=["POST"]),

@@ -1,7 +1,12 @@
 """The Web Push routes of a paired device (O3): ``GET /push/key`` (the profile's VAPID public key, for the
 browser's ``pushManager.subscribe``) and ``POST /push/subscribe`` (the subscription the browser made, the
 kinds of message it wants, and whether they may carry the conversation's text). Only a device's cookie
-subscribes: the push goes to that device, and stops when it is revoked."""
+subscribes: the push goes to that device, and stops when it is revoked.
+
+The Gateway sends each push itself, to the endpoint the device gave: an endpoint is taken only on a push
+service (the browsers' own, or one the profile names in ``[gateway] push_hosts``), never any address a
+device (or a script on a page it opened) chooses, so pushes cannot be turned into requests to the user's
+own network."""
 
 from __future__ import annotations
 
@@ -19,12 +24,16 @@ from anyy.profiles.devices import PUSH_KINDS, PushTarget
 
 log = logging.getLogger("anyy.gateway")
 MAX_SUBSCRIPTION_BYTES = 8192
+# The push services of the browsers that take Web Push: Chrome and Android (FCM), Firefox (autopush),
+# Safari (Apple's), Edge (WNS). A host matches itself and its subdomains.
+BROWSER_PUSH_SERVICES = ("fcm.googleapis.com", "push.services.mozilla.com", "push.apple.com", "notify.windows.com")
 
 
 class PushRoutes:
-    def __init__(self, access: Access, caller_of: object) -> None:
+    def __init__(self, access: Access, caller_of: object, *, push_hosts: list[str] | None = None) -> None:
         self.access = access
         self.caller_of = caller_of  # HttpRoutes._caller: the same authentication and Origin rules
+        self.push_hosts = (*BROWSER_PUSH_SERVICES, *(push_hosts or []))
 
     async def key(self, request: Request) -> Response:
         caller = self.caller_of(request)  # type: ignore[operator]
@@ -47,7 +56,7 @@ class PushRoutes:
             if len(body) > MAX_SUBSCRIPTION_BYTES:
                 return JSONResponse({"error": "the subscription is too large"}, 413)
         try:
-            target = _target(json.loads(body or b"null"))
+            target = _target(json.loads(body or b"null"), self.push_hosts)
         except ValueError as exc:
             return JSONResponse({"error": str(exc)}, 400)
         remote.book.set_push(caller.device.id, target)
@@ -59,7 +68,12 @@ class PushRoutes:
         )
 
 
-def _target(asked: object) -> PushTarget | None:
+def _on_a_push_service(host: str, services: tuple[str, ...]) -> bool:
+    host = host.lower().rstrip(".")
+    return any(host == s.lower().lstrip(".") or host.endswith("." + s.lower().lstrip(".")) for s in services)
+
+
+def _target(asked: object, services: tuple[str, ...]) -> PushTarget | None:
     """The subscription as the browser's ``PushSubscription.toJSON()`` gives it, checked; null unsubscribes."""
     if asked is None:
         return None
@@ -75,6 +89,11 @@ def _target(asked: object) -> PushTarget | None:
     parts = urlsplit(endpoint)
     if parts.scheme != "https" or not parts.hostname or len(endpoint) > 2048:
         raise ValueError("subscription.endpoint: a push service's https:// address")
+    if not _on_a_push_service(parts.hostname, services):
+        raise ValueError(
+            f"subscription.endpoint: {parts.hostname} is not a known push service; the profile's owner can add "
+            "it to [gateway] push_hosts in config.toml (a self-hosted push service)"
+        )
     p256dh, auth = keys.get("p256dh"), keys.get("auth")
     if not isinstance(p256dh, str) or not isinstance(auth, str) or len(p256dh) > 200 or len(auth) > 100:
         raise ValueError("subscription.keys: give p256dh and auth (base64url)")

@@ -22,18 +22,23 @@ from anyy.profiles.names import NAME_RULE, is_valid_name
 from anyy.profiles.tomlfile import FileError, convert, read_toml
 
 CHANNELS_FILE = "channels.toml"
-KINDS = ("telegram",)
+KINDS = ("telegram", "email")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class ChannelSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, omit_defaults=True):
-    kind: Literal["telegram"]
-    token_env: str  # the environment variable holding the bot's token
+    kind: Literal["telegram", "email"]
+    token_env: str  # the environment variable holding the bot's token (e-mail: the mailbox's password)
     session: str = ""  # the session it feeds (an id), or
     resident: str = ""  # the resident it feeds (a name)
     api_url: str = ""  # Telegram: the Bot API server; "" is Telegram's own
     poll_seconds: Annotated[int, msgspec.Meta(ge=1, le=300)] = 30  # long polling: seconds a poll waits
     rights: list[str] = msgspec.field(default_factory=lambda: list(DEFAULT_RIGHTS))  # given at pairing
+    # e-mail: the agent's own address, its mailbox (IMAP, read) and its outgoing server (SMTP, send)
+    address: str = ""
+    imap_url: str = ""  # imaps://host[:993] or imap://host:port (plain: loopback only)
+    smtp_url: str = ""  # smtps://host[:465], smtp://host:587 (STARTTLS) or smtp://127.0.0.1:port (plain)
+    username: str = ""  # the login of both servers; "" is the address
 
     def target(self) -> str:
         return f"session {self.session}" if self.session else f"resident {self.resident}"
@@ -74,7 +79,20 @@ def check_channel(name: str, settings: ChannelSettings) -> None:
         raise InvalidInput(f"[channels.{name}] needs exactly one of 'session' (an id) or 'resident' (a name)")
     if settings.api_url and not settings.api_url.startswith(("http://", "https://")):
         raise InvalidInput(f"[channels.{name}] api_url must start with http:// or https://, not {settings.api_url!r}")
+    if settings.kind == "email":
+        check_email(name, settings)
     check_rights(settings.rights)
+
+
+def check_email(name: str, settings: ChannelSettings) -> None:
+    if "@" not in settings.address or any(c.isspace() for c in settings.address):
+        raise InvalidInput(f'[channels.{name}] an e-mail channel needs its own address (address = "agent@example.org")')
+    for key, schemes in (("imap_url", ("imap://", "imaps://")), ("smtp_url", ("smtp://", "smtps://"))):
+        value = getattr(settings, key)
+        if not value.startswith(schemes):
+            raise InvalidInput(
+                f"[channels.{name}] an e-mail channel needs {key} starting with {' or '.join(schemes)}, not {value!r}"
+            )
 
 
 def save_channels(profile_dir: Path, channels: dict[str, ChannelSettings]) -> None:

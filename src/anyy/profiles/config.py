@@ -176,6 +176,9 @@ class GatewaySettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     max_connections: Annotated[int, msgspec.Meta(ge=0)] = 0  # 0: from the open-file limit (at most 2048)
     # MiB of objects (uploads, attachments, large bodies) past which /upload refuses more; 0: no quota.
     upload_quota: Annotated[int, msgspec.Meta(ge=0)] = 4096
+    # Push services a paired device may subscribe with, beyond the browsers' own (Chrome's, Firefox's,
+    # Safari's, Edge's): a host name, or ".example.org" for its subdomains too (a self-hosted push service).
+    push_hosts: list[str] = []
 
 
 class WebhookSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -511,8 +514,10 @@ roots = []
 # max_skew = 300
 
 # MiB of stored objects (uploads, attachments, large bodies) past which /upload refuses files; 0: no quota.
+# Push services a paired device may subscribe with, beyond the browsers' own (docs/remote.md).
 # [gateway]
 # upload_quota = 4096
+# push_hosts = []
 
 [store]
 # Where sessions live: "" keeps them in this profile's state.db (SQLite). A PostgreSQL URL

@@ -35,12 +35,13 @@ from anyy.domain.entries import Entry, EntryKind, NewEntry, ToolResultData
 from anyy.domain.errors import Conflict, InvalidInput, NotFound
 from anyy.domain.queue import FINAL_EXECUTION_STATES, Execution, NewSubmission
 from anyy.domain.sessions import NewSession, Origin, Session
+from anyy.runtime.host import RECOVERY_NOTE
 from anyy.runtime.workspaces import subfolder
 from anyy.storage.protocol import SessionStore
 from anyy.tools.base import Delegator
 
 if TYPE_CHECKING:
-    from anyy.runtime.runtime import Runtime
+    from anyy.runtime.host import SessionHost
 
 log = logging.getLogger("anyy.runtime")
 T = TypeVar("T")
@@ -54,7 +55,7 @@ TOOL = "delegate"
 
 
 class Delegations:
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: SessionHost) -> None:
         self.runtime = runtime
         self.deps = runtime.deps
         self._children: set[str] = set()  # child sessions of undelivered tasks
@@ -264,8 +265,6 @@ class Delegations:
 
     async def _settle_child(self, task: DelegatedTask, execution: Execution) -> None:
         """Record the child's answer or failure in its task (or resume it once after a restart)."""
-        from anyy.runtime.runtime import RECOVERY_NOTE
-
         cut_short = execution.state == "interrupted" and (execution.note or "").startswith(RECOVERY_NOTE)
         if cut_short and task.restarts == 0:
             await self._store(lambda s: s.update_delegated_task(task.child_session_id, TaskUpdate(restarts=1)))
@@ -346,11 +345,10 @@ class Delegations:
             return list(store.append_entries(parent.session_id, [entry]))
 
         appended = await self._store(record)
-        self.runtime._announce.entries(parent.session_id, appended)
+        self.runtime.announce_entries(parent.session_id, appended)
         await self._store(lambda s: s.set_execution_state(parent.id, "running"))
         await self._mark_delivered(tasks)
-        actor = self.runtime._actor(parent.session_id)
-        actor.submit(lambda: actor.resume(parent.id, None, delegated=True))
+        self.runtime.resume_delegated(parent.session_id, parent.id)
 
     async def _cancel(self, tasks: list[DelegatedTask]) -> None:
         """The parent ended without waiting: stop the children's executions running now, cancel the rest."""

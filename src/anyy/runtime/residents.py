@@ -37,7 +37,7 @@ from anyy.storage.protocol import SessionStore
 from commons.ids import new_id
 
 if TYPE_CHECKING:
-    from anyy.runtime.runtime import Runtime
+    from anyy.runtime.host import SessionHost
 
 log = logging.getLogger("anyy.runtime")
 
@@ -68,7 +68,7 @@ class ResidentSpec(msgspec.Struct, kw_only=True):
 
 
 class Residents:
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: SessionHost) -> None:
         self.runtime = runtime
         self.deps = runtime.deps
         self._changed = asyncio.Event()

@@ -41,6 +41,7 @@ from anyy.runtime.delegation import TOOL as DELEGATE_TOOL
 from anyy.runtime.delegation import Delegations
 from anyy.runtime.deps import Deps, ModelSource
 from anyy.runtime.execution import ExecutionRun, Outcome
+from anyy.runtime.host import RECOVERY_NOTE
 from anyy.runtime.memory import Trimmer
 from anyy.runtime.residents import Residents
 from anyy.runtime.session_writes import SessionWrites
@@ -53,7 +54,6 @@ from anyy.tools.process import end_leftover
 
 log = logging.getLogger("anyy.runtime")
 # The store adds what it kept of the answer (D4); the user's messages and everything recorded before stay.
-RECOVERY_NOTE = "The Gateway stopped while this response was running; it was marked interrupted."
 NO_ANSWER = "Not answered: the user stopped the response instead of answering."
 NOT_WAITED = "Stopped: the user stopped the response while it waited for the delegated tasks (they were stopped too)."
 GoalAction = Literal["set", "status", "pause", "resume", "clear"]
@@ -260,6 +260,15 @@ class Runtime(SessionWrites):
         return list(current.running_tools.values()) if current is not None else []
 
     # -- input -----------------------------------------------------------------------------------
+    def announce_entries(self, session_id: str, entries: list[Entry]) -> None:
+        """Tell the session's clients of entries written outside an execution (a delegated task's result)."""
+        self._announce.entries(session_id, entries)
+
+    def resume_delegated(self, session_id: str, execution_id: str) -> None:
+        """Resume a parent's execution that waited for its delegated tasks (K2), on its session's worker."""
+        actor = self._actor(session_id)
+        actor.submit(lambda: actor.resume(execution_id, None, delegated=True))
+
     async def submit(self, session_id: str, new: NewSubmission) -> Submission:
         """Accept an input: durable before this returns; it starts at once when the session is idle."""
         listened = self.deps.bus.listened(session_id)

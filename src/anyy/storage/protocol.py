@@ -354,6 +354,11 @@ class SessionStore(Protocol):
         """Remove everything recorded for a channel (it was removed from the profile)."""
         ...
 
+    def claim_channel(self, channel: str) -> bool:
+        """Take or keep the right to poll the channel (L4); False while another live Gateway of the service
+        holds it. A store one Gateway uses alone: always True."""
+        ...
+
     # -- ownership: several Gateways on one store (see anyy.storage.ownership) ---------------------
     def join_service(self, gateway_id: str, *, lease: float, address: str, recovery_note: str) -> bool:
         """Register this Gateway; True when the store is shared (leases apply from now on). From then,

@@ -28,7 +28,7 @@ from anyy.domain.queue import (
 )
 from anyy.storage import rules
 from anyy.storage.ownership import ToolProcess
-from anyy.storage.sqlite.rows import SUBMISSION_COLUMNS, submission_from_row
+from anyy.storage.rows import SUBMISSION_COLUMNS, submission_from_row
 
 _json = msgspec.json.Encoder()
 SUBMISSION_FROM = "FROM submissions s JOIN sessions x ON x.num = s.session_num"

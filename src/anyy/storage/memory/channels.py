@@ -162,6 +162,9 @@ class ChannelsPart(MemoryCore):
             raise NotFound(f"no reply {key!r} on channel {channel!r}")
         self.data.channel_outbox[at] = msgspec.structs.replace(reply, attempts=reply.attempts + 1, **changes)
 
+    def claim_channel(self, channel: str) -> bool:
+        return True  # one Gateway per memory store
+
     def forget_channel(self, channel: str) -> None:
         self._check_open()
         data = self.data

@@ -26,18 +26,12 @@ from anyy.storage.ownership import Hint, HintKind, LeaseLost, OwnedElsewhere
 from anyy.storage.postgres import migrate
 from anyy.storage.postgres.outage import Outages
 from anyy.storage.postgres.settings import DEFAULT_SETTING, connect
+from anyy.storage.rows import HEAD_SQL
 from anyy.storage.store_urls import StoreSettingError, redact
 
 ACTIVITY_RESOLUTION = 1.0
 LOST_EPOCH = -1  # in PgCore.leases: a lease this Gateway held and lost (its writes stay refused)
 
-LAST_ENTRY_SQL = (
-    f"(SELECT max(id) FROM entries WHERE id BETWEEN (sessions.num << {entry_ids.SEQ_BITS}) "
-    f"AND ((sessions.num << {entry_ids.SEQ_BITS}) | {entry_ids.MAX_SEQ}))"
-)
-HEAD_SQL = (
-    f"CASE WHEN sessions.head IS NULL THEN {LAST_ENTRY_SQL} WHEN sessions.head = 0 THEN NULL ELSE sessions.head END"
-)
 # The runs of the path root → an entry, leaf first: (run start, last entry of the run on the path, the
 # run start's parent). One query, however many runs.
 PATH_RUNS_SQL = (

@@ -31,7 +31,7 @@ from anyy.domain.tree import TreeRow, TreeView, build_tree
 from anyy.storage import costs_sql, rules
 from anyy.storage.context_sql import CONTEXT_KIND_LIST, context_columns
 from anyy.storage.postgres.core import ACTIVITY_RESOLUTION, PgCore, hash_of
-from anyy.storage.sqlite.rows import ENTRY_COLUMNS, entry_from_row
+from anyy.storage.rows import ENTRY_COLUMNS, entry_from_row
 
 # The runs of a path, as a relation: (lo, hi, i) with i the run's place on the path.
 _RUNS = (

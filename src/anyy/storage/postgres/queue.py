@@ -22,7 +22,7 @@ from anyy.storage import rules
 from anyy.storage.postgres.core import PgCore
 from anyy.storage.postgres.entries import EntriesPart, Prepared
 from anyy.storage.queue_sql import EXECUTION_FROM, SUBMISSION_FROM, QueueSql
-from anyy.storage.sqlite.rows import (
+from anyy.storage.rows import (
     EXECUTION_COLUMNS,
     SUBMISSION_COLUMNS,
     execution_from_row,

@@ -18,7 +18,8 @@ from anyy.domain.entries import SEARCHABLE_KINDS, EntryKind
 from anyy.domain.paging import check_limit
 from anyy.domain.search import SearchHit, fold_accents, plain_snippet, query_parts
 from anyy.domain.sessions import SessionKind
-from anyy.storage.postgres.core import LAST_ENTRY_SQL, PgCore
+from anyy.storage.postgres.core import PgCore
+from anyy.storage.rows import LAST_ENTRY_SQL
 from anyy.storage.rules import check_kind
 
 SEARCHABLE = ",".join(str(int(k)) for k in sorted(SEARCHABLE_KINDS))

@@ -11,9 +11,9 @@ from anyy.domain import entry_ids
 from anyy.domain.errors import InvalidInput
 from anyy.domain.paging import check_limit, decode_cursor, encode_cursor
 from anyy.domain.sessions import NewSession, Page, Session, SessionKind, SessionPatch
-from anyy.storage.postgres.core import HEAD_SQL, PgCore
+from anyy.storage.postgres.core import PgCore
+from anyy.storage.rows import HEAD_SQL, SESSION_COLUMNS, session_from_row
 from anyy.storage.rules import check_kind, check_modes, check_workspace
-from anyy.storage.sqlite.rows import SESSION_COLUMNS, session_from_row
 from commons.ids import new_id
 
 _json = msgspec.json.Encoder()

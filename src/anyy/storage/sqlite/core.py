@@ -17,6 +17,7 @@ from anyy.domain.durability import Durability
 from anyy.domain.errors import NotFound, StorageFull, StoreUnavailable
 from anyy.storage import rules
 from anyy.storage.objects import ObjectFiles
+from anyy.storage.rows import HEAD_SQL
 from anyy.storage.sqlite import migrate
 
 BUSY_TIMEOUT_MS = 10_000
@@ -43,16 +44,6 @@ PRAGMAS = (
 # A session's updated_at (its place in "most recent first") moves on at most once a second while it
 # appends, so that a burst of appends does not rewrite the session row and its indexes each time.
 ACTIVITY_RESOLUTION = 1.0
-
-# The last entry a session appended: one step down the primary key, whatever the session's size.
-LAST_ENTRY_SQL = (
-    f"(SELECT max(id) FROM entries WHERE id BETWEEN (sessions.num << {entry_ids.SEQ_BITS}) "
-    f"AND ((sessions.num << {entry_ids.SEQ_BITS}) | {entry_ids.MAX_SEQ}))"
-)
-# The session's head as callers see it (see the `head` column in the first migration).
-HEAD_SQL = (
-    f"CASE WHEN sessions.head IS NULL THEN {LAST_ENTRY_SQL} WHEN sessions.head = 0 THEN NULL ELSE sessions.head END"
-)
 
 
 def connect(path: Path, *, durability: Durability = "process") -> sqlite3.Connection:

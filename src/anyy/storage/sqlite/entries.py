@@ -23,8 +23,8 @@ from anyy.domain.sessions import UNSET, Page, Unset
 from anyy.domain.tree import TreeRow, TreeView, build_tree
 from anyy.storage import costs_sql, rules
 from anyy.storage.context_sql import CONTEXT_KIND_LIST, context_columns
+from anyy.storage.rows import ENTRY_COLUMNS, entry_from_row
 from anyy.storage.sqlite.core import ACTIVITY_RESOLUTION, AppendState, StoreCore
-from anyy.storage.sqlite.rows import ENTRY_COLUMNS, entry_from_row
 
 _CONTEXT_ITEMS = (
     f"SELECT {context_columns('', 'instr')} FROM entries WHERE id BETWEEN ? AND ? AND kind IN ({CONTEXT_KIND_LIST})"

@@ -20,14 +20,14 @@ from anyy.domain.queue import (
 )
 from anyy.storage import rules
 from anyy.storage.queue_sql import EXECUTION_FROM, SUBMISSION_FROM, QueueSql
-from anyy.storage.sqlite.core import StoreCore
-from anyy.storage.sqlite.entries import EntriesPart, Prepared
-from anyy.storage.sqlite.rows import (
+from anyy.storage.rows import (
     EXECUTION_COLUMNS,
     SUBMISSION_COLUMNS,
     execution_from_row,
     submission_from_row,
 )
+from anyy.storage.sqlite.core import StoreCore
+from anyy.storage.sqlite.entries import EntriesPart, Prepared
 from commons.ids import new_id
 
 _json = msgspec.json.Encoder()

@@ -13,8 +13,9 @@ from anyy.domain.entries import SEARCHABLE_KINDS, EntryKind
 from anyy.domain.paging import check_limit
 from anyy.domain.search import SearchHit, fts_query, plain_snippet
 from anyy.domain.sessions import SessionKind
+from anyy.storage.rows import LAST_ENTRY_SQL
 from anyy.storage.rules import check_kind
-from anyy.storage.sqlite.core import LAST_ENTRY_SQL, StoreCore
+from anyy.storage.sqlite.core import StoreCore
 
 SEARCHABLE = ",".join(str(int(k)) for k in sorted(SEARCHABLE_KINDS))
 # Live sessions, and deleted ones once reclaimed: what is left of those is history a fork still holds.

@@ -18,9 +18,9 @@ from anyy.domain.sessions import (
     SessionPatch,
 )
 from anyy.storage import rules
+from anyy.storage.rows import HEAD_SQL, SESSION_COLUMNS, session_from_row
 from anyy.storage.rules import check_kind, check_modes
-from anyy.storage.sqlite.core import HEAD_SQL, StoreCore
-from anyy.storage.sqlite.rows import SESSION_COLUMNS, session_from_row
+from anyy.storage.sqlite.core import StoreCore
 from commons.ids import new_id
 
 _json = msgspec.json.Encoder()

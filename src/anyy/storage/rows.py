@@ -1,4 +1,5 @@
-"""Rows to domain values, and the column lists that go with them."""
+"""Rows to domain values, and the column lists that go with them: the SQL both SQL backends share (SQLite and
+PostgreSQL read the same columns the same way)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,20 @@ from typing import Any
 
 import msgspec
 
+from anyy.domain import entry_ids
 from anyy.domain.entries import Attachment, Entry, EntryKind, decode_data
 from anyy.domain.queue import Execution, Submission
 from anyy.domain.sessions import Goal, Origin, Session
-from anyy.storage.sqlite.core import HEAD_SQL
 
+# The last entry a session appended: one step down the primary key, whatever the session's size.
+LAST_ENTRY_SQL = (
+    f"(SELECT max(id) FROM entries WHERE id BETWEEN (sessions.num << {entry_ids.SEQ_BITS}) "
+    f"AND ((sessions.num << {entry_ids.SEQ_BITS}) | {entry_ids.MAX_SEQ}))"
+)
+# The session's head as callers see it (see the `head` column in the first migration).
+HEAD_SQL = (
+    f"CASE WHEN sessions.head IS NULL THEN {LAST_ENTRY_SQL} WHEN sessions.head = 0 THEN NULL ELSE sessions.head END"
+)
 SESSION_COLUMNS = (
     "id, kind, title, role, provider, model, effort, tools, steering_mode, follow_up_mode, goal, "
     f"{HEAD_SQL}, forked_from, created_at, updated_at, origin, workspace"
